@@ -1,0 +1,64 @@
+"""The evaluator contract, as plain function attributes (no dependency on the engine).
+
+An evaluator is ``f(design: Mapping[str, Any]) -> dict[str, numpy.ndarray]``. The engine reads
+these optional attributes by duck typing, so a user's evaluator can set them by hand:
+
+- ``metrics``: ``{name: (unit, one-line meaning)}`` for each metric it returns (published as
+  ``<evaluator>.<name>``);
+- ``vectorized``: True when every design value may be a numpy array and results broadcast;
+- ``params``: the design parameters it understands (for did-you-mean on spec typos);
+- ``resolve``: a function that expands the spec's ``fixed`` context (presets) before evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import numpy as np
+
+from objectives.errors import ContextError
+from objectives.params import PARAMS
+from objectives.presets import resolve_context
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def builtin_evaluator(*, metrics: Mapping[str, tuple[str, str]]) -> Callable[[F], F]:
+    """Attach the contract attributes that every built-in evaluator carries."""
+
+    def wrap(fn: F) -> F:
+        fn.metrics = dict(metrics)  # type: ignore[attr-defined]
+        fn.vectorized = True  # type: ignore[attr-defined]
+        fn.params = PARAMS  # type: ignore[attr-defined]
+        fn.resolve = resolve_context  # type: ignore[attr-defined]
+        return fn
+
+    return wrap
+
+
+def value(design: Mapping[str, Any], name: str) -> np.ndarray:
+    """A numeric design value as a float array (0-d for scalars)."""
+    try:
+        return np.asarray(design[name], dtype=float)
+    except KeyError:
+        raise ContextError(name, "missing from the design (resolve the context first)") from None
+    except (TypeError, ValueError):
+        raise ContextError(name, f"expected a number, got {design[name]!r}") from None
+
+
+def tech(design: Mapping[str, Any], name: str) -> Any:
+    """A technology constant; floats come back as float arrays, strings unchanged."""
+    table = design["technology"]
+    try:
+        v = table[name]
+    except KeyError:
+        raise ContextError(f"technology.{name}", "missing from the technology preset") from None
+    return v if isinstance(v, str) else np.asarray(v, dtype=float)
+
+
+def broadcast(out: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Broadcast every metric to the common shape of the batch, as float arrays."""
+    arrays = [np.asarray(v, dtype=float) for v in out.values()]
+    shaped = np.broadcast_arrays(*arrays)
+    return {k: np.array(v) for k, v in zip(out, shaped, strict=True)}
