@@ -1,0 +1,243 @@
+"""The ``dse`` command line (typer). Exit codes: 0 ok, 2 bad input, 1 internal error."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from dse import api
+from dse.errors import DseError, SpecError
+from dse.registry import builtin_evaluators
+from dse.spec import json_schema
+
+app = typer.Typer(
+    help="Declarative design-space explorer for AI clusters.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+SpecArg = Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output")]
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        if v == 0 or not math.isfinite(v):
+            return str(v)
+        a = abs(v)
+        if a >= 1e6 or a < 1e-3:
+            return f"{v:.4g}"
+        return f"{v:,.4g}" if a >= 1000 else f"{v:.4g}"
+    return str(v)
+
+
+@app.command()
+def validate(spec: SpecArg) -> None:
+    """Check a spec without running anything."""
+    model = api.load(spec)
+    out.print(
+        f"[green]ok[/green] {spec}: study {model.spec.study!r}, {len(model.spec.space)} "
+        f"parameters, {len(model.spec.objectives)} objectives, {len(model.constraints)} "
+        f"constraints, {len(model.metrics)} metrics available"
+    )
+
+
+@app.command()
+def run(
+    spec: SpecArg,
+    trials: Annotated[
+        int | None, typer.Option(help="Total finished trials the study ends with", min=1)
+    ] = None,
+    storage: Annotated[
+        str | None, typer.Option(help="Optuna storage URL (default: journal file)")
+    ] = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create or resume the spec's study and record its Pareto front."""
+    model = api.load(spec)
+    target = trials if trials is not None else model.spec.search.trials
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(
+            "feasible {task.fields[feasible]}  front {task.fields[front]}  "
+            "failed {task.fields[failed]}"
+        ),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not progress or as_json,
+    )
+    with bar:
+        task = bar.add_task(model.spec.study, total=target, feasible=0, front=0, failed=0)
+        result = api.run(
+            model,
+            trials=target,
+            storage=storage,
+            on_progress=lambda p: bar.update(
+                task,
+                completed=p.finished,
+                feasible=p.feasible,
+                front=p.front_size,
+                failed=p.failed,
+            ),
+        )
+    objectives = model.objective_names
+    if as_json:
+        payload = {
+            "study": model.spec.study,
+            "directory": str(result.directory),
+            "trials": int((result.trials["state"] != "RUNNING").sum())
+            if len(result.trials)
+            else 0,
+            "front": json.loads(_front_subset(result.front, objectives).to_json(orient="records")),
+        }
+        out.print_json(json.dumps(payload))
+        return
+    _print_front(result.front, objectives, title=f"Pareto front of {model.spec.study}")
+    n_ok = int((result.trials["state"] == "COMPLETE").sum())
+    n_feas = int(result.trials["feasible"].sum())
+    out.print(
+        f"{len(result.trials)} trials ({n_ok} complete, {n_feas} feasible), "
+        f"front {len(result.front)}; records in {result.directory}"
+    )
+
+
+def _front_subset(front: pd.DataFrame, objectives: list[str]) -> pd.DataFrame:
+    params = [c for c in front.columns if c.startswith("params.")]
+    cols = ["number", *objectives, *params]
+    return front[[c for c in cols if c in front.columns]]
+
+
+def _print_front(front: pd.DataFrame, objectives: list[str], *, title: str) -> None:
+    sub = _front_subset(front, objectives)
+    table = Table(title=title)
+    for c in sub.columns:
+        table.add_column(c.removeprefix("params."), justify="right")
+    for row in sub.itertuples(index=False):
+        table.add_row(*(_fmt(v) for v in row))
+    out.print(table)
+
+
+@app.command()
+def evaluate(
+    spec: SpecArg,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="name=value for a parameter or a dotted fixed value"),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Evaluate the spec's fixed design and print every metric with its unit."""
+    model, params = api.load_for_evaluate(spec, set_ or [])
+    metrics = api.evaluate(model, params)
+    units = {k: model.metrics[k].unit for k in metrics if k in model.metrics}
+    if as_json:
+        print(json.dumps({"params": params, "metrics": metrics, "units": units}, indent=2))
+        return
+    table = Table(title=f"{model.spec.study}: {params or 'fixed design'}")
+    for c in ("metric", "value", "unit", "meaning"):
+        table.add_column(c, justify="right" if c == "value" else "left")
+    for k, v in metrics.items():
+        info = model.metrics.get(k)
+        table.add_row(k, _fmt(v), info.unit if info else "", info.description if info else "")
+    out.print(table)
+
+
+@app.command()
+def pareto(
+    study: Annotated[str, typer.Argument(help="Study name (folder under studies/)")],
+    format_: Annotated[
+        str, typer.Option("--format", help="table | csv | json", case_sensitive=False)
+    ] = "table",
+    storage: Annotated[str | None, typer.Option(help="Override the recorded storage URL")] = None,
+) -> None:
+    """Print a study's feasible Pareto front."""
+    fmt = format_.lower()
+    if fmt not in ("table", "csv", "json"):
+        raise DseError(f"--format {format_!r}: valid choices: csv, json, table")
+    lock = api.read_lock(study)
+    objectives = [o["metric"] for o in lock["objectives"]]
+    _, front = api.load_study(study, storage=storage)
+    if fmt == "csv":
+        sys.stdout.write(front.to_csv(index=False))
+    elif fmt == "json":
+        sys.stdout.write(front.to_json(orient="records", indent=2) + "\n")
+    else:
+        _print_front(front, objectives, title=f"Pareto front of {study} ({len(front)} trials)")
+
+
+@app.command()
+def evaluators(as_json: JsonOpt = False) -> None:
+    """List every installed evaluator with its metrics, units and meanings."""
+    evs = builtin_evaluators()
+    if as_json:
+        payload = {
+            name: {
+                "origin": ev.origin,
+                "vectorized": ev.vectorized,
+                "metrics": {
+                    k: {"unit": m.unit, "description": m.description}
+                    for k, m in (ev.metrics or {}).items()
+                },
+            }
+            for name, ev in evs.items()
+        }
+        print(json.dumps(payload, indent=2))
+        return
+    for name, ev in evs.items():
+        table = Table(title=f"{name}  ({ev.origin}; vectorized={ev.vectorized})")
+        for c in ("metric", "unit", "meaning"):
+            table.add_column(c)
+        for k, m in (ev.metrics or {}).items():
+            table.add_row(f"{name}.{k}", m.unit, m.description)
+        out.print(table)
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of a study spec (for editor completion and checks)."""
+    print(json.dumps(json_schema(), indent=2))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: user errors print one line each and exit 2, never a traceback."""
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=argv, prog_name="dse", standalone_mode=False)
+    except SpecError as exc:
+        for p in exc.problems:
+            err.print(str(p), markup=False, highlight=False)
+        sys.exit(2)
+    except DseError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        sys.exit(2)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except click.exceptions.Abort:
+        err.print("aborted")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        err.print("interrupted; re-run the same command to resume")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

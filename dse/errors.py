@@ -1,0 +1,64 @@
+"""All error types of the engine, in one place.
+
+Every user-facing error prints as one line and maps to exit code 2 (bad input); anything else
+that escapes is an internal error (exit code 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from difflib import get_close_matches
+
+
+class DseError(Exception):
+    """Base class of errors caused by the user's input; printed as one line, exit code 2."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem in a spec: where it is and what is wrong."""
+
+    file: str
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        field = f" {self.field}:" if self.field else ""
+        return f"{where}:{field} {self.message}"
+
+
+class SpecError(DseError):
+    """A spec has one or more problems; nothing was started."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class EvaluatorError(DseError):
+    """An evaluator could not be found, imported or called."""
+
+
+class StudyNotFoundError(DseError):
+    """A study name does not match any recorded study."""
+
+
+class StorageError(DseError):
+    """A storage URL is invalid or unreachable."""
+
+
+class DesignError(DseError):
+    """A design given on the command line (``--set``) is incomplete or invalid."""
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``"did you mean 'x'? "`` or ``""``: Optuna-style help for a mistyped name."""
+    close = get_close_matches(name, list(choices), n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
+def choices_text(choices: Iterable[str]) -> str:
+    return ", ".join(sorted(str(c) for c in choices))

@@ -1,0 +1,176 @@
+"""Restricted expressions for constraints: names, numbers, arithmetic, comparisons, and/or/not.
+
+Parsed with :mod:`ast` and walked by hand; nothing is ever passed to ``eval``. Names may be dotted
+(``perf.package_power_w``) and refer to metrics or design parameters. Evaluation is vectorized:
+every name may be a numpy array.
+
+A constraint's *violation* follows Optuna's convention (feasible when ``<= 0``): for ``a <= b``
+it is ``(a - b) / max(|b|, 1)`` so constraints in watts and in fractions weigh alike; a bare
+expression is feasible when non-zero (``perf.model_fits``); ``and`` takes the worst violation,
+``or`` the best, ``not`` flips feasibility.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+class ExprError(ValueError):
+    """An expression uses something other than the allowed grammar."""
+
+
+_BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+    ast.Mod: operator.mod,
+}
+_CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+_ALLOWED = "names, numbers, + - * / ** %, comparisons (< <= > >= == !=), and, or, not"
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A parsed, checked expression."""
+
+    source: str
+    tree: ast.expr = field(repr=False)
+    names: frozenset[str]
+
+    def evaluate(self, env: Mapping[str, Any]) -> Any:
+        return _value(self.tree, env)
+
+    def violation(self, env: Mapping[str, Any]) -> np.ndarray:
+        """Constraint violation, ``<= 0`` where feasible."""
+        return np.asarray(_violation(self.tree, env), dtype=float)
+
+
+def parse_expr(source: str) -> Expr:
+    try:
+        tree = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError as exc:
+        raise ExprError(f"cannot parse {source!r}: {exc.msg}") from None
+    names: set[str] = set()
+    _check(tree, names)
+    return Expr(source=source, tree=tree, names=frozenset(names))
+
+
+def _check(node: ast.AST, names: set[str]) -> None:
+    dotted = _dotted(node)
+    if dotted is not None:
+        names.add(dotted)
+        return
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or not isinstance(node.value, int | float):
+            raise ExprError(f"only numbers are allowed as constants, got {node.value!r}")
+        return
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        _check(node.left, names)
+        _check(node.right, names)
+        return
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd | ast.Not):
+        _check(node.operand, names)
+        return
+    if isinstance(node, ast.Compare) and all(type(op) in _CMPOPS for op in node.ops):
+        _check(node.left, names)
+        for c in node.comparators:
+            _check(c, names)
+        return
+    if isinstance(node, ast.BoolOp):
+        for v in node.values:
+            _check(v, names)
+        return
+    what = type(node).__name__
+    if isinstance(node, ast.Call):
+        what = "function call"
+    elif isinstance(node, ast.Subscript):
+        what = "subscript"
+    raise ExprError(f"{what} is not allowed (allowed: {_ALLOWED})")
+
+
+def _value(node: ast.AST, env: Mapping[str, Any]) -> Any:
+    dotted = _dotted(node)
+    if dotted is not None:
+        return env[dotted]
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.BinOp):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _BINOPS[type(node.op)](_value(node.left, env), _value(node.right, env))
+    if isinstance(node, ast.UnaryOp):
+        v = _value(node.operand, env)
+        if isinstance(node.op, ast.Not):
+            return np.logical_not(v)
+        return -v if isinstance(node.op, ast.USub) else +v
+    if isinstance(node, ast.Compare):
+        left = _value(node.left, env)
+        result: Any = True
+        for op, comp in zip(node.ops, node.comparators, strict=True):
+            right = _value(comp, env)
+            result = np.logical_and(result, _CMPOPS[type(op)](left, right))
+            left = right
+        return result
+    if isinstance(node, ast.BoolOp):
+        vals = [_value(v, env) for v in node.values]
+        fn = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
+        out = vals[0]
+        for v in vals[1:]:
+            out = fn(out, v)
+        return out
+    raise ExprError(f"unsupported node {type(node).__name__}")  # unreachable after _check
+
+
+def _compare_violation(op: ast.cmpop, left: Any, right: Any) -> Any:
+    scale = np.maximum(np.abs(right), 1.0)
+    if isinstance(op, ast.Lt | ast.LtE):
+        return (left - right) / scale
+    if isinstance(op, ast.Gt | ast.GtE):
+        return (right - left) / scale
+    if isinstance(op, ast.Eq):
+        return np.abs(left - right) / scale
+    return np.where(left != right, 0.0, 1.0)  # NotEq
+
+
+def _violation(node: ast.AST, env: Mapping[str, Any]) -> Any:
+    if isinstance(node, ast.Compare):
+        left = _value(node.left, env)
+        worst: Any = -np.inf
+        for op, comp in zip(node.ops, node.comparators, strict=True):
+            right = _value(comp, env)
+            worst = np.maximum(worst, _compare_violation(op, left, right))
+            left = right
+        return worst
+    if isinstance(node, ast.BoolOp):
+        vals = [_violation(v, env) for v in node.values]
+        fn = np.maximum if isinstance(node.op, ast.And) else np.minimum
+        out = vals[0]
+        for v in vals[1:]:
+            out = fn(out, v)
+        return out
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return np.where(_violation(node.operand, env) <= 0, 1.0, 0.0)
+    return np.where(np.asarray(_value(node, env)) != 0, 0.0, 1.0)

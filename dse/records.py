@@ -1,0 +1,98 @@
+"""Study records: trials and front as DataFrames, and the files under ``studies/<study>/``."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+import pandas as pd
+import yaml
+
+from dse import __version__
+from dse.pareto import nondominated_mask
+
+TRIALS_PARQUET = "trials.parquet"
+TRIALS_CSV = "trials.csv"
+PARETO_CSV = "pareto.csv"
+LOCK_FILE = "spec.lock.yaml"
+STALE_ATTR = "dse.stale"
+FAIL_ATTR = "dse.fail_reason"
+WORKER_ATTR = "dse.worker"
+META_KEY = "dse.spec"
+
+
+def is_feasible(trial: optuna.trial.FrozenTrial) -> bool:
+    return all(v <= 0.0 for v in trial.constraints.values())
+
+
+def trials_frame(
+    study: optuna.Study, *, objectives: list[str], maximize: list[bool]
+) -> pd.DataFrame:
+    """One row per trial: number, state, feasibility, duration, params, every metric."""
+    rows = []
+    for t in study.get_trials(deepcopy=False):
+        row: dict[str, Any] = {
+            "number": t.number,
+            "state": t.state.name,
+            "feasible": t.state == optuna.trial.TrialState.COMPLETE and is_feasible(t),
+            "duration_s": t.duration.total_seconds() if t.duration is not None else math.nan,
+            "fail_reason": t.user_attrs.get(FAIL_ATTR, ""),
+            "stale": bool(t.user_attrs.get(STALE_ATTR, False)),
+        }
+        for k, v in t.params.items():
+            row[f"params.{k}"] = v
+        for k, v in t.user_attrs.items():
+            if not k.startswith("dse."):
+                row[k] = v
+        for k, v in t.constraints.items():
+            row[f"constraint.{k}"] = v
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    if df.empty:
+        df = pd.DataFrame(columns=["number", "state", "feasible", "duration_s", "fail_reason"])
+    df.attrs["objectives"] = objectives
+    df.attrs["maximize"] = maximize
+    return df
+
+
+def front_frame(df: pd.DataFrame, *, objectives: list[str], maximize: list[bool]) -> pd.DataFrame:
+    """Feasible, complete, non-dominated trials, sorted by the first objective."""
+    ok = df[(df["state"] == "COMPLETE") & df["feasible"].astype(bool)]
+    if ok.empty or any(o not in ok for o in objectives):
+        return ok.iloc[0:0]
+    pts = ok[objectives].to_numpy(dtype=float)
+    finite = np.all(np.isfinite(pts), axis=1)
+    ok, pts = ok[finite], pts[finite]
+    front = ok[nondominated_mask(pts, maximize)]
+    return front.sort_values(objectives[0], ascending=not maximize[0]).reset_index(drop=True)
+
+
+def write_lock(path: Path, lock: dict[str, Any]) -> None:
+    lock = {"dse_version": __version__, **lock}
+    path.write_text(yaml.safe_dump(_plain(lock), sort_keys=False), encoding="utf-8")
+
+
+def _plain(obj: Any) -> Any:
+    """numpy scalars and tuples -> plain YAML-safe values."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def write_records(
+    directory: Path, study: optuna.Study, *, objectives: list[str], maximize: list[bool]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    directory.mkdir(parents=True, exist_ok=True)
+    df = trials_frame(study, objectives=objectives, maximize=maximize)
+    front = front_frame(df, objectives=objectives, maximize=maximize)
+    df.to_parquet(directory / TRIALS_PARQUET, index=False)
+    df.to_csv(directory / TRIALS_CSV, index=False)
+    front.to_csv(directory / PARETO_CSV, index=False)
+    return df, front

@@ -1,0 +1,144 @@
+"""Evaluator registry: built-ins from the ``dse.evaluators`` entry-point group, plus any
+``module:function`` named in a spec. Both kinds go through exactly the same interface.
+
+An evaluator is ``f(design) -> Mapping[str, value]``. Optional attributes (see
+:func:`evaluator`): ``metrics`` ({name: (unit, meaning)}), ``vectorized``, ``params``,
+``resolve``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, TypeVar
+
+from dse.errors import EvaluatorError, choices_text, did_you_mean
+
+ENTRY_POINT_GROUP = "dse.evaluators"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def evaluator(
+    *,
+    metrics: Mapping[str, tuple[str, str]] | None = None,
+    vectorized: bool = False,
+    resolve: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+) -> Callable[[F], F]:
+    """Decorate a user's evaluator with its metric units, meanings and capabilities.
+
+    ``resolve`` expands the spec's ``fixed`` context; pass ``objectives.resolve_context`` to reuse
+    the built-in presets when the spec runs without them.
+    """
+
+    def wrap(fn: F) -> F:
+        if metrics is not None:
+            fn.metrics = dict(metrics)  # type: ignore[attr-defined]
+        fn.vectorized = vectorized  # type: ignore[attr-defined]
+        if resolve is not None:
+            fn.resolve = resolve  # type: ignore[attr-defined]
+        return fn
+
+    return wrap
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    unit: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Evaluator:
+    """An evaluator with what the engine knows about it."""
+
+    name: str
+    fn: Callable[[Mapping[str, Any]], Mapping[str, Any]]
+    origin: str
+    metrics: dict[str, MetricInfo] | None = None
+    vectorized: bool = False
+    params: frozenset[str] = field(default_factory=frozenset)
+    resolve: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+
+    @classmethod
+    def wrap(cls, name: str, fn: Any, origin: str) -> Evaluator:
+        if not callable(fn):
+            raise EvaluatorError(f"evaluator {name!r} ({origin}) is not callable")
+        raw = getattr(fn, "metrics", None)
+        metrics = None
+        if raw is not None:
+            metrics = {}
+            for key, info in dict(raw).items():
+                if isinstance(info, MetricInfo):
+                    metrics[key] = info
+                elif isinstance(info, tuple | list) and len(info) == 2:
+                    metrics[key] = MetricInfo(str(info[0]), str(info[1]))
+                else:
+                    raise EvaluatorError(
+                        f"evaluator {name!r}: metrics[{key!r}] must be (unit, description)"
+                    )
+        return cls(
+            name=name,
+            fn=fn,
+            origin=origin,
+            metrics=metrics,
+            vectorized=bool(getattr(fn, "vectorized", False)),
+            params=frozenset(getattr(fn, "params", None) or ()),
+            resolve=getattr(fn, "resolve", None),
+        )
+
+
+@cache
+def builtin_evaluators() -> dict[str, Evaluator]:
+    """Evaluators registered by installed distributions under ``dse.evaluators``."""
+    out = {}
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            fn = ep.load()
+        except Exception as exc:  # a broken plug-in must not hide the others
+            raise EvaluatorError(f"entry point {ep.name!r} ({ep.value}) failed: {exc}") from exc
+        out[ep.name] = Evaluator.wrap(ep.name, fn, f"entry point {ep.value}")
+    return out
+
+
+@contextmanager
+def _path_first(dirs: list[Path]) -> Iterator[None]:
+    added = [str(d) for d in dirs if str(d) not in sys.path]
+    sys.path[:0] = added
+    try:
+        yield
+    finally:
+        for d in added:
+            if d in sys.path:
+                sys.path.remove(d)
+
+
+def load_import_path(name: str, path: str, *, search_dirs: list[Path] | None = None) -> Evaluator:
+    """Import ``module:function``; the spec's folder is searched before ``sys.path``."""
+    module_name, _, attr = path.partition(":")
+    if not module_name or not attr:
+        raise EvaluatorError(f"expected 'module:function', got {path!r}")
+    try:
+        with _path_first(search_dirs or []):
+            module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise EvaluatorError(f"cannot import module {module_name!r} ({exc})") from None
+    except Exception as exc:
+        raise EvaluatorError(
+            f"importing module {module_name!r} raised {type(exc).__name__}: {exc}"
+        ) from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            public = [n for n in dir(module) if not n.startswith("_")]
+            raise EvaluatorError(
+                f"module {module_name!r} has no attribute {attr!r} "
+                f"({did_you_mean(attr, public)}public names: {choices_text(public)})"
+            )
+        obj = getattr(obj, part)
+    return Evaluator.wrap(name, obj, path)

@@ -1,0 +1,236 @@
+"""The study spec: pydantic models are the single source of truth for its schema.
+
+``load_spec`` reads YAML safely, validates the shape with pydantic and reports every problem as
+``FILE:LINE: field.path: what is wrong``. Semantic checks that need the evaluators (metric names,
+presets, import paths) live in :mod:`dse.study_model`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from dse.errors import Problem, SpecError, choices_text, did_you_mean
+from dse.yamlio import LineMap, Loc, load_yaml
+
+SAMPLERS = ("nsga2", "nsga3", "tpe", "random", "grid", "gp")
+STUDY_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FloatParam(_Model):
+    """A float parameter, as Optuna's ``FloatDistribution``."""
+
+    type: Literal["float"]
+    low: float
+    high: float
+    step: float | None = Field(default=None, gt=0)
+    log: bool = False
+
+
+class IntParam(_Model):
+    """An integer parameter, as Optuna's ``IntDistribution``."""
+
+    type: Literal["int"]
+    low: int
+    high: int
+    step: int = Field(default=1, ge=1)
+    log: bool = False
+
+
+Choice = bool | int | float | str
+
+
+class CategoricalParam(_Model):
+    """A categorical parameter, as Optuna's ``CategoricalDistribution``."""
+
+    type: Literal["categorical"]
+    choices: list[Choice] = Field(min_length=1)
+
+
+ParamSpec = Annotated[FloatParam | IntParam | CategoricalParam, Field(discriminator="type")]
+
+
+class ObjectiveSpec(_Model):
+    metric: str = Field(description="A published metric, `<evaluator>.<metric>`")
+    direction: Literal["minimize", "maximize"]
+    threshold: float | None = Field(
+        default=None, description="Worst acceptable value; the hypervolume reference point"
+    )
+
+
+class SearchSpec(_Model):
+    sampler: Literal["nsga2", "nsga3", "tpe", "random", "grid", "gp"] = "nsga2"
+    trials: int = Field(default=500, ge=1, description="Total finished trials of the study")
+    seed: int | None = 0
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Keyword arguments of the Optuna sampler"
+    )
+
+
+class StudySpec(_Model):
+    """A declarative design-space study."""
+
+    study: str = Field(pattern=STUDY_NAME_PATTERN, description="Study name (folder in studies/)")
+    description: str = ""
+    fixed: dict[str, Any] = Field(
+        default_factory=dict, description="Context (technology, workload, gpu) and fixed values"
+    )
+    space: dict[str, ParamSpec] = Field(default_factory=dict)
+    evaluators: dict[str, str] = Field(
+        default_factory=dict, description="Extra evaluators: name -> 'module:function'"
+    )
+    objectives: list[ObjectiveSpec] = Field(min_length=1)
+    constraints: list[str] = Field(default_factory=list)
+    search: SearchSpec = Field(default_factory=SearchSpec)
+    storage: str | None = Field(
+        default=None, description="Optuna storage URL; default: journal file in studies/<study>/"
+    )
+
+    @field_validator("evaluators")
+    @classmethod
+    def _import_paths(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, path in v.items():
+            module, _, func = path.partition(":")
+            if not module or not func:
+                raise ValueError(f"{name}: expected 'module:function', got {path!r}")
+        return v
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    """A validated spec with where it came from, for error messages."""
+
+    spec: StudySpec
+    path: Path
+    lines: LineMap
+    raw: dict[str, Any]
+
+    def problem(self, loc: Loc, message: str) -> Problem:
+        return Problem(str(self.path), self.lines.line(loc), ".".join(map(str, loc)), message)
+
+
+def _fields_at(loc: Loc) -> list[str]:
+    """Valid keys of the model at ``loc`` (for did-you-mean on unknown keys)."""
+    model: type[BaseModel] | None = StudySpec
+    for part in loc[:-1]:
+        if model is None:
+            return []
+        if model is StudySpec and part == "space":
+            return []
+        f = model.model_fields.get(str(part))
+        if f is None:
+            return []
+        ann = f.annotation
+        model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+    if model is None:
+        return []
+    return list(model.model_fields)
+
+
+def _param_fields(raw: Any, loc: Loc) -> list[str]:
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    table = {"float": FloatParam, "int": IntParam, "categorical": CategoricalParam}
+    model = table.get(str(kind))
+    return list(model.model_fields) if model else []
+
+
+def _pydantic_problems(exc: ValidationError, raw: dict[str, Any], loaded: Any) -> list[Problem]:
+    problems = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        # Drop the discriminator tag pydantic inserts for tagged unions (space.x.float.low).
+        if len(loc) >= 3 and loc[0] == "space" and loc[2] in ("float", "int", "categorical"):
+            loc = (loc[0], loc[1], *loc[3:])
+        msg = err["msg"]
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            key = str(loc[-1])
+            if len(loc) >= 3 and loc[0] == "space":
+                sub = raw.get("space", {}).get(loc[1])
+                valid = _param_fields(sub, loc)
+            else:
+                valid = _fields_at(loc)
+            msg = f"unknown field {key!r} ({did_you_mean(key, valid)}valid fields: "
+            msg += f"{choices_text(valid)})"
+        elif kind == "union_tag_invalid" or kind == "union_tag_not_found":
+            msg = "expected 'type' to be one of: categorical, float, int"
+        elif kind == "literal_error":
+            got = err.get("input")
+            msg = f"invalid value {got!r} (expected one of: {err['ctx']['expected']})"
+        elif kind == "missing":
+            msg = "required field is missing"
+        else:
+            msg = f"{msg} (got {err.get('input')!r})"
+        problems.append(loaded.problem(loc, msg))
+    return problems
+
+
+def _range_problems(loaded: LoadedSpec) -> list[Problem]:
+    problems = []
+    for name, p in loaded.spec.space.items():
+        loc: Loc = ("space", name)
+        if isinstance(p, FloatParam | IntParam):
+            if not math.isfinite(p.low) or not math.isfinite(p.high):
+                problems.append(loaded.problem((*loc, "low"), "low and high must be finite"))
+            elif p.low >= p.high:
+                problems.append(
+                    loaded.problem((*loc, "low"), f"low ({p.low}) must be below high ({p.high})")
+                )
+            if p.log and p.low <= 0:
+                problems.append(
+                    loaded.problem((*loc, "log"), f"log scale needs low > 0 (got {p.low})")
+                )
+            if p.log and isinstance(p, FloatParam) and p.step is not None:
+                problems.append(
+                    loaded.problem((*loc, "step"), "step cannot be combined with log: true")
+                )
+            if p.log and isinstance(p, IntParam) and p.step != 1:
+                problems.append(
+                    loaded.problem((*loc, "step"), "step must be 1 with log: true (Optuna)")
+                )
+            if p.step is not None and p.low < p.high and p.step > p.high - p.low:
+                problems.append(
+                    loaded.problem((*loc, "step"), f"step ({p.step}) is larger than high - low")
+                )
+        elif isinstance(p, CategoricalParam) and len(set(map(repr, p.choices))) != len(p.choices):
+            problems.append(loaded.problem((*loc, "choices"), "choices must be distinct"))
+    return problems
+
+
+def load_spec(path: str | Path) -> LoadedSpec:
+    """Load and validate a spec's shape; raise SpecError listing every problem."""
+    path = Path(path)
+    raw, lines = load_yaml(path)
+    holder = LoadedSpec.__new__(LoadedSpec)
+    object.__setattr__(holder, "path", path)
+    object.__setattr__(holder, "lines", lines)
+    if not isinstance(raw, dict):
+        got = "an empty file" if raw is None else type(raw).__name__
+        raise SpecError(
+            [Problem(str(path), 1, "", f"expected a mapping of spec fields, got {got}")]
+        )
+    try:
+        spec = StudySpec.model_validate(raw)
+    except ValidationError as exc:
+        raise SpecError(_pydantic_problems(exc, raw, holder)) from None
+    loaded = LoadedSpec(spec=spec, path=path, lines=lines, raw=raw)
+    problems = _range_problems(loaded)
+    if problems:
+        raise SpecError(problems)
+    return loaded
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a spec, for editors (``dse schema``)."""
+    schema = StudySpec.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "litegpu-dse study spec"
+    return schema

@@ -1,0 +1,341 @@
+"""A spec compiled against the evaluators: resolved context, metric catalog, objectives,
+constraints, and the one evaluation path every command uses (single trial, ``evaluate``,
+vectorized batch).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import yaml
+
+from dse.errors import (
+    DesignError,
+    DseError,
+    EvaluatorError,
+    Problem,
+    SpecError,
+    choices_text,
+    did_you_mean,
+)
+from dse.expr import Expr, ExprError, parse_expr
+from dse.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_path
+from dse.spec import CategoricalParam, FloatParam, IntParam, LoadedSpec, ParamSpec
+
+
+class EvaluationError(Exception):
+    """An evaluator raised or returned something unusable; fails the trial, never the study."""
+
+
+@dataclass
+class StudyModel:
+    loaded: LoadedSpec
+    evaluators: dict[str, Evaluator]
+    context: dict[str, Any]
+    metrics: dict[str, MetricInfo]
+    constraints: list[Expr]
+    fixed_overrides: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def spec(self):  # noqa: ANN201 - StudySpec, kept short for readers
+        return self.loaded.spec
+
+    @property
+    def objective_names(self) -> list[str]:
+        return [o.metric for o in self.spec.objectives]
+
+    @property
+    def maximize(self) -> list[bool]:
+        return [o.direction == "maximize" for o in self.spec.objectives]
+
+    # -- evaluation -------------------------------------------------------------------------
+    def design(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        d = dict(self.context)
+        d.update(params)
+        return d
+
+    def evaluate(self, params: Mapping[str, Any], *, strict: bool = True) -> dict[str, np.ndarray]:
+        """All metrics of a design or a batch (params may be arrays of one shape).
+
+        With ``strict`` any non-finite value raises EvaluationError (a failed trial); otherwise
+        non-finite values are kept for the caller to drop (sweeps).
+        """
+        arrays = {k: np.asarray(v) for k, v in params.items()}
+        shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
+        design = self.design(arrays if shape else {k: v.item() for k, v in arrays.items()})
+        out: dict[str, np.ndarray] = {}
+        for ev in self.evaluators.values():
+            try:
+                if ev.vectorized or not shape:
+                    result = ev.fn(design)
+                else:
+                    result = _loop(ev.fn, design, arrays, shape)
+            except DseError:
+                raise
+            except Exception as exc:
+                raise EvaluationError(
+                    f"evaluator {ev.name!r} raised {type(exc).__name__}: {exc}"
+                ) from exc
+            if not isinstance(result, Mapping):
+                raise EvaluationError(
+                    f"evaluator {ev.name!r} returned {type(result).__name__}, expected a mapping"
+                )
+            for key, v in result.items():
+                try:
+                    arr = np.broadcast_to(np.asarray(v, dtype=float), shape)
+                except (TypeError, ValueError) as exc:
+                    raise EvaluationError(
+                        f"metric '{ev.name}.{key}' is not numeric or has the wrong shape: {exc}"
+                    ) from None
+                if strict and not np.all(np.isfinite(arr)):
+                    raise EvaluationError(f"metric '{ev.name}.{key}' is not finite ({v!r})")
+                out[f"{ev.name}.{key}"] = arr
+        return out
+
+    def env(self, params: Mapping[str, Any], metrics: Mapping[str, Any]) -> dict[str, Any]:
+        """Names visible to constraint expressions: numeric design values, params, metrics."""
+        env: dict[str, Any] = {}
+        for k, v in self.context.items():
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                env[k] = v
+        env.update(params)
+        env.update(metrics)
+        return env
+
+    def violations(self, params: Mapping[str, Any], metrics: Mapping[str, Any]) -> list[Any]:
+        env = self.env(params, metrics)
+        return [c.violation(env) for c in self.constraints]
+
+    def objective_values(self, metrics: Mapping[str, Any]) -> list[Any]:
+        return [metrics[m] for m in self.objective_names]
+
+
+def _loop(
+    fn: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+    design: dict[str, Any],
+    arrays: Mapping[str, np.ndarray],
+    shape: tuple[int, ...],
+) -> dict[str, np.ndarray]:
+    """Run a scalar-only evaluator over a batch, one design at a time."""
+    full = {k: np.broadcast_to(v, shape) for k, v in arrays.items()}
+    results: dict[str, np.ndarray] = {}
+    for idx in np.ndindex(shape):
+        d = dict(design)
+        d.update({k: v[idx].item() for k, v in full.items()})
+        for key, val in fn(d).items():
+            if key not in results:
+                results[key] = np.full(shape, np.nan)
+            results[key][idx] = float(val)
+    return results
+
+
+# -- compiling a spec ---------------------------------------------------------------------------
+
+
+def parse_value(text: str) -> Any:
+    """A ``--set`` value: YAML scalar typing (``8`` int, ``0.1`` float, ``cpo`` str)."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def apply_dotted(fixed: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``a.b.c`` inside ``fixed``; a preset name on the way becomes ``{preset: name}``."""
+    parts = dotted.split(".")
+    node = fixed
+    for part in parts[:-1]:
+        cur = node.get(part)
+        if isinstance(cur, str):
+            cur = {"preset": cur}
+        elif cur is None:
+            cur = {}
+        elif not isinstance(cur, dict):
+            raise DesignError(f"--set {dotted}: {part!r} is {cur!r}, not a mapping")
+        node[part] = cur
+        node = cur
+    node[parts[-1]] = value
+
+
+def midpoint(p: ParamSpec) -> Any:
+    if isinstance(p, CategoricalParam):
+        return p.choices[0]
+    if p.log:
+        mid = math.sqrt(p.low * p.high)
+    else:
+        mid = (p.low + p.high) / 2
+    return int(round(mid)) if isinstance(p, IntParam) else float(mid)
+
+
+def compile_spec(
+    loaded: LoadedSpec, *, fixed_overrides: Mapping[str, Any] | None = None
+) -> StudyModel:
+    """Check everything that needs the evaluators; raise SpecError listing every problem."""
+    spec = loaded.spec
+    problems: list[Problem] = []
+
+    evaluators = dict(builtin_evaluators())
+    for name, path in spec.evaluators.items():
+        loc = ("evaluators", name)
+        if name in evaluators:
+            problems.append(
+                loaded.problem(
+                    loc,
+                    f"name {name!r} is taken by a built-in evaluator "
+                    f"(built-ins: {choices_text(builtin_evaluators())})",
+                )
+            )
+            continue
+        try:
+            evaluators[name] = load_import_path(name, path, search_dirs=[loaded.path.parent])
+        except EvaluatorError as exc:
+            problems.append(loaded.problem(loc, str(exc)))
+    if problems:
+        raise SpecError(problems)
+
+    # Context: resolvers expand presets; keys claimed by an evaluator's params pass through.
+    fixed = copy.deepcopy(spec.fixed)
+    for dotted, value in (fixed_overrides or {}).items():
+        apply_dotted(fixed, dotted, value)
+    resolvers: list[Callable[[Mapping[str, Any]], dict[str, Any]]] = []
+    for ev in evaluators.values():
+        if ev.resolve is not None and ev.resolve not in resolvers:
+            resolvers.append(ev.resolve)
+    context = dict(fixed)
+    for resolve in resolvers:
+        owners = {e.name for e in evaluators.values() if e.resolve is resolve}
+        foreign = set().union(*(e.params for e in evaluators.values() if e.name not in owners))
+        mine = {k: v for k, v in context.items() if k not in foreign}
+        try:
+            resolved = resolve(mine)
+        except ValueError as exc:
+            path = getattr(exc, "path", "")
+            message = getattr(exc, "message", str(exc))
+            loc = ("fixed", *path.split(".")) if path else ("fixed",)
+            problems.append(loaded.problem(loc, message))
+            continue
+        context = {**resolved, **{k: v for k, v in context.items() if k in foreign}}
+
+    # Space names: typos are errors when every evaluator says which params it reads.
+    known_params = set().union(*(e.params for e in evaluators.values()))
+    all_declare = all(e.params for e in evaluators.values())
+    for name in spec.space:
+        if all_declare and name not in known_params:
+            problems.append(
+                loaded.problem(
+                    ("space", name),
+                    f"unknown design parameter {name!r} ({did_you_mean(name, known_params)}"
+                    f"valid parameters: {choices_text(known_params)})",
+                )
+            )
+    if problems:
+        raise SpecError(problems)
+
+    model = StudyModel(
+        loaded=loaded,
+        evaluators=evaluators,
+        context=context,
+        metrics={},
+        constraints=[],
+        fixed_overrides=dict(fixed_overrides or {}),
+    )
+
+    # Metric catalog: declared, or discovered by probing the midpoint design.
+    probe_params = {n: midpoint(p) for n, p in spec.space.items()}
+    for ev in evaluators.values():
+        if ev.metrics is not None:
+            for k, info in ev.metrics.items():
+                model.metrics[f"{ev.name}.{k}"] = info
+            continue
+        try:
+            result = ev.fn(model.design(probe_params))
+            keys = list(result)
+        except Exception as exc:
+            problems.append(
+                loaded.problem(
+                    ("evaluators", ev.name),
+                    f"probing the evaluator on the midpoint design raised "
+                    f"{type(exc).__name__}: {exc}",
+                )
+            )
+            continue
+        for k in keys:
+            model.metrics[f"{ev.name}.{k}"] = MetricInfo("", "")
+
+    for i, obj in enumerate(spec.objectives):
+        if obj.metric not in model.metrics:
+            problems.append(
+                loaded.problem(
+                    ("objectives", i, "metric"),
+                    f"unknown metric {obj.metric!r} ({did_you_mean(obj.metric, model.metrics)}"
+                    f"available metrics: {choices_text(model.metrics)})",
+                )
+            )
+    names = {*model.metrics, *spec.space, *model.env({}, {})}
+    for i, text in enumerate(spec.constraints):
+        try:
+            expr = parse_expr(text)
+        except ExprError as exc:
+            problems.append(loaded.problem(("constraints", i), str(exc)))
+            continue
+        for n in sorted(expr.names - names):
+            problems.append(
+                loaded.problem(
+                    ("constraints", i),
+                    f"unknown name {n!r} in {text!r} ({did_you_mean(n, names)}"
+                    f"available metrics: {choices_text(model.metrics)})",
+                )
+            )
+        model.constraints.append(expr)
+    if problems:
+        raise SpecError(problems)
+    return model
+
+
+def split_sets(
+    model_space: Mapping[str, ParamSpec], sets: list[str], known: set[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split ``--set k=v`` items into design params and dotted fixed overrides."""
+    params: dict[str, Any] = {}
+    fixed: dict[str, Any] = {}
+    for item in sets:
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise DesignError(f"--set {item!r}: expected name=value")
+        value = parse_value(text.strip())
+        if key in model_space:
+            params[key] = value
+        elif "." in key or key in known:
+            fixed[key] = value
+        else:
+            raise DesignError(
+                f"--set {key}: unknown parameter ({did_you_mean(key, [*model_space, *known])}"
+                f"valid: {choices_text([*model_space, *known])}, or a dotted fixed value "
+                "such as technology.defect_density_per_cm2)"
+            )
+    return params, fixed
+
+
+def check_params(space: Mapping[str, ParamSpec], params: Mapping[str, Any]) -> None:
+    """A fixed design must set every searched parameter, within its range."""
+    missing = [n for n in space if n not in params]
+    if missing:
+        raise DesignError(
+            "the spec searches "
+            + ", ".join(missing)
+            + "; give a value with "
+            + " ".join(f"--set {n}=..." for n in missing)
+        )
+    for name, p in space.items():
+        v = params[name]
+        if isinstance(p, FloatParam | IntParam):
+            if not isinstance(v, int | float) or isinstance(v, bool):
+                raise DesignError(f"--set {name}: expected a number, got {v!r}")
+        elif v not in p.choices:
+            raise DesignError(f"--set {name}: {v!r} is not one of {p.choices}")

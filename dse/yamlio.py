@@ -1,0 +1,69 @@
+"""Safe YAML loading that remembers the line of every key, so errors can point at it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dse.errors import Problem, SpecError
+
+Loc = tuple[str | int, ...]
+
+
+class LineMap:
+    """Maps a field path (``("space", "die_area_mm2", "low")``) to its 1-based YAML line."""
+
+    def __init__(self, lines: dict[Loc, int]) -> None:
+        self._lines = lines
+
+    def line(self, loc: Loc) -> int | None:
+        """Line of the deepest known prefix of ``loc`` (the closest thing that exists)."""
+        loc = tuple(loc)
+        while loc:
+            if loc in self._lines:
+                return self._lines[loc]
+            loc = loc[:-1]
+        return self._lines.get((), None)
+
+
+def _walk(node: yaml.Node, loc: Loc, out: dict[Loc, int]) -> None:
+    out.setdefault(loc, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
+            out[(*loc, key)] = key_node.start_mark.line + 1
+            _walk(value_node, (*loc, key), out)
+            out[(*loc, key)] = key_node.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, (*loc, i), out)
+
+
+def load_yaml(path: Path) -> tuple[Any, LineMap]:
+    """Load a YAML file with the safe loader; raise SpecError with a line on syntax errors."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError([Problem(str(path), None, "", "file not found")]) from None
+    except (IsADirectoryError, UnicodeDecodeError, PermissionError) as exc:
+        raise SpecError([Problem(str(path), None, "", f"cannot read: {exc}")]) from None
+    return loads_yaml(text, filename=str(path))
+
+
+def loads_yaml(text: str, *, filename: str) -> tuple[Any, LineMap]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context", None)
+        msg = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
+        raise SpecError([Problem(filename, line, "", msg)]) from None
+    lines: dict[Loc, int] = {}
+    if node is not None:
+        _walk(node, (), lines)
+    return data, LineMap(lines)

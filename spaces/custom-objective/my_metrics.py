@@ -1,0 +1,36 @@
+"""A user's own evaluator, named in spec.yaml by import path and reusing the built-ins.
+
+It needs nothing from the engine: a function of the design mapping that returns metrics.
+The optional attributes say what the metrics mean and that it broadcasts over arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from objectives.cost import evaluate_cost
+from objectives.perf import evaluate_perf
+
+# Carbon intensity of grid electricity: 0.37 kg CO2e/kWh is the 2023 world average
+# (Ember, Global Electricity Review 2024). Change it to your site's figure.
+GRID_KG_CO2_PER_KWH = 0.37
+
+
+def carbon_per_mtok(design: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Operational carbon per million output tokens, and capex per token/s of capacity."""
+    perf = evaluate_perf(design)
+    cost = evaluate_cost(design)
+    kwh_per_mtok = perf["facility_power_w"] / np.maximum(perf["tokens_per_s"], 1e-9) / 3.6e3
+    return {
+        "kg_co2_per_mtok": kwh_per_mtok * GRID_KG_CO2_PER_KWH,
+        "capex_usd_per_tok_s": cost["cluster_capex_usd"] / np.maximum(perf["tokens_per_s"], 1e-9),
+    }
+
+
+carbon_per_mtok.metrics = {  # type: ignore[attr-defined]
+    "kg_co2_per_mtok": ("kg CO2e/Mtok", "Operational emissions per million output tokens"),
+    "capex_usd_per_tok_s": ("USD/(tok/s)", "Cluster capex per output token/s of capacity"),
+}
+carbon_per_mtok.vectorized = True  # type: ignore[attr-defined]
