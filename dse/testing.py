@@ -1,0 +1,87 @@
+"""A conformance check for evaluators, the way ``optuna.testing`` serves plug-in authors.
+
+Run it on your own evaluator in your test suite::
+
+    from dse.testing import check_evaluator
+    check_evaluator(my_metric, design, batch={"die_area_mm2": [100.0, 400.0, 800.0]})
+
+It checks the contract the engine relies on: a mapping of metric name -> finite number,
+documented units for every metric (when ``metrics`` is declared), and, for an evaluator that
+claims ``vectorized = True``, that a batch gives exactly the per-design results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from dse.registry import Evaluator
+
+
+class ConformanceError(AssertionError):
+    """An evaluator breaks the contract; the message says which rule and which metric."""
+
+
+def check_evaluator(
+    fn: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+    design: Mapping[str, Any],
+    *,
+    batch: Mapping[str, Sequence[Any]] | None = None,
+    rtol: float = 1e-9,
+) -> dict[str, float]:
+    """Check ``fn`` on ``design`` (and on ``batch`` if vectorized); return the scalar metrics."""
+    ev = Evaluator.wrap(getattr(fn, "__name__", "evaluator"), fn, "under test")
+    result = fn(design)
+    if not isinstance(result, Mapping):
+        raise ConformanceError(f"{ev.name} returned {type(result).__name__}, expected a mapping")
+    if not result:
+        raise ConformanceError(f"{ev.name} returned no metrics")
+    scalars: dict[str, float] = {}
+    for key, v in result.items():
+        if not isinstance(key, str) or not key or "." in key:
+            raise ConformanceError(
+                f"{ev.name}: metric name {key!r} must be a non-empty str "
+                "without '.' (the engine adds '<evaluator>.')"
+            )
+        arr = np.asarray(v, dtype=float)
+        if arr.size != 1:
+            raise ConformanceError(f"{ev.name}.{key}: a single design gave shape {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise ConformanceError(f"{ev.name}.{key} is not finite: {v!r}")
+        scalars[key] = float(arr.reshape(()))
+    if ev.metrics is not None:
+        declared, returned = set(ev.metrics), set(result)
+        if declared != returned:
+            raise ConformanceError(
+                f"{ev.name}: declared metrics differ from returned ones "
+                f"(missing: {sorted(declared - returned)}, undeclared: "
+                f"{sorted(returned - declared)})"
+            )
+        for key, info in ev.metrics.items():
+            if not info.unit or not info.description:
+                raise ConformanceError(f"{ev.name}.{key}: unit and description must be given")
+    if ev.vectorized and batch:
+        _check_batch(ev, design, batch, rtol)
+    return scalars
+
+
+def _check_batch(
+    ev: Evaluator, design: Mapping[str, Any], batch: Mapping[str, Sequence[Any]], rtol: float
+) -> None:
+    arrays = {k: np.asarray(v) for k, v in batch.items()}
+    n = {len(v) for v in arrays.values()}
+    if len(n) != 1:
+        raise ConformanceError("batch values must all have the same length")
+    size = n.pop()
+    vec = ev.fn({**design, **arrays})
+    for i in range(size):
+        one = ev.fn({**design, **{k: v[i].item() for k, v in arrays.items()}})
+        for key, v in one.items():
+            got = np.broadcast_to(np.asarray(vec[key], dtype=float), (size,))[i]
+            if not np.isclose(got, float(v), rtol=rtol, atol=0.0):
+                raise ConformanceError(
+                    f"{ev.name}.{key}: batch element {i} is {got!r} but the scalar call gives "
+                    f"{float(v)!r} (vectorized results must equal per-design results)"
+                )
