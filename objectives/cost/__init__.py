@@ -1,0 +1,321 @@
+"""Cost of a GPU cluster from wafer to dollars per token.
+
+``evaluate_cost(design)`` prices a (batch of) design(s): known-good dies from wafer geometry and
+defect yield, HBM, the 2.5D package with its compounded assembly yield, GPU-side optics, a
+per-GPU share of host, board and datacentre, the scale-up/scale-out network, and energy and
+maintenance over the lifetime. Throughput and power come from the performance model, called
+directly. ``cost_breakdown(design, perf)`` is the same arithmetic on given perf figures.
+
+Money lines add up exactly (tests check it):
+
+- per GPU: gpu_cost = silicon_cost + hbm_cost + optics_cost + package_cost
+- per cluster: cluster_capex = installed_gpus x (gpu_cost + gpu_margin + system_share)
+  + network_cost, and tco = cluster_capex + energy_cost + maintenance_cost
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from objectives._evaluator import broadcast, builtin_evaluator, tech, value
+from objectives.cost.cluster import (
+    energy_cost,
+    installed_gpus,
+    network_cost,
+    system_share,
+    usd_per_mtok,
+)
+from objectives.cost.package import (
+    gpu_optics_cost,
+    hbm_stack_cost,
+    interposer_area_mm2,
+    interposer_cost,
+    is_hbm3e,
+    link_masks,
+    package_cost,
+)
+from objectives.cost.silicon import (
+    die_yield,
+    gross_dies_per_wafer,
+    known_good_die_cost,
+    reticle_fits,
+)
+from objectives.errors import ContextError
+
+__all__ = ["METRICS", "cost_breakdown", "evaluate_cost"]
+
+_GPU = "USD per GPU"
+_CLUSTER = "USD per cluster"
+
+METRICS: dict[str, tuple[str, str]] = {
+    "dies_per_wafer": ("dies", "expected gross dies per wafer (rectangular die, scribe, edge)"),
+    "die_yield": ("1", "defect-limited yield of one compute die (technology.yield_model)"),
+    "die_cost_usd": ("USD per die", "known-good compute die incl. wafer sort"),
+    "cost_per_good_mm2_usd": ("USD/mm2", "known-good die cost per mm2 of die"),
+    "reticle_fits": ("0/1", "1 if the die fits one 26 x 33 mm scanner field at its aspect ratio"),
+    "silicon_cost_usd": (_GPU, "known-good compute dies of one GPU"),
+    "hbm_cost_usd": (_GPU, "known-good HBM stacks of one GPU"),
+    "optics_cost_usd": (_GPU, "GPU-side scale-up optics: CPO engines + lasers, or pluggables"),
+    "interposer_cost_usd": (_GPU, "one good silicon interposer"),
+    "substrate_cost_usd": (_GPU, "organic package substrate"),
+    "assembly_cost_usd": (_GPU, "bonding of dies, HBM, optical engines and substrate attach"),
+    "final_test_cost_usd": (_GPU, "package final/system-level test"),
+    "assembly_scrap_usd": (_GPU, "parts and work lost in packages that fail assembly"),
+    "package_cost_usd": (_GPU, "interposer + substrate + assembly + final test + scrap"),
+    "gpu_cost_usd": (_GPU, "manufacturing cost: silicon + HBM + optics + package"),
+    "gpu_margin_usd": (_GPU, "vendor margin paid on top of gpu_cost (gpu_price_markup - 1)"),
+    "interposer_area_mm2": ("mm2", "interposer under the dies and HBM stacks"),
+    "interposer_yield": ("1", "defect-limited yield of the interposer"),
+    "interposer_fits": ("0/1", "1 if the interposer is within technology.interposer_max_mm2"),
+    "package_yield": ("1", "compounded bonding yield of the package"),
+    "gpu_usd_per_pflops": ("USD/PFLOPS", "gpu_cost per dense PFLOPS of one GPU"),
+    "host_cost_usd": (_GPU, "host CPUs, DRAM, NICs, chassis, PSUs sized by GPU peak power"),
+    "board_cost_usd": (_GPU, "GPU module board, VRMs and connectors"),
+    "facility_cost_usd": (_GPU, "datacentre power and cooling capex, lifetime share"),
+    "system_share_usd": (_GPU, "host + board + facility"),
+    "installed_gpus": ("GPUs", "serving GPUs + ceil(spare_fraction x serving) spares"),
+    "network_cost_usd": (_CLUSTER, "switches, switch-side optics, fibres (and scale-out NICs)"),
+    "network_tiers": ("tiers", "switch tiers of the fabric (scale-out tiers for electrical)"),
+    "cluster_capex_usd": (_CLUSTER, "installed GPUs x (gpu + margin + system share) + network"),
+    "energy_cost_usd": (_CLUSTER, "electricity over the lifetime at perf.facility_power_w"),
+    "maintenance_cost_usd": (_CLUSTER, "annual maintenance fraction x capex x lifetime"),
+    "tco_usd": (_CLUSTER, "capex + energy + maintenance over the lifetime"),
+    "usd_per_pflops": ("USD/PFLOPS", "TCO per dense PFLOPS of the serving GPUs"),
+    "usd_per_mtok": (
+        "USD/Mtok",
+        "TCO per million output tokens at full load over the "
+        "lifetime; finite when nothing is served (tokens floored at 1)",
+    ),
+}
+
+_NETWORK_KEYS = (
+    "packet_switch_gbps",
+    "packet_switch_max_ports",
+    "packet_switch_usd_per_gbps",
+    "fibre_usd_per_link",
+    "electrical_switch_usd_per_gbps",
+    "scaleout_gbps_per_gpu",
+    "electrical_scaleup_domain_gpus",
+    "pluggable_usd_per_gbps",
+    "cpo_usd_per_gbps",
+    "ocs_usd_per_port",
+)
+
+
+def _choice(d: Mapping[str, Any], key: str) -> Any:
+    """A string-valued technology field (a name or an array of names), unconverted."""
+    try:
+        return d["technology"][key]
+    except KeyError:
+        raise ContextError(f"technology.{key}", "missing from the technology preset") from None
+
+
+def _silicon(d: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    area, aspect = value(d, "die_area_mm2"), value(d, "die_aspect_ratio")
+    geometry = {k: tech(d, k) for k in ("wafer_diameter_mm", "edge_exclusion_mm", "scribe_mm")}
+    dpw = gross_dies_per_wafer(area, aspect, **geometry)
+    y = die_yield(
+        area,
+        tech(d, "defect_density_per_cm2"),
+        _choice(d, "yield_model"),
+        tech(d, "clustering_alpha"),
+        tech(d, "die_critical_area_fraction"),
+    )
+    kgd = known_good_die_cost(tech(d, "wafer_cost_usd"), tech(d, "wafer_sort_cost_usd"), dpw, y)
+    fits = reticle_fits(area, aspect, tech(d, "reticle_width_mm"), tech(d, "reticle_height_mm"))
+    return {
+        "dies_per_wafer": dpw,
+        "die_yield": y,
+        "die_cost_usd": kgd,
+        "cost_per_good_mm2_usd": kgd / area,
+        "reticle_fits": fits,
+        **geometry,
+    }
+
+
+def _gpu(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -> dict[str, Any]:
+    """Per-GPU manufacturing cost lines."""
+    area, dies = value(d, "die_area_mm2"), value(d, "dies_per_gpu")
+    stacks = dies * value(d, "hbm_stacks_per_die")
+    e3 = is_hbm3e(
+        _choice(d, "hbm_generation"),
+        value(d, "hbm_tbps_per_stack"),
+        tech(d, "hbm3_max_tbps_per_stack"),
+    )
+    per_stack = hbm_stack_cost(
+        value(d, "hbm_gb_per_stack"),
+        e3,
+        **{
+            k: tech(d, k)
+            for k in (
+                "hbm3_usd_per_gb",
+                "hbm3_usd_per_stack",
+                "hbm3e_usd_per_gb",
+                "hbm3e_usd_per_stack",
+            )
+        },
+    )
+    hbm = stacks * per_stack
+    silicon = dies * si["die_cost_usd"]
+
+    _, is_plug, is_cpo = link_masks(d.get("link_type", "electrical"))
+    lanes = value(d, "links_per_gpu") * value(d, "optics_per_link")
+    engines_usd, outside_usd, engines = gpu_optics_cost(
+        lanes * value(d, "lane_gbps"),
+        lanes,
+        is_plug,
+        is_cpo,
+        **{
+            k: tech(d, k)
+            for k in (
+                "pluggable_usd_per_gbps",
+                "cpo_usd_per_gbps",
+                "cpo_engine_gbps",
+                "cpo_lanes_per_laser",
+                "cpo_laser_usd",
+            )
+        },
+    )
+
+    ip_area = interposer_area_mm2(
+        area, dies, stacks, tech(d, "hbm_footprint_mm2"), tech(d, "interposer_area_factor")
+    )
+    ip_usd, ip_yield = interposer_cost(
+        ip_area,
+        aspect_ratio=tech(d, "interposer_aspect_ratio"),
+        wafer_cost_usd=tech(d, "interposer_wafer_cost_usd"),
+        defect_density_per_cm2=tech(d, "interposer_defect_density_per_cm2"),
+        alpha=tech(d, "interposer_clustering_alpha"),
+        wafer_diameter_mm=si["wafer_diameter_mm"],
+        edge_exclusion_mm=si["edge_exclusion_mm"],
+        scribe_mm=si["scribe_mm"],
+    )
+    pkg = package_cost(
+        parts_usd=silicon + hbm + engines_usd,
+        components=dies + stacks + engines,
+        interposer_usd=ip_usd,
+        interposer_area_mm2=ip_area,
+        logic_area_mm2=dies * area,
+        **{
+            k: tech(d, k)
+            for k in (
+                "substrate_area_ratio",
+                "substrate_usd_per_cm2",
+                "assembly_usd_per_bond",
+                "bond_yield",
+                "final_test_usd_per_package",
+                "final_test_usd_per_cm2",
+            )
+        },
+    )
+    optics = engines_usd + outside_usd
+    gpu = silicon + hbm + optics + pkg.total_usd
+    pflops = np.asarray(tflops, float) / 1000.0
+    return {
+        "silicon_cost_usd": silicon,
+        "hbm_cost_usd": hbm,
+        "optics_cost_usd": optics,
+        "interposer_cost_usd": pkg.interposer_usd,
+        "substrate_cost_usd": pkg.substrate_usd,
+        "assembly_cost_usd": pkg.assembly_usd,
+        "final_test_cost_usd": pkg.final_test_usd,
+        "assembly_scrap_usd": pkg.scrap_usd,
+        "package_cost_usd": pkg.total_usd,
+        "gpu_cost_usd": gpu,
+        "gpu_margin_usd": gpu * (tech(d, "gpu_price_markup") - 1.0),
+        "interposer_area_mm2": ip_area,
+        "interposer_yield": ip_yield,
+        "interposer_fits": (ip_area <= tech(d, "interposer_max_mm2")).astype(float),
+        "package_yield": pkg.package_yield,
+        "gpu_usd_per_pflops": gpu / np.maximum(pflops, 1e-12),
+        "_is_cpo": is_cpo,
+    }
+
+
+def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """All cost metrics of ``design`` given its perf metrics (unprefixed names).
+
+    Uses perf's tokens_per_s, tflops_per_gpu, gpu_power_w, package_power_w, cluster_power_w and
+    facility_power_w.
+    """
+    d = design
+    si = _silicon(d)
+    g = _gpu(d, si, perf["tflops_per_gpu"])
+    is_cpo = g.pop("_is_cpo")
+
+    n = value(d, "cluster_size")
+    installed = installed_gpus(n, value(d, "spare_fraction"))
+    life = tech(d, "lifetime_years")
+    gpu_w, peak_w = (
+        np.asarray(perf["gpu_power_w"], float),
+        np.asarray(perf["package_power_w"], float),
+    )
+    cluster_w = np.asarray(perf["cluster_power_w"], float)
+    # Datacentre capacity is provisioned for each installed GPU at its peak power plus its share
+    # of host and network power (perf's IT power per serving GPU beyond the GPU itself).
+    overhead_w = np.maximum(cluster_w / np.maximum(n, 1.0) - gpu_w, 0.0)
+    host, board, facility = system_share(
+        gpu_power_w=peak_w,
+        it_power_w_per_gpu=peak_w + overhead_w,
+        host_usd_per_gpu_kw=tech(d, "host_usd_per_gpu_kw"),
+        board_usd_per_gpu=tech(d, "board_usd_per_gpu"),
+        facility_capex_usd_per_kw=tech(d, "facility_capex_usd_per_kw"),
+        lifetime_years=life,
+        facility_lifetime_years=tech(d, "facility_lifetime_years"),
+    )
+    system = host + board + facility
+
+    is_elec, _, _ = link_masks(d.get("link_type", "electrical"))
+    net, tiers = network_cost(
+        installed=installed,
+        links_per_gpu=value(d, "links_per_gpu"),
+        link_gbps=value(d, "optics_per_link") * value(d, "lane_gbps"),
+        is_electrical=is_elec,
+        is_cpo=is_cpo,
+        optical_fabric=_choice(d, "optical_fabric"),
+        t={k: tech(d, k) for k in _NETWORK_KEYS},
+    )
+    capex = installed * (g["gpu_cost_usd"] + g["gpu_margin_usd"] + system) + net
+    energy = energy_cost(perf["facility_power_w"], life, tech(d, "electricity_usd_per_kwh"))
+    maintenance = capex * tech(d, "maintenance_fraction_per_year") * life
+    tco = capex + energy + maintenance
+    pflops = n * np.asarray(perf["tflops_per_gpu"], float) / 1000.0
+
+    out = {
+        k: si[k]
+        for k in (
+            "dies_per_wafer",
+            "die_yield",
+            "die_cost_usd",
+            "cost_per_good_mm2_usd",
+            "reticle_fits",
+        )
+    }
+    out.update(g)
+    out.update(
+        host_cost_usd=host,
+        board_cost_usd=board,
+        facility_cost_usd=facility,
+        system_share_usd=system,
+        installed_gpus=installed,
+        network_cost_usd=net,
+        network_tiers=tiers,
+        cluster_capex_usd=capex,
+        energy_cost_usd=energy,
+        maintenance_cost_usd=maintenance,
+        tco_usd=tco,
+        usd_per_pflops=tco / np.maximum(pflops, 1e-12),
+        usd_per_mtok=usd_per_mtok(tco, perf["tokens_per_s"], life),
+    )
+    return broadcast(out)
+
+
+@builtin_evaluator(metrics=METRICS)
+def evaluate_cost(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Cost metrics of a (batch of) design(s); throughput and power from the perf model."""
+    from objectives.perf import evaluate_perf  # the perf model prices nothing; no cycle
+
+    return cost_breakdown(design, evaluate_perf(design))

@@ -1,0 +1,192 @@
+"""HBM, 2.5D package and GPU-side optics cost, as functions of numpy arrays.
+
+The package is assembled chip-last from known-good parts (dies, HBM stacks, co-packaged optical
+engines) on a known-good interposer. Every bond can fail and a failed package scraps everything
+on it, so a package with more stacks or a bigger die pays for its own yield losses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from objectives.cost.silicon import MM2_PER_CM2, gross_dies_per_wafer, yield_negative_binomial
+from objectives.errors import unknown_name
+
+HBM_GENERATIONS = ("auto", "hbm3", "hbm3e")
+LINK_TYPES = ("electrical", "pluggable", "cpo")
+
+
+def hbm_stack_cost(
+    gb_per_stack: ArrayLike,
+    is_hbm3e: ArrayLike,
+    *,
+    hbm3_usd_per_gb: ArrayLike,
+    hbm3_usd_per_stack: ArrayLike,
+    hbm3e_usd_per_gb: ArrayLike,
+    hbm3e_usd_per_stack: ArrayLike,
+) -> np.ndarray:
+    """Price of one known-good stack: a fixed part (base die, stacking, test) plus $/GB."""
+    gb = np.asarray(gb_per_stack, dtype=float)
+    e = np.asarray(is_hbm3e, dtype=bool)
+    per_gb = np.where(e, hbm3e_usd_per_gb, hbm3_usd_per_gb)
+    fixed = np.where(e, hbm3e_usd_per_stack, hbm3_usd_per_stack)
+    return fixed + per_gb * gb
+
+
+def is_hbm3e(
+    generation: object, tbps_per_stack: ArrayLike, hbm3_max_tbps: ArrayLike
+) -> np.ndarray:
+    """Which stacks are priced as HBM3e: named, or (auto) faster than HBM3 can run."""
+    gen = np.asarray(generation)
+    for g in np.unique(gen):
+        if str(g) not in HBM_GENERATIONS:
+            raise unknown_name(
+                "technology.hbm_generation", str(g), HBM_GENERATIONS, what="HBM generation"
+            )
+    auto = np.asarray(tbps_per_stack, dtype=float) > np.asarray(hbm3_max_tbps, dtype=float)
+    return np.where(gen == "auto", auto, gen == "hbm3e")
+
+
+def link_masks(link_type: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(electrical, pluggable, cpo) boolean masks of a link_type string or string array."""
+    lt = np.asarray(link_type)
+    for t in np.unique(lt):
+        if str(t) not in LINK_TYPES:
+            raise unknown_name("link_type", str(t), LINK_TYPES, what="link type")
+    return lt == "electrical", lt == "pluggable", lt == "cpo"
+
+
+def interposer_area_mm2(
+    die_area_mm2: ArrayLike,
+    dies: ArrayLike,
+    stacks: ArrayLike,
+    hbm_footprint_mm2: ArrayLike,
+    area_factor: ArrayLike,
+) -> np.ndarray:
+    """Interposer under all compute dies and HBM stacks, with spacing/routing overhead."""
+    silicon = np.asarray(dies, float) * np.asarray(die_area_mm2, float)
+    memory = np.asarray(stacks, float) * np.asarray(hbm_footprint_mm2, float)
+    return (silicon + memory) * np.asarray(area_factor, float)
+
+
+def interposer_cost(
+    area_mm2: ArrayLike,
+    *,
+    aspect_ratio: ArrayLike,
+    wafer_cost_usd: ArrayLike,
+    defect_density_per_cm2: ArrayLike,
+    alpha: ArrayLike,
+    wafer_diameter_mm: ArrayLike,
+    edge_exclusion_mm: ArrayLike,
+    scribe_mm: ArrayLike,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(cost of one good interposer, interposer yield): negative binomial, lower alpha."""
+    dpw = gross_dies_per_wafer(
+        area_mm2,
+        aspect_ratio,
+        wafer_diameter_mm=wafer_diameter_mm,
+        edge_exclusion_mm=edge_exclusion_mm,
+        scribe_mm=scribe_mm,
+    )
+    ad = np.asarray(area_mm2, float) / MM2_PER_CM2 * np.asarray(defect_density_per_cm2, float)
+    y = yield_negative_binomial(ad, alpha)
+    return np.asarray(wafer_cost_usd, float) / np.maximum(dpw * y, 1e-12), y
+
+
+@dataclass(frozen=True)
+class PackageCost:
+    """Per-GPU package cost lines (USD) and the compounded assembly yield."""
+
+    interposer_usd: np.ndarray
+    substrate_usd: np.ndarray
+    assembly_usd: np.ndarray
+    final_test_usd: np.ndarray
+    scrap_usd: np.ndarray
+    package_yield: np.ndarray
+    bonds: np.ndarray
+
+    @property
+    def total_usd(self) -> np.ndarray:
+        return (
+            self.interposer_usd
+            + self.substrate_usd
+            + self.assembly_usd
+            + self.final_test_usd
+            + self.scrap_usd
+        )
+
+
+def package_cost(
+    *,
+    parts_usd: ArrayLike,
+    components: ArrayLike,
+    interposer_usd: ArrayLike,
+    interposer_area_mm2: ArrayLike,
+    logic_area_mm2: ArrayLike,
+    substrate_area_ratio: ArrayLike,
+    substrate_usd_per_cm2: ArrayLike,
+    assembly_usd_per_bond: ArrayLike,
+    bond_yield: ArrayLike,
+    final_test_usd_per_package: ArrayLike,
+    final_test_usd_per_cm2: ArrayLike,
+) -> PackageCost:
+    """Cost of turning known-good parts into one good tested package.
+
+    ``parts_usd``: known-good parts bonded into the package (dies, HBM, optical engines);
+    ``components``: how many of them. One more bond attaches the interposer to the substrate.
+    Package yield = bond_yield ** bonds; final test runs on every assembled package and is what
+    finds the failures, so good-package cost = (parts + interposer + substrate + assembly +
+    test) / yield, and ``scrap_usd`` is the part of that above the unscrapped sum.
+    """
+    bonds = np.asarray(components, float) + 1.0
+    substrate = (
+        np.asarray(interposer_area_mm2, float)
+        / MM2_PER_CM2
+        * np.asarray(substrate_area_ratio, float)
+        * np.asarray(substrate_usd_per_cm2, float)
+    )
+    assembly = np.asarray(assembly_usd_per_bond, float) * bonds
+    test = (
+        np.asarray(final_test_usd_per_package, float)
+        + np.asarray(final_test_usd_per_cm2, float)
+        * np.asarray(logic_area_mm2, float)
+        / MM2_PER_CM2
+    )
+    y = np.asarray(bond_yield, float) ** bonds
+    interposer = np.asarray(interposer_usd, float)
+    before = np.asarray(parts_usd, float) + interposer + substrate + assembly + test
+    scrap = before * (1.0 / y - 1.0)
+    return PackageCost(interposer, substrate, assembly, test, scrap, y, bonds)
+
+
+def gpu_optics_cost(
+    gbps_per_gpu: ArrayLike,
+    lanes_per_gpu: ArrayLike,
+    is_pluggable: ArrayLike,
+    is_cpo: ArrayLike,
+    *,
+    pluggable_usd_per_gbps: ArrayLike,
+    cpo_usd_per_gbps: ArrayLike,
+    cpo_engine_gbps: ArrayLike,
+    cpo_lanes_per_laser: ArrayLike,
+    cpo_laser_usd: ArrayLike,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(CPO engines USD, external lasers or pluggable modules USD, engine count) per GPU.
+
+    Electrical links cost nothing here: their SerDes are in the die and their copper is in the
+    switch baseboard (network cost). CPO engines are bonded into the package (their cost enters
+    its yield); lasers and pluggable modules are outside it.
+    """
+    gbps = np.asarray(gbps_per_gpu, float)
+    cpo = np.asarray(is_cpo, bool)
+    plug = np.asarray(is_pluggable, bool)
+    engines = np.where(cpo, np.ceil(gbps / np.asarray(cpo_engine_gbps, float)), 0.0)
+    engine_usd = np.where(cpo, gbps * cpo_usd_per_gbps, 0.0)
+    lasers = np.ceil(np.asarray(lanes_per_gpu, float) / np.asarray(cpo_lanes_per_laser, float))
+    outside = np.where(
+        cpo, lasers * cpo_laser_usd, np.where(plug, gbps * pluggable_usd_per_gbps, 0.0)
+    )
+    return engine_usd, outside, engines

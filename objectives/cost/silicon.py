@@ -1,0 +1,138 @@
+"""Wafer geometry, defect yield and known-good-die cost, as functions of numpy arrays.
+
+These are the formulas the Lite-GPU argument starts from: a smaller die wastes less wafer edge
+and survives random defects more often. Every function broadcasts over its arguments.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from objectives.errors import unknown_name
+
+YIELD_MODELS = ("poisson", "murphy", "seeds", "negative_binomial")
+
+MM2_PER_CM2 = 100.0
+
+
+def die_edges_mm(area_mm2: ArrayLike, aspect_ratio: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """(long edge, short edge) of a rectangular die; the aspect ratio may be given either way."""
+    a = np.asarray(area_mm2, dtype=float)
+    r = np.asarray(aspect_ratio, dtype=float)
+    r = np.maximum(r, 1.0 / r)
+    return np.sqrt(a * r), np.sqrt(a / r)
+
+
+def gross_dies_per_wafer(
+    area_mm2: ArrayLike,
+    aspect_ratio: ArrayLike = 1.0,
+    *,
+    wafer_diameter_mm: ArrayLike = 300.0,
+    edge_exclusion_mm: ArrayLike = 0.0,
+    scribe_mm: ArrayLike = 0.0,
+) -> np.ndarray:
+    """Expected gross dies per wafer for a w x h die on a stepping pitch (w + s) x (h + s).
+
+    The standard formula DPW = pi (d/2)^2 / A - pi d / sqrt(2 A) (Hennessy & Patterson) with the
+    usable diameter d = D - 2 x edge exclusion and A the pitch area. Its edge term is the wafer
+    circumference times half the die diagonal; for a rectangle the half diagonal is
+    sqrt(w^2 + h^2) / 2, which reduces to the standard sqrt(A/2) for a square die, so:
+
+        DPW = pi d^2 / (4 wp hp) - pi d sqrt(wp^2 + hp^2) / (2 wp hp)
+
+    The result is continuous (an expected count, as in REFERENCE_DATA s1c) so that cost is smooth
+    in die area; it is floored at a tiny positive number so dies larger than the wafer stay finite.
+    """
+    long_mm, short_mm = die_edges_mm(area_mm2, aspect_ratio)
+    s = np.asarray(scribe_mm, dtype=float)
+    wp, hp = long_mm + s, short_mm + s
+    d = np.asarray(wafer_diameter_mm, dtype=float) - 2.0 * np.asarray(edge_exclusion_mm, float)
+    pitch = wp * hp
+    dpw = np.pi * d**2 / (4.0 * pitch) - np.pi * d * np.sqrt(wp**2 + hp**2) / (2.0 * pitch)
+    return np.maximum(dpw, 1e-6)
+
+
+def reticle_fits(
+    area_mm2: ArrayLike,
+    aspect_ratio: ArrayLike,
+    reticle_width_mm: ArrayLike = 26.0,
+    reticle_height_mm: ArrayLike = 33.0,
+) -> np.ndarray:
+    """1.0 when the die, rotated its best way, fits in one scanner field, else 0.0."""
+    long_mm, short_mm = die_edges_mm(area_mm2, aspect_ratio)
+    w = np.asarray(reticle_width_mm, dtype=float)
+    h = np.asarray(reticle_height_mm, dtype=float)
+    field_long, field_short = np.maximum(w, h), np.minimum(w, h)
+    # A hair of tolerance so a die of exactly the field size (858 mm2 at 33/26) fits.
+    tol = 1e-9
+    return ((long_mm <= field_long + tol) & (short_mm <= field_short + tol)).astype(float)
+
+
+def yield_poisson(ad: ArrayLike) -> np.ndarray:
+    """Y = exp(-A D): defects independent and uniform."""
+    return np.exp(-np.asarray(ad, dtype=float))
+
+
+def yield_murphy(ad: ArrayLike) -> np.ndarray:
+    """Y = ((1 - exp(-A D)) / (A D))^2, with its limit 1 at A D = 0."""
+    x = np.asarray(ad, dtype=float)
+    safe = np.where(x > 1e-12, x, 1.0)
+    y = (-np.expm1(-safe) / safe) ** 2
+    return np.where(x > 1e-12, y, 1.0 - x)  # first-order series near zero
+
+
+def yield_seeds(ad: ArrayLike) -> np.ndarray:
+    """Y = 1 / (1 + A D) (Seeds; the negative binomial at alpha = 1)."""
+    return 1.0 / (1.0 + np.asarray(ad, dtype=float))
+
+
+def yield_negative_binomial(ad: ArrayLike, alpha: ArrayLike) -> np.ndarray:
+    """Y = (1 + A D / alpha)^-alpha (Stapper): defects cluster; alpha -> inf gives Poisson."""
+    x = np.asarray(ad, dtype=float)
+    a = np.asarray(alpha, dtype=float)
+    # log1p keeps the large-alpha limit exact instead of rounding (1 + tiny) to 1.
+    return np.exp(-a * np.log1p(x / a))
+
+
+def check_yield_model(name: object, path: str = "technology.yield_model") -> np.ndarray:
+    """The yield model name(s) as a string array, or a ContextError naming the valid ones."""
+    names = np.asarray(name)
+    for n in np.unique(names):
+        if str(n) not in YIELD_MODELS:
+            raise unknown_name(path, str(n), YIELD_MODELS, what="yield model")
+    return names
+
+
+def die_yield(
+    area_mm2: ArrayLike,
+    defect_density_per_cm2: ArrayLike,
+    model: object = "negative_binomial",
+    alpha: ArrayLike = 10.0,
+    critical_area_fraction: ArrayLike = 1.0,
+) -> np.ndarray:
+    """Defect-limited yield of a die by the named model (a string or an array of strings)."""
+    names = check_yield_model(model)
+    ad = (
+        np.asarray(area_mm2, dtype=float)
+        / MM2_PER_CM2
+        * np.asarray(defect_density_per_cm2, dtype=float)
+        * np.asarray(critical_area_fraction, dtype=float)
+    )
+    return np.select(
+        [names == "poisson", names == "murphy", names == "seeds"],
+        [yield_poisson(ad), yield_murphy(ad), yield_seeds(ad)],
+        default=yield_negative_binomial(ad, alpha),
+    )
+
+
+def known_good_die_cost(
+    wafer_cost_usd: ArrayLike,
+    wafer_sort_cost_usd: ArrayLike,
+    dies_per_wafer: ArrayLike,
+    yield_: ArrayLike,
+) -> np.ndarray:
+    """(wafer + probe of every die on it) / good dies: each good die carries the bad ones."""
+    good = np.asarray(dies_per_wafer, dtype=float) * np.asarray(yield_, dtype=float)
+    total = np.asarray(wafer_cost_usd, dtype=float) + np.asarray(wafer_sort_cost_usd, float)
+    return total / np.maximum(good, 1e-12)
