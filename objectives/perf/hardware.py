@@ -1,0 +1,139 @@
+"""Per-GPU hardware figures: compute, HBM, scale-up network, shoreline, DVFS and package power.
+
+Everything here depends only on the design parameters and the technology preset (not on the
+workload), so it is computed once per design, before the parallelism search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from objectives._evaluator import tech, value
+from objectives.errors import ContextError
+
+LINK_TYPES = ("electrical", "pluggable", "cpo")
+COOLING = ("air", "liquid")
+_BISECT_STEPS = 40  # bisection halvings for the throttled clock: 2^-40 of the range
+
+
+def _choose(design: Mapping[str, Any], name: str, choices: tuple[str, ...]) -> np.ndarray:
+    """A string design value as an array, checked against its choices."""
+    raw = np.asarray(design.get(name, choices[0]))
+    bad = ~np.isin(raw, choices)
+    if bad.any():
+        from objectives.errors import unknown_name
+
+        raise unknown_name(name, raw[bad].flat[0], choices, what=name.replace("_", " "))
+    return raw
+
+
+def _pick(kind: np.ndarray, table: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Per-design value of a constant keyed by a string choice (vectorized select)."""
+    names = list(table)
+    return np.select([kind == n for n in names], [table[n] for n in names[:-1]] + [table[names[-1]]])
+
+
+def voltage_v(d: Mapping[str, Any], clock_ghz: np.ndarray) -> np.ndarray:
+    """Supply voltage on a linear V-f curve through the reference point, floored at Vmin."""
+    v = tech(d, "vdd_ref_v") + tech(d, "vdd_slope_v_per_ghz") * (clock_ghz - tech(d, "vdd_ref_clock_ghz"))
+    return np.maximum(v, tech(d, "vdd_min_v"))
+
+
+def compute_w_per_mm2(d: Mapping[str, Any], clock_ghz: np.ndarray, activity: Any = 1.0) -> Any:
+    """Dynamic (C V^2 f, scaled by activity) plus leakage (~V) power per mm^2 of logic."""
+    v_rel = voltage_v(d, clock_ghz) / tech(d, "vdd_ref_v")
+    f_rel = clock_ghz / tech(d, "vdd_ref_clock_ghz")
+    dyn = tech(d, "compute_dynamic_w_per_mm2") * v_rel**2 * f_rel * activity
+    return dyn + tech(d, "compute_static_w_per_mm2") * v_rel
+
+
+def throttled_clock_ghz(d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """Highest clock <= the requested one whose full-load power density meets the cooling limit.
+
+    Power density rises monotonically with clock, so a fixed number of vectorized bisection steps
+    finds it (DVFS: the GPU lowers V and f until the cooler keeps up).
+    """
+    ok = compute_w_per_mm2(d, clock) <= limit
+    lo = np.zeros_like(clock)
+    hi = clock.copy()
+    for _ in range(_BISECT_STEPS):
+        mid = 0.5 * (lo + hi)
+        fits = compute_w_per_mm2(d, mid) <= limit
+        lo = np.where(fits, mid, lo)
+        hi = np.where(fits, hi, mid)
+    return np.where(ok, clock, lo)
+
+
+def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
+    """Per-GPU peak figures and physical feasibility of one package."""
+    area = value(d, "die_area_mm2")
+    aspect = value(d, "die_aspect_ratio")
+    dies = value(d, "dies_per_gpu")
+    stacks = value(d, "hbm_stacks_per_die")
+    clock = value(d, "clock_ghz")
+    link_type = _choose(d, "link_type", LINK_TYPES)
+    cooling = _choose(d, "cooling", COOLING)
+    if np.any(area <= 0) or np.any(aspect < 1) or np.any(dies < 1) or np.any(clock <= 0):
+        raise ContextError("die_area_mm2", "die area, clock must be > 0; aspect ratio, dies >= 1")
+
+    limit = _pick(
+        cooling,
+        {"air": tech(d, "cooling_air_w_per_mm2"), "liquid": tech(d, "cooling_liquid_w_per_mm2")},
+    )
+    clock_eff = throttled_clock_ghz(d, np.broadcast_to(clock, np.broadcast(clock, limit).shape).astype(float), limit)
+
+    # Tensor throughput scales with compute area and clock; the density is calibrated on H100.
+    tflops_bf16 = area * dies * tech(d, "tensor_tflops_per_mm2_ghz_bf16") * clock_eff
+    tflops = tflops_bf16 * (tech(d, "fp8_flops_multiplier") if precision == "fp8" else 1.0)
+
+    hbm_tbps = stacks * value(d, "hbm_tbps_per_stack") * dies
+    hbm_gb = stacks * value(d, "hbm_gb_per_stack") * dies
+    net_gbps = value(d, "links_per_gpu") * value(d, "optics_per_link") * value(d, "lane_gbps")
+
+    # Shoreline: HBM PHYs and link I/O sit on the die edge; both directions of every link need
+    # edge, split over the dies of the package.
+    perimeter = 2 * (np.sqrt(area * aspect) + np.sqrt(area / aspect))
+    edge_density = _pick(
+        link_type,
+        {
+            "electrical": tech(d, "serdes_gbps_per_mm_edge"),
+            "pluggable": tech(d, "serdes_gbps_per_mm_edge"),
+            "cpo": tech(d, "cpo_gbps_per_mm_edge"),
+        },
+    )
+    hbm_edge = stacks * tech(d, "hbm_beachfront_mm_per_stack")
+    io_edge = 2 * net_gbps / dies / edge_density
+    shoreline = (hbm_edge + io_edge) / perimeter
+
+    link_pj = _pick(
+        link_type,
+        {
+            "electrical": tech(d, "electrical_link_pj_per_bit"),
+            "pluggable": tech(d, "pluggable_link_pj_per_bit"),
+            "cpo": tech(d, "cpo_link_pj_per_bit"),
+        },
+    )
+    # Links draw power whenever they are up (SerDes and lasers run idle patterns), both ways.
+    link_w = 2 * net_gbps * 1e9 * link_pj * 1e-12
+    hbm_peak_w = hbm_tbps * 1e12 * 8 * tech(d, "hbm_pj_per_bit") * 1e-12
+    logic_area = area * dies
+    compute_peak_w = compute_w_per_mm2(d, clock_eff) * logic_area
+    package_w = (compute_peak_w + hbm_peak_w + link_w) / tech(d, "vrm_efficiency")
+
+    return {
+        "clock_eff_ghz": clock_eff,
+        "tflops_per_gpu": tflops,
+        "hbm_tbps_per_gpu": hbm_tbps,
+        "hbm_gb_per_gpu": hbm_gb,
+        "net_gbps_per_gpu": net_gbps,
+        "shoreline_used_fraction": shoreline,
+        "die_perimeter_mm": perimeter,
+        "power_density_w_per_mm2": compute_w_per_mm2(d, clock_eff),
+        "package_power_w": package_w,
+        "link_w": link_w,
+        "logic_area_mm2": logic_area,
+        "is_electrical": (link_type == "electrical").astype(float),
+    }

@@ -1,0 +1,43 @@
+"""Power of one GPU at its workload, and of the cluster.
+
+A GPU's power is leakage plus dynamic power at the achieved activity on the DVFS curve, HBM
+energy per bit actually moved, and link power (links are always up), behind a voltage regulator.
+Cluster IT power adds each GPU's share of host and network; facility power multiplies by PUE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from objectives._evaluator import tech
+from objectives.perf.hardware import compute_w_per_mm2
+
+
+def gpu_power_w(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    compute_utilization: np.ndarray,
+    hbm_bytes_per_s: np.ndarray,
+) -> np.ndarray:
+    """Package power at a given tensor utilization and HBM traffic."""
+    # A serving GPU keeps its clocks, schedulers and caches busy even when the tensor cores wait
+    # on memory, so activity has a floor above zero.
+    floor = tech(d, "compute_busy_activity_floor")
+    activity = floor + (1 - floor) * np.clip(compute_utilization, 0.0, 1.0)
+    logic_w = compute_w_per_mm2(d, hw["clock_eff_ghz"], activity) * hw["logic_area_mm2"]
+    hbm_w = hbm_bytes_per_s * 8 * tech(d, "hbm_pj_per_bit") * 1e-12
+    return (logic_w + hbm_w + hw["link_w"]) / tech(d, "vrm_efficiency")
+
+
+def idle_gpu_power_w(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.ndarray:
+    """A powered GPU with no work: leakage and links only."""
+    logic_w = compute_w_per_mm2(d, hw["clock_eff_ghz"], 0.0) * hw["logic_area_mm2"]
+    return (logic_w + hw["link_w"]) / tech(d, "vrm_efficiency")
+
+
+def overhead_w_per_gpu(d: Mapping[str, Any]) -> np.ndarray:
+    """Host (CPU, DRAM, NICs, fans) and scale-out network share of one GPU."""
+    return tech(d, "host_power_w_per_gpu") + tech(d, "network_power_w_per_gpu")

@@ -1,0 +1,80 @@
+"""Workload fields (validated) and the parallelism / batch candidates to search over."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from objectives._evaluator import tech
+from objectives.errors import ContextError, unknown_name
+from objectives.perf.model import Arch
+from objectives.perf.serving import Serving
+
+PRECISION_BYTES = {"bf16": 2.0, "fp8": 1.0}
+PHASES = ("serve", "prefill", "decode", "train")
+
+
+def _positive(wl: Mapping[str, Any], key: str) -> float:
+    try:
+        v = float(wl[key])
+    except (KeyError, TypeError, ValueError):
+        raise ContextError(f"workload.{key}", f"expected a positive number, got {wl.get(key)!r}") from None
+    if not v > 0:
+        raise ContextError(f"workload.{key}", f"must be > 0, got {v}")
+    return v
+
+
+def _optional_slo(wl: Mapping[str, Any], key: str) -> float | None:
+    v = wl.get(key)
+    return None if v is None else _positive(wl, key)
+
+
+def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[float | None, float | None], str]:
+    precision = str(wl.get("precision"))
+    if precision not in PRECISION_BYTES:
+        raise unknown_name("workload.precision", precision, PRECISION_BYTES, what="precision")
+    phase = str(wl.get("phase"))
+    if phase not in PHASES:
+        raise unknown_name("workload.phase", phase, PHASES, what="phase")
+    s = Serving(
+        bytes_per_elem=PRECISION_BYTES[precision],
+        input_tokens=_positive(wl, "input_tokens"),
+        output_tokens=_positive(wl, "output_tokens"),
+        phase=phase,
+    )
+    return s, (_optional_slo(wl, "ttft_slo_s"), _optional_slo(wl, "tpot_slo_s")), precision
+
+
+def _degrees(wl: Mapping[str, Any], key: str, choices: np.ndarray) -> np.ndarray:
+    """``auto`` searches the preset's choices; an integer pins the degree."""
+    v = wl.get(key, "auto")
+    if v is None or v == "auto":
+        return choices
+    try:
+        pinned = float(v)
+    except (TypeError, ValueError):
+        raise ContextError(f"workload.{key}", f"expected 'auto' or a positive integer, got {v!r}") from None
+    if pinned < 1 or pinned != int(pinned):
+        raise ContextError(f"workload.{key}", f"expected 'auto' or a positive integer, got {v!r}")
+    return np.array([pinned])
+
+
+def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str, np.ndarray]:
+    """The (tp, pp, batch) grid, flattened to one small candidate axis."""
+    tp = _degrees(wl, "tp", np.asarray(tech(d, "tp_choices"), dtype=float).reshape(-1))
+    tp = tp[tp <= a.heads]  # a head is the smallest unit of attention work to split
+    if tp.size == 0:
+        raise ContextError("workload.tp", f"must not exceed the model's {a.heads} heads")
+    pp = _degrees(wl, "pp", np.asarray(tech(d, "pp_choices"), dtype=float).reshape(-1))
+    pp = pp[pp <= a.layers]
+    if pp.size == 0:
+        raise ContextError("workload.pp", f"must not exceed the model's {a.layers} layers")
+    b = wl.get("batch", "auto")
+    if b == "auto":
+        batch = np.asarray(tech(d, "batch_choices"), dtype=float).reshape(-1)
+    else:
+        batch = np.array([_positive(wl, "batch")])
+    grid = np.meshgrid(tp, pp, batch, indexing="ij")
+    return {k: g.reshape(-1) for k, g in zip(("tp", "pp", "batch"), grid, strict=True)}
