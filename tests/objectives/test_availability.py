@@ -193,3 +193,13 @@ def test_checkpoint_time_comes_from_model_size() -> None:
     assert float(out["checkpoint_interval_h"]) == pytest.approx(
         math.sqrt(2 * delta * mtti), rel=0.01
     )
+
+
+def test_engine_conformance() -> None:
+    from dse.testing import check_evaluator
+
+    check_evaluator(
+        evaluate_availability,
+        lite(cluster_size=2048),
+        batch={"die_area_mm2": [100.0, 203.5, 814.0], "spare_fraction": [0.0, 0.01, 0.05]},
+    )
