@@ -101,9 +101,11 @@ def simulate_capacity(
     x_run, x_t = dep_run[exits], dep_key[exits] - dep_run[exits] * band
     w_code = w_run * (run.size + 1) + _rank_within(w_run)
     x_code = x_run * (run.size + 1) + _rank_within(x_run)
-    pos = np.minimum(np.searchsorted(x_code, w_code), max(x_code.size - 1, 0))
-    matched = (x_code.size > 0) & (x_code[pos] == w_code) if x_code.size else np.zeros(0, bool)
-    w_end = np.where(matched, x_t[pos] if x_t.size else 0.0, np.inf)
+    if x_code.size:
+        pos = np.minimum(np.searchsorted(x_code, w_code), x_code.size - 1)
+        w_end = np.where(x_code[pos] == w_code, x_t[pos], np.inf)  # unmatched: still waiting
+    else:
+        w_end = np.full(w_code.size, np.inf)
 
     # Software faults on [0, horizon): restart outages.
     n_sw = rng.poisson(active * sw_rate_h * horizon, size=runs)
