@@ -54,9 +54,17 @@ METRICS: dict[str, tuple[str, str]] = {
 }
 
 _NUMERIC = (
-    "die_area_mm2", "die_aspect_ratio", "dies_per_gpu", "hbm_stacks_per_die",
-    "hbm_tbps_per_stack", "hbm_gb_per_stack", "links_per_gpu", "optics_per_link", "lane_gbps",
-    "clock_ghz", "cluster_size",
+    "die_area_mm2",
+    "die_aspect_ratio",
+    "dies_per_gpu",
+    "hbm_stacks_per_die",
+    "hbm_tbps_per_stack",
+    "hbm_gb_per_stack",
+    "links_per_gpu",
+    "optics_per_link",
+    "lane_gbps",
+    "clock_ghz",
+    "cluster_size",
 )
 _STRINGS = ("link_type", "cooling")
 _CHUNK_ELEMS = 1 << 20  # (designs x candidates) per block: bounds memory, keeps numpy fast
@@ -129,8 +137,12 @@ def _select(
     fit_any = pick(fits.astype(float))
     out = {k: pick(v) for k, v in r.items()}
     out.update(
-        tp=pick(tp), pp=pick(pp), batch=pick(batch), replicas=pick(replicas) * fit_any,
-        model_fits=fit_any, slo_met=pick((slo_excess == 0).astype(float)) * fit_any,
+        tp=pick(tp),
+        pp=pick(pp),
+        batch=pick(batch),
+        replicas=pick(replicas) * fit_any,
+        model_fits=fit_any,
+        slo_met=pick((slo_excess == 0).astype(float)) * fit_any,
         memory_used_fraction=pick(mem_ratio),
     )
     return out

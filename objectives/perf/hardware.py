@@ -33,12 +33,13 @@ def _choose(design: Mapping[str, Any], name: str, choices: tuple[str, ...]) -> n
 def _pick(kind: np.ndarray, table: Mapping[str, np.ndarray]) -> np.ndarray:
     """Per-design value of a constant keyed by a string choice (vectorized select)."""
     names = list(table)
-    return np.select([kind == n for n in names], [table[n] for n in names[:-1]] + [table[names[-1]]])
+    return np.select([kind == n for n in names], [table[n] for n in names])
 
 
 def voltage_v(d: Mapping[str, Any], clock_ghz: np.ndarray) -> np.ndarray:
     """Supply voltage on a linear V-f curve through the reference point, floored at Vmin."""
-    v = tech(d, "vdd_ref_v") + tech(d, "vdd_slope_v_per_ghz") * (clock_ghz - tech(d, "vdd_ref_clock_ghz"))
+    slope = tech(d, "vdd_slope_v_per_ghz")
+    v = tech(d, "vdd_ref_v") + slope * (clock_ghz - tech(d, "vdd_ref_clock_ghz"))
     return np.maximum(v, tech(d, "vdd_min_v"))
 
 
@@ -83,7 +84,8 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
         cooling,
         {"air": tech(d, "cooling_air_w_per_mm2"), "liquid": tech(d, "cooling_liquid_w_per_mm2")},
     )
-    clock_eff = throttled_clock_ghz(d, np.broadcast_to(clock, np.broadcast(clock, limit).shape).astype(float), limit)
+    clock_full = np.broadcast_to(clock, np.broadcast(clock, limit).shape).astype(float)
+    clock_eff = throttled_clock_ghz(d, clock_full, limit)
 
     # Tensor throughput scales with compute area and clock; the density is calibrated on H100.
     tflops_bf16 = area * dies * tech(d, "tensor_tflops_per_mm2_ghz_bf16") * clock_eff

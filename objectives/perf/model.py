@@ -94,7 +94,8 @@ def arch_of(model: Mapping[str, Any]) -> Arch:
             experts_per_token=int(model.get("experts_per_token", 1)),
         )
     except (TypeError, ValueError) as exc:
-        raise ContextError("workload.model", f"architecture fields must be integers ({exc})") from None
+        msg = f"architecture fields must be integers ({exc})"
+        raise ContextError("workload.model", msg) from None
     if min(arch.layers, arch.hidden, arch.heads, arch.kv_heads, arch.ffn, arch.vocab) <= 0:
         raise ContextError("workload.model", "architecture sizes must be positive")
     if arch.heads % arch.kv_heads:

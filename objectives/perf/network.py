@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+Arr = np.ndarray
 
-def allreduce_s(nbytes: np.ndarray, p: np.ndarray, bw: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+
+def allreduce_s(nbytes: Arr, p: Arr, bw: Arr, alpha: Arr) -> Arr:
     """All-reduce of ``nbytes`` over ``p`` GPUs: min(ring, double binary tree); 0 when p = 1.
 
     Ring: reduce-scatter + all-gather, 2(p-1) steps of n/p bytes.
@@ -22,7 +24,7 @@ def allreduce_s(nbytes: np.ndarray, p: np.ndarray, bw: np.ndarray, alpha: np.nda
     return np.where(p > 1, np.minimum(ring, tree), 0.0)
 
 
-def allgather_s(nbytes: np.ndarray, p: np.ndarray, bw: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+def allgather_s(nbytes: Arr, p: Arr, bw: Arr, alpha: Arr) -> Arr:
     """All-gather of a total of ``nbytes`` (each GPU holds n/p): min(ring, tree)."""
     p = np.maximum(p, 1.0)
     ring = (p - 1) / p * nbytes / bw + (p - 1) * alpha
@@ -30,6 +32,6 @@ def allgather_s(nbytes: np.ndarray, p: np.ndarray, bw: np.ndarray, alpha: np.nda
     return np.where(p > 1, np.minimum(ring, tree), 0.0)
 
 
-def p2p_s(nbytes: np.ndarray, bw: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+def p2p_s(nbytes: Arr, bw: Arr, alpha: Arr) -> Arr:
     """One point-to-point send (pipeline stage boundary)."""
     return nbytes / bw + alpha

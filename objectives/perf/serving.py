@@ -76,8 +76,12 @@ def stage_step(
     gemm_flops = 2 * tokens * a.layer_active_params / tp
     gemm_bytes = w_elems * e / tp + act_elems * e
     t_gemm = _roofline(
-        gemm_flops, gemm_bytes, peak_f, peak_bw,
-        tech(d, "gemm_compute_efficiency"), tech(d, "gemm_memory_efficiency"),
+        gemm_flops,
+        gemm_bytes,
+        peak_f,
+        peak_bw,
+        tech(d, "gemm_compute_efficiency"),
+        tech(d, "gemm_memory_efficiency"),
     )
 
     # Attention: heads split over TP; KV heads are replicated once tp exceeds them.
@@ -88,20 +92,29 @@ def stage_step(
     qkvo = tokens * (2 * heads_gpu + 2 * kv_heads_gpu) * a.head_dim * e
     attn_bytes = kv_read + qkvo
     t_attn = _roofline(
-        attn_flops, attn_bytes, peak_f, peak_bw,
-        tech(d, "attention_compute_efficiency"), tech(d, "attention_memory_efficiency"),
+        attn_flops,
+        attn_bytes,
+        peak_f,
+        peak_bw,
+        tech(d, "attention_compute_efficiency"),
+        tech(d, "attention_memory_efficiency"),
     )
 
     # Two all-reduces per layer (after attention and after the MLP), not overlapped.
-    comm = 2 * (allreduce_s(tokens * a.hidden * e, tp, net_bw, alpha) + np.where(tp > 1, launch, 0))
+    allreduce = allreduce_s(tokens * a.hidden * e, tp, net_bw, alpha)
+    comm = 2 * (allreduce + np.where(tp > 1, launch, 0.0))
 
     t_layer = t_gemm + t_attn + comm + tech(d, "layer_overhead_s")
     # LM head on the last stage: logits of the last position of each sequence only.
     head_flops = 2 * b * a.hidden * a.vocab / tp
     head_bytes = a.embedding_params * e / tp
     t_head = _roofline(
-        head_flops, head_bytes, peak_f, peak_bw,
-        tech(d, "gemm_compute_efficiency"), tech(d, "gemm_memory_efficiency"),
+        head_flops,
+        head_bytes,
+        peak_f,
+        peak_bw,
+        tech(d, "gemm_compute_efficiency"),
+        tech(d, "gemm_memory_efficiency"),
     )
     return Step(
         time_s=layers_stage * t_layer + t_head,
@@ -119,7 +132,8 @@ def memory_need_bytes(
     emb_copies = np.where(pp > 1, 1.0, 2.0)  # embedding on the first stage, LM head on the last
     weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
     kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
-    kv = batch * (s.input_tokens + s.output_tokens) * layers_stage * 2 * kv_heads_gpu * a.head_dim * e
+    seq_len = s.input_tokens + s.output_tokens
+    kv = batch * seq_len * layers_stage * 2 * kv_heads_gpu * a.head_dim * e
     act = micro * s.input_tokens * (a.hidden + 2 * a.experts_per_token * a.ffn / tp) * e
     return {"weights": weights, "kv": kv, "act": act, "total": weights + kv + act}
 

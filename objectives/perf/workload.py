@@ -20,7 +20,8 @@ def _positive(wl: Mapping[str, Any], key: str) -> float:
     try:
         v = float(wl[key])
     except (KeyError, TypeError, ValueError):
-        raise ContextError(f"workload.{key}", f"expected a positive number, got {wl.get(key)!r}") from None
+        msg = f"expected a positive number, got {wl.get(key)!r}"
+        raise ContextError(f"workload.{key}", msg) from None
     if not v > 0:
         raise ContextError(f"workload.{key}", f"must be > 0, got {v}")
     return v
@@ -55,7 +56,7 @@ def _degrees(wl: Mapping[str, Any], key: str, choices: np.ndarray) -> np.ndarray
     try:
         pinned = float(v)
     except (TypeError, ValueError):
-        raise ContextError(f"workload.{key}", f"expected 'auto' or a positive integer, got {v!r}") from None
+        pinned = 0.0
     if pinned < 1 or pinned != int(pinned):
         raise ContextError(f"workload.{key}", f"expected 'auto' or a positive integer, got {v!r}")
     return np.array([pinned])

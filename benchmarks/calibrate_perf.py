@@ -1,0 +1,89 @@
+"""Fit the perf model's efficiency factors to the TensorRT-LLM 0.5.0 case (REFERENCE_DATA s5).
+
+LLaMA-70B (Llama 2) FP8 on 4x H100 SXM, TP4, static batch 64; four input/output lengths. The
+fixed priors (attention compute efficiency, per-layer overhead) stay at their preset values;
+the three free factors are fitted by coordinate search minimizing the worst relative error:
+
+- gemm_compute_efficiency: the prefill share (2048-token prompts);
+- gemm_memory_efficiency: the context-independent decode step (128/128);
+- attention_memory_efficiency: the growth of the decode step with context (x/2048 cases).
+
+Run: ``python benchmarks/calibrate_perf.py`` and copy the printed values into
+objectives/presets/technology/performance.yaml.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from objectives.perf import evaluate_perf
+from objectives.presets import resolve_context
+
+# (input tokens, output tokens) -> published output tokens/s (TensorRT-LLM 0.5.0 performance.md)
+CASES: dict[tuple[int, int], float] = {
+    (128, 128): 3317.0,
+    (128, 2048): 2616.0,
+    (2048, 128): 843.0,
+    (2048, 2048): 1583.0,
+}
+FREE = ("gemm_compute_efficiency", "gemm_memory_efficiency", "attention_memory_efficiency")
+
+
+def predict(overrides: dict[str, float] | None = None) -> dict[tuple[int, int], float]:
+    """Predicted output tokens/s of the four cases."""
+    out = {}
+    for (n_in, n_out), _ in CASES.items():
+        d = resolve_context(
+            {
+                "gpu": "h100-sxm",
+                "cluster_size": 4,
+                "workload": {
+                    "model": "llama2-70b",
+                    "precision": "fp8",
+                    "tp": 4,
+                    "pp": 1,
+                    "batch": 64,
+                    "input_tokens": n_in,
+                    "output_tokens": n_out,
+                },
+            }
+        )
+        d["technology"].update(overrides or {})
+        out[(n_in, n_out)] = float(evaluate_perf(d)["tokens_per_s"])
+    return out
+
+
+def worst_error(overrides: dict[str, float]) -> float:
+    pred = predict(overrides)
+    return max(abs(pred[c] / ref - 1) for c, ref in CASES.items())
+
+
+def log_error(overrides: dict[str, float]) -> float:
+    pred = predict(overrides)
+    return float(sum(np.log(pred[c] / ref) ** 2 for c, ref in CASES.items()))
+
+
+def fit(rounds: int = 12) -> dict[str, float]:
+    """Coordinate search on the squared log errors, with a shrinking multiplicative step."""
+    tech = resolve_context({"gpu": "h100-sxm"})["technology"]
+    x = {k: float(tech[k]) for k in FREE}
+    span = 0.5
+    for _ in range(rounds):
+        for k in FREE:
+            grid = x[k] * np.exp(np.linspace(-span, span, 21))
+            errs = [log_error({**x, k: float(g)}) for g in grid]
+            x[k] = float(grid[int(np.argmin(errs))])
+        span *= 0.7
+    return x
+
+
+if __name__ == "__main__":
+    print("before:", {c: round(v) for c, v in predict().items()})
+    best = fit()
+    print("fitted:", {k: round(v, 3) for k, v in best.items()})
+    pred = predict(best)
+    for c, ref in CASES.items():
+        print(
+            f"  {c[0]:>5}/{c[1]:<5} published {ref:7.0f}  model {pred[c]:7.0f}  "
+            f"error {pred[c] / ref - 1:+.1%}"
+        )
