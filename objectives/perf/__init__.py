@@ -19,6 +19,7 @@ from objectives.perf.hardware import hardware
 from objectives.perf.model import Arch, arch_of
 from objectives.perf.power import gpu_power_w, idle_gpu_power_w, overhead_w_per_gpu
 from objectives.perf.serving import Serving, serve
+from objectives.perf.training import train
 from objectives.perf.workload import candidates, serving_of
 
 __all__ = ["METRICS", "Arch", "arch_of", "evaluate_perf"]
@@ -30,9 +31,14 @@ METRICS: dict[str, tuple[str, str]] = {
     "net_gbps_per_gpu": ("Gb/s", "scale-up bandwidth of one GPU, per direction"),
     "clock_eff_ghz": ("GHz", "tensor clock after cooling-limited DVFS throttling"),
     "power_density_w_per_mm2": ("W/mm2", "full-load logic power density at the effective clock"),
-    "tokens_per_s": ("tokens/s", "output tokens per second of the whole cluster"),
-    "ttft_s": ("s", "time to first token (prefill of the batch)"),
-    "tpot_s": ("s", "mean time per output token (one decode step of the batch)"),
+    "tokens_per_s": (
+        "tokens/s",
+        "output tokens/s of the cluster (prefill: input, train: trained)",
+    ),
+    "ttft_s": ("s", "time to first token (prefill of the batch); 0 when training"),
+    "tpot_s": ("s", "mean time per output token (one decode step of the batch); 0 when training"),
+    "step_s": ("s", "serve: one static-batch cycle (prefill + decode); train: one optimizer step"),
+    "mfu": ("1", "model FLOPs / (peak FLOPs x time) of the busy GPUs (training MFU)"),
     "gpu_power_w": ("W", "power of one serving GPU package at this workload"),
     "package_power_w": ("W", "peak (TDP-like) package power: full compute, HBM and links"),
     "cluster_power_w": ("W", "IT power of the serving GPUs incl. host and network share"),
@@ -107,10 +113,16 @@ def _select(
     scaleout = tech(d, "scaleout_gbps_per_gpu") * 1e9 / 8 * tech(d, "network_efficiency")
     elec = h["is_electrical"] > 0
     h["p2p_bytes_per_s"] = np.where(elec & (tp * pp > domain), scaleout, h["net_bytes_per_s"])
+    h["dp_bytes_per_s"] = np.where(
+        elec & (cluster[:, None] > domain), scaleout, h["net_bytes_per_s"]
+    )
     h["net_bytes_per_s"] = np.where(elec & (tp > domain), scaleout, h["net_bytes_per_s"])
-    r = serve(d, h, a, s, tp, pp, batch)
     group = tp * pp
     replicas = np.floor(cluster[:, None] / group)
+    if s.phase == "train":
+        r = train(d, h, a, s, tp, pp, batch, replicas)
+    else:
+        r = serve(d, h, a, s, tp, pp, batch)
     usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
     mem_ratio = r["mem_need_bytes"] / usable
     fits = (mem_ratio <= 1) & (replicas >= 1)
@@ -183,8 +195,10 @@ def evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "clock_eff_ghz": hw["clock_eff_ghz"],
         "power_density_w_per_mm2": hw["power_density_w_per_mm2"],
         "tokens_per_s": tokens,
-        "ttft_s": sel["ttft_s"],
+        "ttft_s": sel["ttft_s"] if s.phase != "train" else np.zeros_like(sel["ttft_s"]),
         "tpot_s": sel["tpot_s"],
+        "step_s": sel["step_s"],
+        "mfu": sel["compute_utilization"],
         "gpu_power_w": p_gpu,
         "package_power_w": hw["package_power_w"],
         "cluster_power_w": cluster_w,

@@ -182,6 +182,7 @@ def serve(
         "replica_tokens_per_s": tokens / cycle,
         "ttft_s": t_prefill,
         "tpot_s": t_round,
+        "step_s": cycle,
         "compute_utilization": flops / (cycle * hw["tflops_per_gpu"] * 1e12),
         "hbm_bytes_per_s": nbytes / cycle,
         "mem_need_bytes": mem["total"],

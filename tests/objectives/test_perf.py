@@ -318,3 +318,26 @@ def test_bad_link_type_raises_context_error():
     with pytest.raises(ContextError) as e:
         perf(link_type="carrier-pigeon")
     assert e.value.path == "link_type"
+
+
+# --- training ------------------------------------------------------------------------------
+
+
+def _train(**wl) -> dict[str, float]:
+    base = {"model": "llama3-8b", "phase": "train", "precision": "bf16", "input_tokens": 4096,
+            "tp": 8, "pp": 4}  # fmt: skip
+    return perf(cluster_size=64, workload={**base, **wl})
+
+
+def test_training_step_reports_mfu_and_trained_tokens():
+    r = _train(batch=16)
+    assert 0 < r["mfu"] < 0.465  # below the GEMM efficiency: bubble and communication
+    assert r["model_fits"] == 1 and r["replicas"] == 2
+    assert r["ttft_s"] == 0 and r["tpot_s"] == 0
+    assert r["tokens_per_s"] == pytest.approx(2 * 16 * 4096 / r["step_s"])
+
+
+def test_training_pipeline_bubble_shrinks_with_more_microbatches():
+    few, many = _train(batch=4), _train(batch=64)
+    # 1F1B bubble: (m + pp - 1) / m = 7/4 vs 67/64
+    assert many["mfu"] > 1.4 * few["mfu"]
