@@ -184,7 +184,7 @@ def evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     busy = sel["replicas"] * group
     p_gpu = gpu_power_w(flat, hw, sel["compute_utilization"], sel["hbm_bytes_per_s"])
     p_idle = idle_gpu_power_w(flat, hw)
-    overhead = overhead_w_per_gpu(flat)
+    overhead = overhead_w_per_gpu(flat, hw)
     cluster_w = busy * p_gpu + (cluster - busy) * p_idle + cluster * overhead
     tokens = sel["replicas"] * sel["replica_tokens_per_s"]
     out = {

@@ -38,6 +38,7 @@ def idle_gpu_power_w(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.n
     return (logic_w + hw["link_w"]) / tech(d, "vrm_efficiency")
 
 
-def overhead_w_per_gpu(d: Mapping[str, Any]) -> np.ndarray:
-    """Host (CPU, DRAM, NICs, fans) and scale-out network share of one GPU."""
-    return tech(d, "host_power_w_per_gpu") + tech(d, "network_power_w_per_gpu")
+def overhead_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Host (CPU, DRAM, NICs, fans) and scale-out network share of one GPU, by its TDP."""
+    per_watt = tech(d, "host_power_per_gpu_watt") + tech(d, "network_power_per_gpu_watt")
+    return per_watt * hw["package_power_w"]

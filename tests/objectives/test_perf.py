@@ -259,8 +259,10 @@ def test_power_bookkeeping():
     assert r["tokens_per_joule"] == pytest.approx(r["tokens_per_s"] / r["cluster_power_w"])
     assert r["facility_power_w"] == pytest.approx(1.2 * r["cluster_power_w"])
     assert 0 < r["gpu_power_w"] < r["package_power_w"]
-    # 16 GPUs x (GPU + 62.5 W host + 12.5 W network share)
-    assert r["cluster_power_w"] == pytest.approx(16 * (r["gpu_power_w"] + 75), rel=1e-9)
+    # 16 GPUs x (GPU + host and network share: (62.5 + 12.5) W per 700 W of TDP)
+    share = (0.0893 + 0.0179) * r["package_power_w"]
+    assert share == pytest.approx(75, rel=0.01)
+    assert r["cluster_power_w"] == pytest.approx(16 * (r["gpu_power_w"] + share), rel=1e-9)
 
 
 def test_cpo_draws_less_link_power_than_pluggables():
