@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import pandas as pd
 import typer
 from rich.console import Console
@@ -26,7 +25,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(soft_wrap=True)
+# Pipes and CI logs get a wide console so tables keep whole metric names.
+out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 err = Console(stderr=True, soft_wrap=True)
 
 SpecArg = Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)]
@@ -127,7 +127,7 @@ def _print_front(front: pd.DataFrame, objectives: list[str], *, title: str) -> N
     sub = _front_subset(front, objectives)
     table = Table(title=title)
     for c in sub.columns:
-        table.add_column(c.removeprefix("params."), justify="right")
+        table.add_column(c.removeprefix("params."), justify="right", no_wrap=True)
     for row in sub.itertuples(index=False):
         table.add_row(*(_fmt(v) for v in row))
     out.print(table)
@@ -150,8 +150,9 @@ def evaluate(
         print(json.dumps({"params": params, "metrics": metrics, "units": units}, indent=2))
         return
     table = Table(title=f"{model.spec.study}: {params or 'fixed design'}")
-    for c in ("metric", "value", "unit", "meaning"):
-        table.add_column(c, justify="right" if c == "value" else "left")
+    for c in ("metric", "value", "unit"):
+        table.add_column(c, justify="right" if c == "value" else "left", no_wrap=True)
+    table.add_column("meaning")
     for k, v in metrics.items():
         info = model.metrics.get(k)
         table.add_row(k, _fmt(v), info.unit if info else "", info.description if info else "")
@@ -214,11 +215,10 @@ def schema() -> None:
     print(json.dumps(json_schema(), indent=2))
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     """Entry point: user errors print one line each and exit 2, never a traceback."""
-    command = typer.main.get_command(app)
     try:
-        command.main(args=argv, prog_name="dse", standalone_mode=False)
+        app()
     except SpecError as exc:
         for p in exc.problems:
             err.print(str(p), markup=False, highlight=False)
@@ -226,14 +226,6 @@ def main(argv: list[str] | None = None) -> None:
     except DseError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         sys.exit(2)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(2)
-    except click.exceptions.Abort:
-        err.print("aborted")
-        sys.exit(1)
     except KeyboardInterrupt:
         err.print("interrupted; re-run the same command to resume")
         sys.exit(130)

@@ -67,6 +67,10 @@ def front_frame(df: pd.DataFrame, *, objectives: list[str], maximize: list[bool]
     finite = np.all(np.isfinite(pts), axis=1)
     ok, pts = ok[finite], pts[finite]
     front = ok[nondominated_mask(pts, maximize)]
+    # A sampler may propose the same design twice; list each design once (its first trial).
+    params = [c for c in front.columns if c.startswith("params.")]
+    if params:
+        front = front.sort_values("number").drop_duplicates(subset=params, keep="first")
     return front.sort_values(objectives[0], ascending=not maximize[0]).reset_index(drop=True)
 
 

@@ -11,6 +11,7 @@ import inspect
 import os
 import socket
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -212,7 +213,9 @@ def create_or_load(model: StudyModel, storage_url: str) -> optuna.Study:
         load_if_exists=True,
     )
     if study.metric_names is None:
-        study.set_metric_names(model.objective_names)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names(model.objective_names)
     return study
 
 

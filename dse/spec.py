@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from dse.errors import Problem, SpecError, choices_text, did_you_mean
 from dse.yamlio import LineMap, Loc, load_yaml
@@ -46,6 +46,16 @@ class IntParam(_Model):
 
 
 Choice = bool | int | float | str
+
+
+def _import_path(v: str) -> str:
+    module, _, func = v.partition(":")
+    if not module or not func:
+        raise ValueError(f"expected 'module:function', got {v!r}")
+    return v
+
+
+ImportPath = Annotated[str, AfterValidator(_import_path)]
 
 
 class CategoricalParam(_Model):
@@ -84,7 +94,7 @@ class StudySpec(_Model):
         default_factory=dict, description="Context (technology, workload, gpu) and fixed values"
     )
     space: dict[str, ParamSpec] = Field(default_factory=dict)
-    evaluators: dict[str, str] = Field(
+    evaluators: dict[str, ImportPath] = Field(
         default_factory=dict, description="Extra evaluators: name -> 'module:function'"
     )
     objectives: list[ObjectiveSpec] = Field(min_length=1)
@@ -93,15 +103,6 @@ class StudySpec(_Model):
     storage: str | None = Field(
         default=None, description="Optuna storage URL; default: journal file in studies/<study>/"
     )
-
-    @field_validator("evaluators")
-    @classmethod
-    def _import_paths(cls, v: dict[str, str]) -> dict[str, str]:
-        for name, path in v.items():
-            module, _, func = path.partition(":")
-            if not module or not func:
-                raise ValueError(f"{name}: expected 'module:function', got {path!r}")
-        return v
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,8 @@ def _pydantic_problems(exc: ValidationError, raw: dict[str, Any], loaded: Any) -
             msg = f"invalid value {got!r} (expected one of: {err['ctx']['expected']})"
         elif kind == "missing":
             msg = "required field is missing"
+        elif kind == "value_error":
+            msg = msg.removeprefix("Value error, ")
         else:
             msg = f"{msg} (got {err.get('input')!r})"
         problems.append(loaded.problem(loc, msg))

@@ -50,15 +50,15 @@ def test_good_spec_loads(tmp_path: Path) -> None:
 
 # (replace this, with this) -> (line, field, fragment of the message)
 CASES = {
-    "yaml_syntax": (("space:\n", "space:\n  bad: [1, 2\n"), 6, "", "invalid YAML"),
-    "unknown_top_key": (("search:", "serch: {}\nsearch:"), 12, "serch", "did you mean 'search'"),
+    "yaml_syntax": (("space:\n", "space:\n  bad: [1, 2\n"), 7, "", "invalid YAML"),
+    "unknown_top_key": (("search:", "serch: {}\nsearch:"), 13, "serch", "did you mean 'search'"),
     "unknown_param_key": (
         ("{type: float, low: 100, high: 858}", "{type: float, low: 100, hihg: 858}"),
         6,
         "space.die_area_mm2.hihg",
         "did you mean 'high'",
     ),
-    "wrong_type": (("trials: 10", "trials: ten"), 12, "search.trials", "integer"),
+    "wrong_type": (("trials: 10", "trials: ten"), 13, "search.trials", "integer"),
     "low_ge_high": (
         ("low: 100, high: 858", "low: 900, high: 858"),
         6,
@@ -77,7 +77,7 @@ CASES = {
         "objectives.0.direction",
         "'minimize' or 'maximize'",
     ),
-    "bad_sampler": (("sampler: nsga2", "sampler: nsga4"), 12, "search.sampler", "nsga2"),
+    "bad_sampler": (("sampler: nsga2", "sampler: nsga4"), 13, "search.sampler", "nsga2"),
     "unknown_metric": (
         ("cost.usd_per_mtok", "cost.usd_per_mtk"),
         9,
@@ -86,20 +86,20 @@ CASES = {
     ),
     "unknown_metric_in_constraint": (
         ("  - perf.model_fits", "  - perf.model_fit"),
-        11,
+        12,
         "constraints.0",
         "unknown name 'perf.model_fit'",
     ),
     "constraint_call": (
         ("  - perf.model_fits", "  - __import__('os')"),
-        11,
+        12,
         "constraints.0",
         "function call is not allowed",
     ),
     "unknown_preset": (("gpu: h100-sxm", "gpu: h100-pcie"), 3, "fixed.gpu", "valid choices"),
     "unknown_fixed_key": (
         ("cluster_size: 64", "clustr_size: 64"),
-        2,
+        4,
         "fixed.clustr_size",
         "did you mean 'cluster_size'",
     ),
@@ -131,7 +131,7 @@ CASES = {
     ),
     "unknown_technology_field": (
         ("gpu: h100-sxm", "gpu: h100-sxm\n  technology: {preset: n4, defect_densty_per_cm2: 0.1}"),
-        3,
+        4,
         "fixed.technology",
         "did you mean 'defect_density_per_cm2'",
     ),
