@@ -140,11 +140,17 @@ def evaluate(
         list[str] | None,
         typer.Option("--set", help="name=value for a parameter or a dotted fixed value"),
     ] = None,
+    breakdown: Annotated[
+        bool, typer.Option("--breakdown", help="Print the cost waterfall of the design")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Evaluate the spec's fixed design and print every metric with its unit."""
     model, params = api.load_for_evaluate(spec, set_ or [])
     metrics = api.evaluate(model, params)
+    if breakdown:
+        _print_waterfalls(model, metrics)
+        return
     units = {k: model.metrics[k].unit for k in metrics if k in model.metrics}
     if as_json:
         print(json.dumps({"params": params, "metrics": metrics, "units": units}, indent=2))
@@ -157,6 +163,35 @@ def evaluate(
         info = model.metrics.get(k)
         table.add_row(k, _fmt(v), info.unit if info else "", info.description if info else "")
     out.print(table)
+
+
+def _print_waterfalls(model: Any, metrics: dict[str, float]) -> None:
+    """Each evaluator with a ``waterfall(metrics)`` attribute gets its line-by-line table."""
+    shown = False
+    for ev in model.evaluators.values():
+        fn = getattr(ev.fn, "waterfall", None)
+        if fn is None:
+            continue
+        shown = True
+        own = {k.split(".", 1)[1]: v for k, v in metrics.items() if k.startswith(ev.name + ".")}
+        section = None
+        table = Table(title=f"{ev.name} breakdown: {model.spec.study}")
+        for c in ("", "USD", "share"):
+            table.add_column(c, justify="left" if not c else "right", no_wrap=True)
+        lines = fn(own)
+        totals = {s: v for s, label, v in lines if label.startswith("=")}
+        for sec, label, v in lines:
+            if sec != section:
+                table.add_section()
+                table.add_row(f"[bold]{sec}[/bold]", "", "")
+                section = sec
+            total = totals.get(sec) or float("nan")
+            share = "" if label.startswith("=") else f"{100 * v / total:.1f}%"
+            style = "bold" if label.startswith("=") else None
+            table.add_row(f"  {label}", f"{v:,.0f}", share, style=style)
+        out.print(table)
+    if not shown:
+        raise DseError("no evaluator of this spec provides a cost breakdown")
 
 
 @app.command()

@@ -29,7 +29,9 @@ PARAMS: dict[str, Param] = {
     "lane_gbps": Param("Gb/s", "Per-direction data rate of one lane"),
     "link_type": Param("-", "Scale-up link technology: electrical | pluggable | cpo"),
     "clock_ghz": Param("GHz", "Sustained tensor-core clock"),
-    "cooling": Param("-", "Cooling of the GPU package: air | liquid (bounds W/mm2 via DVFS)", "air"),
+    "cooling": Param(
+        "-", "Cooling of the GPU package: air | liquid (bounds W/mm2 via DVFS)", "air"
+    ),
     "cluster_size": Param("GPUs", "GPUs in the cluster", 8),
     "spare_fraction": Param("1", "Hot-spare GPUs as a fraction of the serving GPUs", 0.0),
 }

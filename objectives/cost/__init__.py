@@ -43,6 +43,7 @@ from objectives.cost.silicon import (
     known_good_die_cost,
     reticle_fits,
 )
+from objectives.cost.waterfall import cost_waterfall
 from objectives.errors import ContextError
 
 __all__ = ["METRICS", "cost_breakdown", "evaluate_cost"]
@@ -319,3 +320,6 @@ def evaluate_cost(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     from objectives.perf import evaluate_perf  # the perf model prices nothing; no cycle
 
     return cost_breakdown(design, evaluate_perf(design))
+
+
+evaluate_cost.waterfall = cost_waterfall  # type: ignore[attr-defined]

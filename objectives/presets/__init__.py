@@ -117,8 +117,12 @@ def _resolve_named(
     else:
         raise ContextError(path, f"expected a {what} preset name or a mapping, got {value!r}")
     if name not in presets:
-        raise unknown_name(path if isinstance(value, str) else f"{path}.preset", name,
-                           presets, what=f"{what} preset")
+        raise unknown_name(
+            path if isinstance(value, str) else f"{path}.preset",
+            name,
+            presets,
+            what=f"{what} preset",
+        )
     resolved = copy.deepcopy(dict(presets[name]))
     for key, v in overrides.items():
         if key == "name":

@@ -71,14 +71,16 @@ def test_h100_metrics_contract_and_breakdown(h100):
     _check_identities(m)
     # n4 preset: NB alpha 10, D0 0.07 -> REFERENCE_DATA 814 mm2 yield 0.575.
     assert float(m["die_yield"]) == pytest.approx(0.575, abs=6e-4)
-    # (814 mm2 square + 0.2 mm scribe, 3 mm edge): 59.5 gross dies.
-    assert float(m["dies_per_wafer"]) == pytest.approx(59.51, abs=0.01)
-    # ($17,000 + $1,000 sort) / (59.51 x 0.5746) = $526.
-    assert float(m["die_cost_usd"]) == pytest.approx(18000 / (59.51 * 0.5746), rel=1e-3)
+    # 814 mm2 at aspect 1.21 (25.94 x 31.38 mm) + 0.2 mm scribe -> pitch 26.14 x 31.58 =
+    # 825.5 mm2; usable d = 294 mm: pi 147^2 / 825.5 = 82.24, minus the edge band
+    # pi 294 (26.14 + 31.58) / (2 sqrt 2) / 825.5 = 22.83 -> 59.40 gross dies.
+    assert float(m["dies_per_wafer"]) == pytest.approx(59.40, abs=0.01)
+    # ($17,000 + $1,000 sort) / (59.40 x 0.5746) = $527.
+    assert float(m["die_cost_usd"]) == pytest.approx(18000 / (59.40 * 0.5746), rel=1e-3)
     # An H100-class GPU costs a few thousand dollars to make (Raymond James: $3,320).
     assert 2000 < float(m["gpu_cost_usd"]) < 4500
     assert float(m["optics_cost_usd"]) == 0.0  # NVLink copper
-    assert float(m["reticle_fits"]) == 0.0  # the preset's square 814 mm2 die is 28.5 mm wide
+    assert float(m["reticle_fits"]) == 1.0  # 25.94 x 31.38 mm fits the 26 x 33 mm field
 
 
 def test_grid_all_finite_breakdown_sums_and_vectorized_equals_scalar(h100):

@@ -120,10 +120,12 @@ def test_h100_peak_figures_reproduce_datasheet():
 
 def test_h100_shoreline_by_hand():
     r = perf()
-    side = math.sqrt(814)
+    # aspect 1.21: short edge sqrt(814 / 1.21) = 25.94 mm, long edge 1.21 x that = 31.38 mm
+    short = math.sqrt(814 / 1.21)
+    perimeter = 2 * (short + 1.21 * short)
     used = 5 * 11 + 2 * 3600 / 250  # HBM beachfront + both directions of NVLink at 250 Gb/s/mm
-    assert r["die_perimeter_mm"] == pytest.approx(4 * side)
-    assert r["shoreline_used_fraction"] == pytest.approx(used / (4 * side))
+    assert r["die_perimeter_mm"] == pytest.approx(perimeter)
+    assert r["shoreline_used_fraction"] == pytest.approx(used / perimeter)
     assert r["shoreline_used_fraction"] < 1
 
 
