@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import pandas as pd
 import typer
 from rich.console import Console
@@ -143,6 +144,12 @@ def evaluate(
     breakdown: Annotated[
         bool, typer.Option("--breakdown", help="Print the cost waterfall of the design")
     ] = False,
+    simulate: Annotated[
+        bool, typer.Option("--simulate", help="Monte Carlo distributions (e.g. p99 capacity)")
+    ] = False,
+    runs: Annotated[int, typer.Option(help="Monte Carlo runs for --simulate", min=1)] = 1000,
+    years: Annotated[float, typer.Option(help="Simulated years per run", min=0.001)] = 1.0,
+    seed: Annotated[int, typer.Option(help="Monte Carlo seed")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
     """Evaluate the spec's fixed design and print every metric with its unit."""
@@ -150,6 +157,9 @@ def evaluate(
     metrics = api.evaluate(model, params)
     if breakdown:
         _print_waterfalls(model, metrics)
+        return
+    if simulate:
+        _print_simulations(model, params, runs=runs, years=years, seed=seed, as_json=as_json)
         return
     units = {k: model.metrics[k].unit for k in metrics if k in model.metrics}
     if as_json:
@@ -192,6 +202,42 @@ def _print_waterfalls(model: Any, metrics: dict[str, float]) -> None:
         out.print(table)
     if not shown:
         raise DseError("no evaluator of this spec provides a cost breakdown")
+
+
+def _print_simulations(
+    model: Any, params: dict[str, Any], *, runs: int, years: float, seed: int, as_json: bool
+) -> None:
+    """Each evaluator with a ``simulate(design, years=, runs=, seed=)`` attribute: summaries."""
+    design = model.design(params)
+    summary: dict[str, dict[str, float]] = {}
+    for ev in model.evaluators.values():
+        fn = getattr(ev.fn, "simulate", None)
+        if fn is None:
+            continue
+        for key, samples in fn(design, years=years, runs=runs, seed=seed).items():
+            a = np.asarray(samples, dtype=float)
+            summary[f"{ev.name}.{key}"] = {
+                "mean": float(a.mean()),
+                "std": float(a.std()),
+                "p1": float(np.percentile(a, 1)),
+                "p50": float(np.percentile(a, 50)),
+                "p99": float(np.percentile(a, 99)),
+                "min": float(a.min()),
+                "max": float(a.max()),
+            }
+    if not summary:
+        raise DseError("no evaluator of this spec provides a Monte Carlo simulation")
+    if as_json:
+        print(json.dumps({"runs": runs, "years": years, "seed": seed, "samples": summary}))
+        return
+    table = Table(title=f"Monte Carlo: {runs} runs x {years:g} year(s), seed {seed}")
+    cols = ["mean", "std", "p1", "p50", "p99", "min", "max"]
+    table.add_column("quantity", no_wrap=True)
+    for c in cols:
+        table.add_column(c, justify="right", no_wrap=True)
+    for k, row in summary.items():
+        table.add_row(k, *(_fmt(row[c]) for c in cols))
+    out.print(table)
 
 
 @app.command()

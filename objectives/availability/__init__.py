@@ -176,3 +176,6 @@ def simulate_availability(
         seed=seed,
         **times,
     )
+
+
+evaluate_availability.simulate = simulate_availability  # type: ignore[attr-defined]
