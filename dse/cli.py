@@ -19,6 +19,7 @@ from dse import api
 from dse.errors import DseError, SpecError
 from dse.registry import builtin_evaluators
 from dse.spec import json_schema
+from dse.sweep import sweep_command
 
 app = typer.Typer(
     help="Declarative design-space explorer for AI clusters.",
@@ -294,6 +295,9 @@ def evaluators(as_json: JsonOpt = False) -> None:
 def schema() -> None:
     """Print the JSON Schema of a study spec (for editor completion and checks)."""
     print(json.dumps(json_schema(), indent=2))
+
+
+app.command("sweep")(sweep_command)
 
 
 def main() -> None:
