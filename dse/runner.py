@@ -8,6 +8,7 @@ An evaluator that raises or returns NaN/inf fails its trial (reason recorded); t
 from __future__ import annotations
 
 import inspect
+import itertools
 import os
 import socket
 import time
@@ -93,8 +94,7 @@ def make_sampler(
         )
     kwargs: dict[str, Any] = dict(search.options)
     if search.sampler == "grid":
-        grid = {n: grid_values(p) for n, p in model.spec.space.items()}
-        cont = [n for n, v in grid.items() if v is None]
+        cont = [n for n, p in model.spec.space.items() if grid_values(p) is None]
         if cont:
             raise SpecError(
                 [
@@ -104,7 +104,9 @@ def make_sampler(
                     for n in cont
                 ]
             )
-        kwargs["search_space"] = grid
+        # Grid points are enqueued by the runner (see enqueue_grid); Optuna's GridSampler
+        # calls study.stop(), which only works inside study.optimize, not with ask/tell.
+        cls = optuna.samplers.RandomSampler
     if search.sampler == "gp":
         try:
             import scipy  # noqa: F401
@@ -121,9 +123,34 @@ def make_sampler(
                 ]
             ) from None
     try:
-        return cls(seed=search.seed, **kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return cls(seed=search.seed, **kwargs)
     except (TypeError, ValueError) as exc:
         raise SpecError([loaded.problem(("search", "options"), str(exc))]) from None
+
+
+def grid_points(model: StudyModel) -> list[dict[str, Any]]:
+    """Every point of a discrete space, in a seeded shuffled order (as Optuna's GridSampler)."""
+    names = list(model.spec.space)
+    axes = [grid_values(model.spec.space[n]) or [] for n in names]
+    points = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes)]
+    order = np.random.default_rng(model.spec.search.seed).permutation(len(points))
+    return [points[i] for i in order]
+
+
+def enqueue_grid(model: StudyModel, study: optuna.Study, target: int) -> int:
+    """Queue the grid points not yet tried, up to ``target`` trials; return the grid size."""
+    points = grid_points(model)
+    seen = {
+        tuple(sorted(t.params.items()))
+        for t in study.get_trials(deepcopy=False)
+        if not t.user_attrs.get(STALE_ATTR)
+    }
+    for p in points[:target]:
+        if tuple(sorted(p.items())) not in seen:
+            study.enqueue_trial(p)
+    return len(points)
 
 
 def worker_id() -> str:
@@ -254,12 +281,12 @@ def run_study(
     tracker = FrontTracker(model.maximize)
     for t in study.get_trials(deepcopy=False, states=FINISHED):
         tracker.add_trial(t)
+    if model.spec.search.sampler == "grid":
+        trials = min(trials, enqueue_grid(model, study, trials))
     start = time.monotonic()
     done = finished_count(study)
     while done < trials:
         if timeout_s is not None and time.monotonic() - start > timeout_s:
-            break
-        if model.spec.search.sampler == "grid" and study.sampler.is_exhausted(study):  # type: ignore[attr-defined]
             break
         tracker.add_trial(run_trial(model, study, dists))
         done = finished_count(study)

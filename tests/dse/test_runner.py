@@ -1,0 +1,163 @@
+"""The Optuna glue, in process: samplers, totals, resume, stale trials, feasibility."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import optuna
+import pytest
+import yaml
+
+from dse import api
+from dse.errors import SpecError
+from dse.records import STALE_ATTR, WORKER_ATTR
+from dse.runner import recover_stale_trials
+from dse.storage import open_storage
+
+SPEC = {
+    "study": "r",
+    "fixed": {"gpu": "h100-sxm", "link_type": "cpo", "lane_gbps": 200},
+    "space": {
+        "die_area_mm2": {"type": "float", "low": 150, "high": 850, "step": 50},
+        "hbm_stacks_per_die": {"type": "int", "low": 1, "high": 6},
+        "cluster_size": {"type": "categorical", "choices": [64, 512]},
+    },
+    "objectives": [
+        {"metric": "cost.usd_per_mtok", "direction": "minimize"},
+        {"metric": "perf.tokens_per_joule", "direction": "maximize"},
+    ],
+    "constraints": ["perf.model_fits", "perf.shoreline_used_fraction <= 1"],
+    "search": {"sampler": "nsga2", "trials": 12, "seed": 0},
+}
+
+
+def _spec(tmp_path: Path, **search: object) -> Path:
+    data = {**SPEC, "search": {**SPEC["search"], **search}}
+    p = tmp_path / "spec.yaml"
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
+@pytest.mark.parametrize(
+    "sampler,options",
+    [
+        ("nsga2", {"population_size": 6}),
+        ("nsga3", {"population_size": 6}),
+        ("tpe", {}),
+        ("random", {}),
+        ("tpe", {"multivariate": True}),
+    ],
+)
+def test_each_sampler_runs_to_the_total(
+    tmp_path: Path, studies_dir: Path, sampler: str, options: dict
+) -> None:
+    res = api.run(_spec(tmp_path, sampler=sampler, options=options))
+    assert len(res.trials) == 12
+    assert res.study.metric_names == ["cost.usd_per_mtok", "perf.tokens_per_joule"]
+    # Every published metric is on every complete trial; the front holds only feasible trials.
+    complete = res.trials[res.trials["state"] == "COMPLETE"]
+    assert complete["cost.die_yield"].notna().all()
+    assert res.front["feasible"].all()
+    infeasible = complete[~complete["feasible"].astype(bool)]
+    assert not set(infeasible["number"]) & set(res.front["number"])
+
+
+def test_same_seed_same_trials(tmp_path: Path, studies_dir: Path) -> None:
+    a = api.run(_spec(tmp_path, sampler="random"))
+    spec_b = tmp_path / "b.yaml"
+    spec_b.write_text((tmp_path / "spec.yaml").read_text().replace("study: r", "study: r2"))
+    b = api.run(spec_b)
+    cols = [c for c in a.trials.columns if c.startswith("params.")]
+    assert a.trials[cols].equals(b.trials[cols])
+
+
+def test_grid_sampler_stops_when_the_grid_is_exhausted(tmp_path: Path, studies_dir: Path) -> None:
+    p = tmp_path / "g.yaml"
+    data = {
+        **SPEC,
+        "space": {"die_area_mm2": {"type": "float", "low": 200, "high": 800, "step": 200}},
+        "search": {"sampler": "grid", "trials": 50, "seed": 0},
+    }
+    p.write_text(yaml.safe_dump(data))
+    res = api.run(p)
+    assert sorted(res.trials["params.die_area_mm2"]) == [200.0, 400.0, 600.0, 800.0]
+
+
+def test_grid_needs_steps_and_unknown_options_are_listed(tmp_path: Path) -> None:
+    data = {**SPEC, "search": {"sampler": "grid", "trials": 5, "seed": 0}}
+    data["space"] = {"die_area_mm2": {"type": "float", "low": 200, "high": 800}}
+    p = tmp_path / "g.yaml"
+    p.write_text(yaml.safe_dump(data))
+    with pytest.raises(SpecError, match="needs a 'step'"):
+        api.run(p)
+    with pytest.raises(SpecError, match="unknown option 'populaton_size'.*population_size"):
+        api.run(_spec(tmp_path, options={"populaton_size": 4}))
+
+
+def test_gp_sampler_needs_its_extra(tmp_path: Path, studies_dir: Path) -> None:
+    spec = _spec(tmp_path, sampler="gp", trials=3)
+    if importlib.util.find_spec("torch") is None:
+        with pytest.raises(SpecError, match=r"pip install 'litegpu-dse\[gp\]'"):
+            api.run(spec)
+    else:
+        assert len(api.run(spec).trials) == 3
+
+
+def test_dead_workers_running_trials_are_requeued(tmp_path: Path, studies_dir: Path) -> None:
+    spec = _spec(tmp_path, sampler="random", trials=6)
+    api.run(spec)  # creates the study with 6 finished trials
+    url = f"journal:{studies_dir / 'r' / 'journal.log'}"
+    study = optuna.load_study(study_name="r", storage=open_storage(url))
+    # A worker that died mid-trial: its pid no longer exists on this host.
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    t = study.ask(
+        {
+            "die_area_mm2": optuna.distributions.FloatDistribution(150, 850, step=50),
+            "hbm_stacks_per_die": optuna.distributions.IntDistribution(1, 6),
+            "cluster_size": optuna.distributions.CategoricalDistribution([64, 512]),
+        }
+    )
+    t.set_user_attr(WORKER_ATTR, f"{socket.gethostname()}:{dead}")
+    params = dict(t.params)
+    assert recover_stale_trials(study) == 1
+    stale = [x for x in study.get_trials() if x.user_attrs.get(STALE_ATTR)]
+    assert len(stale) == 1 and stale[0].state == optuna.trial.TrialState.FAIL
+    # Resuming to 8 finished trials re-evaluates the dead trial's parameters first.
+    res = api.run(spec, trials=8)
+    finished = res.trials[(res.trials["state"] != "RUNNING") & ~res.trials["stale"]]
+    assert len(finished) == 8
+    requeued = res.trials[res.trials["number"] == t.number + 1]
+    assert requeued["params.die_area_mm2"].item() == params["die_area_mm2"]
+    assert os.getpid() != int(dead)
+
+
+def test_custom_scalar_evaluator_is_looped_in_batches(tmp_path: Path) -> None:
+    (tmp_path / "scalar_mod.py").write_text(
+        textwrap.dedent("""
+        def area_squared(design):
+            a = design["die_area_mm2"]
+            assert isinstance(a, (int, float)), type(a)   # scalar-only on purpose
+            return {"a2": a * a}
+    """)
+    )
+    data = {**SPEC, "evaluators": {"sq": "scalar_mod:area_squared"}}
+    p = tmp_path / "spec.yaml"
+    p.write_text(yaml.safe_dump(data))
+    model = api.load(p)
+    out = model.evaluate(
+        {"die_area_mm2": [200.0, 300.0], "hbm_stacks_per_die": [2, 2], "cluster_size": [64, 64]}
+    )
+    assert list(out["sq.a2"]) == [40000.0, 90000.0]
+    one = model.evaluate({"die_area_mm2": 300.0, "hbm_stacks_per_die": 2, "cluster_size": 64})
+    assert float(one["cost.die_yield"]) == pytest.approx(float(out["cost.die_yield"][1]))
