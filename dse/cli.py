@@ -17,6 +17,7 @@ from rich.table import Table
 
 from dse import api
 from dse.errors import DseError, SpecError
+from dse.quality import print_quality
 from dse.registry import builtin_evaluators
 from dse.spec import json_schema
 from dse.sweep import sweep_command
@@ -248,6 +249,9 @@ def pareto(
         str, typer.Option("--format", help="table | csv | json", case_sensitive=False)
     ] = "table",
     storage: Annotated[str | None, typer.Option(help="Override the recorded storage URL")] = None,
+    quality: Annotated[
+        bool, typer.Option("--quality", help="Also print hypervolume and IGD+ (dse.quality)")
+    ] = False,
 ) -> None:
     """Print a study's feasible Pareto front."""
     fmt = format_.lower()
@@ -262,6 +266,8 @@ def pareto(
         sys.stdout.write(front.to_json(orient="records", indent=2) + "\n")
     else:
         _print_front(front, objectives, title=f"Pareto front of {study} ({len(front)} trials)")
+    if quality:
+        print_quality(study, storage=storage, console=out if fmt == "table" else err)
 
 
 @app.command()

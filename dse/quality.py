@@ -1,0 +1,237 @@
+"""Search quality: hypervolume, IGD+ against the exact sweep front, hypervolume history.
+
+Conventions (all computed with moocore, never hand-written dominance loops):
+
+- **Reference point** (hypervolume): per objective, the spec's ``threshold`` when set. Otherwise
+  the nadir of a reference set pushed 10 % of its range outwards (a common default: every front
+  point, including the extremes, then contributes volume). The reference set is the study's
+  exact sweep front when ``dse sweep`` has recorded one, else the study's own feasible front —
+  so hypervolumes of different runs are comparable only against the same sweep.
+- **IGD+** (Ishibuchi et al. 2015): mean distance from each exact-front point to the nearest
+  point of the study's front, counting only the directions in which the study is worse. Both
+  sets are first normalised objective-wise by the exact front's ideal and nadir (``(f - ideal) /
+  (nadir - ideal)`` after turning maximised objectives into minimised ones), so dollars and
+  fractions weigh alike; 0 means the exact front was found.
+- **Hypervolume history**: after each trial (in trial-number order) the hypervolume of the
+  feasible front so far; failed and infeasible trials repeat the previous value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import moocore
+import numpy as np
+import pandas as pd
+
+from dse.errors import DseError
+from dse.pareto import hypervolume, nondominated_mask
+
+QUALITY_JSON = "quality.json"
+HV_HISTORY_CSV = "hv_history.csv"
+REF_MARGIN = 0.1
+
+__all__ = [
+    "QualityReport",
+    "hypervolume_history",
+    "igd_plus",
+    "reference_point",
+    "study_quality",
+]
+
+
+def _as_min(points: np.ndarray, maximize: Sequence[bool]) -> np.ndarray:
+    sign = np.where(np.asarray(maximize, dtype=bool), -1.0, 1.0)
+    return np.asarray(points, dtype=float).reshape(-1, len(sign)) * sign
+
+
+def reference_point(
+    *,
+    thresholds: Sequence[float | None],
+    maximize: Sequence[bool],
+    reference_set: np.ndarray | None,
+) -> np.ndarray:
+    """The hypervolume reference point: thresholds, else the set's nadir plus 10 % of its range."""
+    ref = np.full(len(maximize), np.nan)
+    if reference_set is not None and len(reference_set):
+        pts = _as_min(reference_set, maximize)
+        nadir, ideal = pts.max(axis=0), pts.min(axis=0)
+        span = nadir - ideal
+        span = np.where(span > 0, span, np.maximum(np.abs(nadir), 1.0))
+        sign = np.where(np.asarray(maximize, dtype=bool), -1.0, 1.0)
+        ref = (nadir + REF_MARGIN * span) * sign
+    for i, t in enumerate(thresholds):
+        if t is not None:
+            ref[i] = float(t)
+    if np.any(~np.isfinite(ref)):
+        missing = [i for i in range(len(ref)) if not math.isfinite(ref[i])]
+        raise DseError(
+            f"no hypervolume reference point for objectives {missing}: set their 'threshold' "
+            "in the spec, or record feasible trials or a sweep first"
+        )
+    return ref
+
+
+def _dominating(points: np.ndarray, ref: np.ndarray, maximize: Sequence[bool]) -> np.ndarray:
+    """Rows that strictly dominate the reference point (the only ones with volume)."""
+    return np.all(_as_min(points, maximize) < _as_min(ref, maximize), axis=1)
+
+
+def front_hypervolume(points: np.ndarray, ref: np.ndarray, maximize: Sequence[bool]) -> float:
+    pts = np.asarray(points, dtype=float).reshape(-1, len(maximize))
+    pts = pts[np.all(np.isfinite(pts), axis=1)]
+    pts = pts[_dominating(pts, ref, maximize)]
+    return hypervolume(pts, ref, maximize) if len(pts) else 0.0
+
+
+def igd_plus(points: np.ndarray, front: np.ndarray, maximize: Sequence[bool]) -> float:
+    """IGD+ of ``points`` against the exact ``front``, normalised by the front's ideal/nadir."""
+    exact = _as_min(front, maximize)
+    if len(exact) == 0:
+        raise DseError("the exact front is empty; run 'dse sweep' on a feasible space first")
+    pts = _as_min(points, maximize)
+    if len(pts) == 0:
+        return math.inf
+    ideal, nadir = exact.min(axis=0), exact.max(axis=0)
+    span = np.where(nadir > ideal, nadir - ideal, 1.0)
+    return float(moocore.igd_plus((pts - ideal) / span, ref=(exact - ideal) / span))
+
+
+def hypervolume_history(
+    points: np.ndarray, feasible: np.ndarray, ref: np.ndarray, maximize: Sequence[bool]
+) -> np.ndarray:
+    """Hypervolume of the feasible front after each row (rows in trial order)."""
+    pts = _as_min(points, maximize)
+    r = _as_min(ref, maximize)[0]
+    ok = np.asarray(feasible, dtype=bool) & np.all(np.isfinite(pts), axis=1) & np.all(pts < r, 1)
+    out = np.zeros(len(pts))
+    front = np.empty((0, pts.shape[1]))
+    hv = 0.0
+    for i in range(len(pts)):
+        if ok[i]:
+            p = pts[i]
+            if not np.any(np.all(front <= p, axis=1)):
+                front = np.vstack([front[~np.all(p <= front, axis=1)], p])
+                hv = float(moocore.hypervolume(front, ref=r))
+        out[i] = hv
+    return out
+
+
+@dataclass
+class QualityReport:
+    """A study's search quality, for ``dse pareto --quality`` and the report."""
+
+    study: str
+    trials: int
+    feasible: int
+    front_size: int
+    reference_point: list[float]
+    reference_from: str
+    hypervolume: float
+    sweep_hypervolume: float | None
+    hypervolume_fraction: float | None
+    igd_plus: float | None
+    sweep_front_size: int | None
+
+
+def _objective_specs(lock: dict[str, Any]) -> tuple[list[str], list[bool], list[float | None]]:
+    objs = lock["objectives"]
+    return (
+        [o["metric"] for o in objs],
+        [o["direction"] == "maximize" for o in objs],
+        [o.get("threshold") for o in objs],
+    )
+
+
+def study_quality(
+    name: str, *, storage: str | None = None, write: bool = True
+) -> tuple[QualityReport, pd.DataFrame]:
+    """Hypervolume (and IGD+ when a sweep exists) of a recorded study, and its HV history.
+
+    With ``write`` the report goes to ``studies/<study>/quality.json`` and the per-trial history
+    to ``hv_history.csv``.
+    """
+    from dse import api
+    from dse.storage import existing_study_dir
+    from dse.sweep import read_sweep
+
+    lock = api.read_lock(name)
+    names, maximize, thresholds = _objective_specs(lock)
+    df, front = api.load_study(name, storage=storage)
+    df = df.sort_values("number").reset_index(drop=True) if len(df) else df
+    sweep = read_sweep(name)
+    exact = None
+    if sweep is not None and all(n in sweep[1] for n in names) and len(sweep[1]):
+        exact = sweep[1][names].to_numpy(dtype=float)
+    study_pts = front[names].to_numpy(dtype=float) if len(front) else np.empty((0, len(names)))
+    ref_set = exact if exact is not None else (study_pts if len(study_pts) else None)
+    ref = reference_point(thresholds=thresholds, maximize=maximize, reference_set=ref_set)
+    from_ = (
+        "threshold"
+        if all(t is not None for t in thresholds)
+        else ("sweep nadir + 10% range" if exact is not None else "study front nadir + 10% range")
+    )
+    hv = front_hypervolume(study_pts, ref, maximize)
+    sweep_hv = front_hypervolume(exact, ref, maximize) if exact is not None else None
+    report = QualityReport(
+        study=name,
+        trials=len(df),
+        feasible=int(df["feasible"].sum()) if len(df) else 0,
+        front_size=len(front),
+        reference_point=[float(v) for v in ref],
+        reference_from=from_,
+        hypervolume=hv,
+        sweep_hypervolume=sweep_hv,
+        hypervolume_fraction=hv / sweep_hv if sweep_hv else None,
+        igd_plus=igd_plus(study_pts, exact, maximize) if exact is not None else None,
+        sweep_front_size=len(exact) if exact is not None else None,
+    )
+    if len(df) and all(n in df for n in names):
+        pts = df[names].to_numpy(dtype=float)
+        feas = (df["state"] == "COMPLETE").to_numpy() & df["feasible"].astype(bool).to_numpy()
+        history = hypervolume_history(pts, feas, ref, maximize)
+    else:
+        history = np.zeros(len(df))
+    hist = pd.DataFrame(
+        {"number": df["number"] if len(df) else [], "hypervolume": history},
+    )
+    if sweep_hv:
+        hist["hypervolume_fraction"] = hist["hypervolume"] / sweep_hv
+    if write:
+        directory: Path = existing_study_dir(name)
+        (directory / QUALITY_JSON).write_text(
+            json.dumps(asdict(report), indent=2) + "\n", encoding="utf-8"
+        )
+        hist.to_csv(directory / HV_HISTORY_CSV, index=False)
+    return report, hist
+
+
+def nondominated(points: np.ndarray, maximize: Sequence[bool]) -> np.ndarray:
+    """The non-dominated rows of ``points`` (a convenience for benchmarks)."""
+    pts = np.asarray(points, dtype=float)
+    return pts[nondominated_mask(pts, maximize)] if len(pts) else pts
+
+
+def print_quality(name: str, *, storage: str | None = None, console: Any = None) -> QualityReport:
+    """``dse pareto STUDY --quality``: hypervolume, its fraction of the sweep's, and IGD+."""
+    from rich.console import Console
+
+    con = console or Console()
+    r, _ = study_quality(name, storage=storage)
+    ref = ", ".join(f"{v:.6g}" for v in r.reference_point)
+    con.print(f"hypervolume {r.hypervolume:.6g} (reference point [{ref}] from {r.reference_from})")
+    if r.sweep_hypervolume is not None:
+        pct = 100 * (r.hypervolume_fraction or 0.0)
+        con.print(
+            f"exact sweep front: {r.sweep_front_size} designs, hypervolume "
+            f"{r.sweep_hypervolume:.6g}; this study reaches {pct:.2f} %"
+        )
+        con.print(f"IGD+ {r.igd_plus:.6g} (normalised by the exact front's ideal and nadir)")
+    else:
+        con.print("IGD+: no exact front recorded (run 'dse sweep SPEC' to get one)")
+    return r

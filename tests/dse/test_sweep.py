@@ -1,0 +1,118 @@
+"""dse sweep: the grid front equals brute force, chunking changes nothing, errors are clear."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from dse import api
+from dse.pareto import nondominated_mask
+from dse.sweep import SweepError, grid_axes, halton, sweep
+from tests.conftest import SPACES, run_dse
+
+SMALL_SPACE = {
+    "die_area_mm2": {"type": "float", "low": 100, "high": 800, "step": 100},
+    "hbm_stacks_per_die": {"type": "int", "low": 1, "high": 8, "step": 3},
+    "optics_per_link": {"type": "categorical", "choices": [1, 4]},
+    "cluster_size": {"type": "int", "low": 8, "high": 64, "log": True},
+}
+
+
+def _small_spec(tmp_path: Path, *, space: dict | None = None, name: str = "small") -> Path:
+    raw = yaml.safe_load((SPACES / "litegpu.yaml").read_text())
+    raw["study"] = name
+    raw["space"] = space or SMALL_SPACE
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+def _keys(df: pd.DataFrame) -> set[tuple]:
+    cols = sorted(c for c in df.columns if c.startswith("params."))
+    return {tuple(float(v) for v in row) for row in df[cols].itertuples(index=False)}
+
+
+def test_grid_front_equals_brute_force_and_is_chunk_independent(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    model = api.load(_small_spec(tmp_path))
+    axes = grid_axes(dict(model.spec.space))
+    assert len(axes["die_area_mm2"]) == 8 and list(axes["hbm_stacks_per_die"]) == [1, 4, 7]
+    mesh = np.meshgrid(*axes.values(), indexing="ij")
+    params = {k: m.ravel() for k, m in zip(axes, mesh, strict=True)}
+    total = len(params["die_area_mm2"])
+    metrics = model.evaluate(params, strict=False)
+    obj = np.column_stack([metrics[k] for k in model.objective_names])
+    ok = np.all(np.isfinite(obj), axis=1)
+    for v in model.violations(params, metrics):
+        ok &= np.asarray(v) <= 0
+    idx = np.flatnonzero(ok)
+    idx = idx[nondominated_mask(obj[idx], model.maximize)]
+    expected = {
+        tuple(float(params[k][i]) for k in sorted(params)) for i in idx
+    }  # sorted names match sorted 'params.*' columns
+
+    whole = sweep(model, chunk=10_000, write=False)
+    tiny = sweep(model, chunk=7)
+    assert whole.designs_evaluated == tiny.designs_evaluated == total == whole.space_size
+    assert whole.feasible == int(ok.sum()) and 0 < whole.feasible < total
+    assert _keys(whole.front) == expected == _keys(tiny.front)
+    assert len(expected) >= 2
+
+    written = pd.read_csv(studies_dir / "small" / "sweep_front.csv")
+    assert _keys(written) == expected
+    summary = json.loads((studies_dir / "small" / "sweep.json").read_text())
+    assert summary["designs_evaluated"] == total
+    assert summary["front_size"] == len(expected)
+    assert summary["designs_per_s"] > 0
+
+
+def test_continuous_float_is_refused_on_a_grid_but_sampled(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    space = {**SMALL_SPACE, "die_area_mm2": {"type": "float", "low": 100, "high": 800}}
+    model = api.load(_small_spec(tmp_path, space=space, name="cont"))
+    with pytest.raises(SweepError, match="die_area_mm2"):
+        sweep(model)
+    a = sweep(model, samples=300, chunk=64, seed=3, write=False)
+    b = sweep(model, samples=300, chunk=300, seed=3, write=False)
+    assert a.designs_evaluated == 300 and a.mode == "samples"
+    assert _keys(a.front) == _keys(b.front)  # chunking does not change the samples
+    f = a.front
+    assert f["params.die_area_mm2"].between(100, 800).all()
+    assert f["params.cluster_size"].between(8, 64).all()
+    assert set(f["params.hbm_stacks_per_die"]) <= {1, 4, 7}
+    assert set(f["params.optics_per_link"]) <= {1, 4}
+
+
+def test_halton_is_low_discrepancy_and_seeded() -> None:
+    u = halton(0, 1024, 3, seed=1)
+    assert u.shape == (1024, 3) and (u >= 0).all() and (u < 1).all()
+    # Every one of 16 equal bins per axis holds 64 +- 2 points (random sampling gives +- 8).
+    for j in range(3):
+        counts = np.bincount((u[:, j] * 16).astype(int), minlength=16)
+        assert np.abs(counts - 64).max() <= 2
+    assert np.array_equal(u[10:20], halton(10, 10, 3, seed=1))
+    assert not np.array_equal(u, halton(0, 1024, 3, seed=2))
+
+
+def test_cli_sweep_writes_records_and_rejects_bad_input(tmp_path: Path, studies_dir: Path) -> None:
+    spec = _small_spec(tmp_path, name="clisweep")
+    r = run_dse("sweep", str(spec), "--samples", "500", "--chunk", "128", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert "500 designs" in r.stdout and "designs/s" in r.stdout
+    front = pd.read_csv(studies_dir / "clisweep" / "sweep_front.csv")
+    assert len(front) >= 1 and "cost.usd_per_mtok" in front
+    cont = _small_spec(
+        tmp_path,
+        name="clicont",
+        space={**SMALL_SPACE, "die_area_mm2": {"type": "float", "low": 100, "high": 800}},
+    )
+    r = run_dse("sweep", str(cont), "--grid")
+    assert r.returncode == 2
+    assert "die_area_mm2" in r.stderr and "step" in r.stderr and "Traceback" not in r.stderr
