@@ -60,6 +60,9 @@ def lock_dict(model: StudyModel, url: str) -> dict[str, Any]:
     spec["fixed"] = model.context
     spec["storage"] = url
     spec["fixed_overrides"] = model.fixed_overrides
+    if model.uncertain:  # distributions from fixed (dse.robust); fixed holds their nominals
+        spec["uncertain"] = {u.name: u.as_dict() for u in model.uncertain}
+    spec.update(getattr(model, "lock_extras", dict)())
     return spec
 
 

@@ -40,6 +40,9 @@ class StudyModel:
     metrics: dict[str, MetricInfo]
     constraints: list[Expr]
     fixed_overrides: dict[str, Any] = field(default_factory=dict)
+    # Uncertain assumptions (dse.robust.Uncertain): ``fixed`` values given as distributions;
+    # the context holds their nominal values.
+    uncertain: list[Any] = field(default_factory=list)
 
     @property
     def spec(self):  # noqa: ANN201 - StudySpec, kept short for readers
@@ -202,6 +205,12 @@ def compile_spec(
     fixed = copy.deepcopy(spec.fixed)
     for dotted, value in (fixed_overrides or {}).items():
         apply_dotted(fixed, dotted, value)
+    from dse.robust import UncertainError, check_paths, extract_uncertain
+
+    try:
+        fixed, uncertain = extract_uncertain(fixed)
+    except UncertainError as exc:
+        raise SpecError([loaded.problem(("fixed", *exc.loc), exc.message)]) from None
     resolvers: list[Callable[[Mapping[str, Any]], dict[str, Any]]] = []
     for ev in evaluators.values():
         if ev.resolve is not None and ev.resolve not in resolvers:
@@ -220,6 +229,9 @@ def compile_spec(
             problems.append(loaded.problem(loc, message))
             continue
         context = {**resolved, **{k: v for k, v in context.items() if k in foreign}}
+
+    for exc in check_paths(context, uncertain) if not problems else []:
+        problems.append(loaded.problem(("fixed", *exc.loc), exc.message))
 
     # Space names: typos are errors when every evaluator says which params it reads.
     known_params = set().union(*(e.params for e in evaluators.values()))
@@ -243,6 +255,7 @@ def compile_spec(
         metrics={},
         constraints=[],
         fixed_overrides=dict(fixed_overrides or {}),
+        uncertain=uncertain,
     )
 
     # Metric catalog: declared, or discovered by probing the midpoint design.

@@ -1,0 +1,437 @@
+"""Uncertain assumptions: distributions in a spec's ``fixed`` context, and robust objectives.
+
+Any numeric value inside ``fixed`` may be written as a distribution instead of a number::
+
+    technology: {preset: n4, defect_density_per_cm2: {dist: lognormal, median: 0.07, sigma: 0.3}}
+    workload: {model: llama3-70b, output_tokens: {dist: uniform, low: 64, high: 256}}
+
+Distributions (every parameter is required; the *nominal* value is the one a plain evaluation,
+``dse evaluate`` and a nominal ``dse run`` use, and the one the spec is validated with):
+
+- ``normal``: ``mean``, ``sd`` (> 0); nominal = mean. Not truncated: use lognormal for a
+  quantity that must stay positive.
+- ``lognormal``: ``median`` (> 0), ``sigma`` (> 0, the standard deviation of ln x); nominal =
+  median. p10/p90 = median x exp(-/+1.2816 sigma).
+- ``uniform``: ``low`` < ``high``; nominal = the mean (low + high) / 2.
+- ``triangular``: ``low`` <= ``mode`` <= ``high``, low < high; nominal = mode.
+
+``compile_spec`` replaces each distribution by its nominal value before the presets are
+resolved and keeps the distributions in ``StudyModel.uncertain``. ``robust_model`` then wraps a
+compiled model so every design is evaluated under K seeded samples of all the assumptions at once
+(one batch call with the samples on the batch axis) and the objectives become a statistic of the
+K values. Samples are Latin-hypercube stratified and drawn once per study from ``seed``, so every
+design sees the same K scenarios (common random numbers) and a re-run reproduces every value.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from dse.errors import DesignError, DseError, choices_text
+from dse.study_model import EvaluationError, StudyModel
+
+__all__ = [
+    "DISTRIBUTIONS",
+    "STATISTICS",
+    "RobustStudyModel",
+    "Uncertain",
+    "evaluate_under",
+    "extract_uncertain",
+    "reduce",
+    "robust_model",
+    "robust_study_name",
+]
+
+DIST_KEY = "dist"
+DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
+    "normal": ("mean", "sd"),
+    "lognormal": ("median", "sigma"),
+    "uniform": ("low", "high"),
+    "triangular": ("low", "mode", "high"),
+}
+STATISTICS = ("mean", "p10", "p90", "pessimistic", "optimistic")
+_Z = NormalDist()
+
+
+class UncertainError(DseError):
+    """A distribution in ``fixed`` is malformed (carries the spec location)."""
+
+    def __init__(self, loc: tuple[str, ...], message: str) -> None:
+        self.loc = loc
+        self.message = message
+        super().__init__(f"{'.'.join(loc)}: {message}")
+
+
+@dataclass(frozen=True)
+class Uncertain:
+    """One uncertain assumption: where it sits in ``fixed`` and its distribution."""
+
+    path: tuple[str, ...]  # location in the spec's ``fixed`` mapping
+    dist: str
+    params: Mapping[str, float]
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.path)
+
+    @property
+    def context_path(self) -> tuple[str, ...]:
+        """Location in the resolved context: GPU preset fields land at the top level."""
+        return self.path[1:] if self.path[0] == "gpu" and len(self.path) > 1 else self.path
+
+    @property
+    def nominal(self) -> float:
+        p = self.params
+        return float(
+            {
+                "normal": lambda: p["mean"],
+                "lognormal": lambda: p["median"],
+                "uniform": lambda: (p["low"] + p["high"]) / 2,
+                "triangular": lambda: p["mode"],
+            }[self.dist]()
+        )
+
+    def ppf(self, q: Any) -> np.ndarray:
+        """The quantile function (inverse CDF) at probabilities ``q`` in (0, 1)."""
+        q = np.asarray(q, dtype=float)
+        p = self.params
+        if self.dist in ("normal", "lognormal"):
+            z = np.vectorize(_Z.inv_cdf, otypes=[float])(q)
+            if self.dist == "normal":
+                return p["mean"] + p["sd"] * z
+            return p["median"] * np.exp(p["sigma"] * z)
+        lo, hi = p["low"], p["high"]
+        if self.dist == "uniform":
+            return lo + q * (hi - lo)
+        c = (p["mode"] - lo) / (hi - lo)
+        left = lo + np.sqrt(q * (hi - lo) * (p["mode"] - lo))
+        right = hi - np.sqrt((1 - q) * (hi - lo) * (hi - p["mode"]))
+        return np.where(q < c, left, right)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {DIST_KEY: self.dist, **{k: float(v) for k, v in self.params.items()}}
+
+
+def _parse(loc: tuple[str, ...], raw: Mapping[str, Any]) -> Uncertain:
+    kind = raw.get(DIST_KEY)
+    if kind not in DISTRIBUTIONS:
+        raise UncertainError(
+            (*loc, DIST_KEY),
+            f"unknown distribution {kind!r} (valid choices: {choices_text(DISTRIBUTIONS)})",
+        )
+    need = DISTRIBUTIONS[kind]
+    extra = sorted(set(raw) - {DIST_KEY, *need})
+    if extra:
+        raise UncertainError(
+            (*loc, extra[0]),
+            f"unknown field {extra[0]!r} for a {kind} distribution "
+            f"(valid fields: {', '.join(need)})",
+        )
+    params: dict[str, float] = {}
+    for key in need:
+        if key not in raw:
+            raise UncertainError(
+                loc, f"a {kind} distribution needs {', '.join(need)}; {key!r} is missing"
+            )
+        v = raw[key]
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise UncertainError((*loc, key), f"expected a finite number, got {v!r}")
+        params[key] = float(v)
+    positive = {"normal": ("sd",), "lognormal": ("median", "sigma")}.get(kind, ())
+    for key in positive:
+        if params[key] <= 0:
+            raise UncertainError((*loc, key), f"must be > 0, got {params[key]}")
+    if kind in ("uniform", "triangular") and not params["low"] < params["high"]:
+        raise UncertainError((*loc, "low"), f"low ({params['low']}) must be below high")
+    if kind == "triangular" and not params["low"] <= params["mode"] <= params["high"]:
+        raise UncertainError((*loc, "mode"), "mode must lie between low and high")
+    return Uncertain(path=loc, dist=kind, params=params)
+
+
+def extract_uncertain(fixed: Mapping[str, Any]) -> tuple[dict[str, Any], list[Uncertain]]:
+    """``fixed`` with every ``{dist: ...}`` mapping replaced by its nominal value, and the list.
+
+    Raises UncertainError (with the location) for a malformed distribution.
+    """
+    found: list[Uncertain] = []
+
+    def walk(node: Any, loc: tuple[str, ...]) -> Any:
+        if isinstance(node, Mapping):
+            if DIST_KEY in node and loc:
+                u = _parse(loc, node)
+                found.append(u)
+                return u.nominal
+            return {k: walk(v, (*loc, str(k))) for k, v in node.items()}
+        return node
+
+    return walk(copy.deepcopy(dict(fixed)), ()), found
+
+
+# -- sampling and batch evaluation ---------------------------------------------------------------
+
+
+def sample(uncertain: list[Uncertain], k: int, *, seed: int) -> dict[str, np.ndarray]:
+    """K Latin-hypercube samples of every assumption (independent), keyed by name."""
+    rng = np.random.default_rng(seed)
+    out: dict[str, np.ndarray] = {}
+    for u in uncertain:
+        strata = rng.permutation(k)
+        q = (strata + rng.random(k)) / k
+        out[u.name] = u.ppf(np.clip(q, 1e-12, 1 - 1e-12))
+    return out
+
+
+def _context_with(
+    context: Mapping[str, Any], uncertain: list[Uncertain], values: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A copy of the resolved context with the assumptions set to ``values`` (copy on write)."""
+    ctx = dict(context)
+    for u in uncertain:
+        if u.name not in values:
+            continue
+        *head, last = u.context_path
+        node = ctx
+        for part in head:
+            node[part] = dict(node[part])
+            node = node[part]
+        node[last] = values[u.name]
+    return ctx
+
+
+def check_paths(context: Mapping[str, Any], uncertain: list[Uncertain]) -> list[UncertainError]:
+    """Each assumption must land on a number in the resolved context."""
+    problems = []
+    for u in uncertain:
+        node: Any = context
+        for part in u.context_path:
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if isinstance(node, bool) or not isinstance(node, int | float):
+            problems.append(
+                UncertainError(u.path, f"a distribution needs a numeric field, found {node!r}")
+            )
+    return problems
+
+
+def _batch_params(model: StudyModel, params: Mapping[str, Any], n: int) -> dict[str, Any]:
+    """Design params with every numeric value repeated n times (the sample axis).
+
+    StudyModel.evaluate takes its batch shape from the params, so a design with no numeric
+    param borrows a numeric top-level context value to carry the axis.
+    """
+    out: dict[str, Any] = dict(params)
+    carried = False
+    for k, v in params.items():
+        if isinstance(v, int | float | np.number) and not isinstance(v, bool):
+            out[k] = np.full(n, v)
+            carried = True
+    if not carried:
+        for k, v in model.context.items():
+            if isinstance(v, int | float) and not isinstance(v, bool):
+                out[k] = np.full(n, v)
+                break
+        else:
+            raise DesignError("a robust evaluation needs at least one numeric design value")
+    return out
+
+
+def evaluate_under(
+    model: StudyModel,
+    params: Mapping[str, Any],
+    values: Mapping[str, np.ndarray],
+    *,
+    vectorized: bool = True,
+    strict: bool = True,
+) -> dict[str, np.ndarray]:
+    """Every metric of one design under n scenarios (``values``: name -> n values), shape (n,).
+
+    Vectorized: the scenarios go on the batch axis of the design and the evaluators run once.
+    Otherwise (an evaluator that needs a scalar assumption) one evaluation per scenario.
+    """
+    uncertain = [u for u in model.uncertain if u.name in values]
+    n = len(next(iter(values.values()))) if values else 1
+    base = copy.copy(model)
+    if vectorized:
+        base.context = _context_with(model.context, uncertain, values)
+        return StudyModel.evaluate(base, _batch_params(model, params, n), strict=strict)
+    rows: list[dict[str, np.ndarray]] = []
+    for i in range(n):
+        base.context = _context_with(
+            model.context, uncertain, {k: float(v[i]) for k, v in values.items()}
+        )
+        rows.append(StudyModel.evaluate(base, params, strict=strict))
+    return {k: np.array([float(r[k]) for r in rows]) for k in rows[0]}
+
+
+def vectorizable(
+    model: StudyModel, params: Mapping[str, Any], values: Mapping[str, np.ndarray]
+) -> bool:
+    """True if a batch evaluation over the scenarios equals the per-scenario loop.
+
+    Built-in evaluators broadcast technology constants but read some workload fields as
+    scalars; a batch that raises or disagrees with the loop means: loop.
+    """
+    few = {k: v[: min(len(v), 3)] for k, v in values.items()}
+    try:
+        fast = evaluate_under(model, params, few, vectorized=True, strict=False)
+    except (EvaluationError, DseError, ValueError):
+        return False
+    slow = evaluate_under(model, params, few, vectorized=False, strict=False)
+    return all(
+        k in fast and fast[k].shape == v.shape and np.allclose(fast[k], v, equal_nan=True)
+        for k, v in slow.items()
+    )
+
+
+def reduce(samples: np.ndarray, statistic: str, *, maximize: bool) -> float:
+    """One number from an objective's samples.
+
+    ``p10``/``p90`` are the 10th/90th percentiles of the metric itself, whatever its direction.
+    ``pessimistic`` is the bad tail for the objective's direction: p10 of a maximised metric,
+    p90 of a minimised one (the value the design beats in 90 % of scenarios);
+    ``optimistic`` is the other tail.
+    """
+    a = np.asarray(samples, dtype=float)
+    if statistic == "mean":
+        return float(a.mean())
+    if statistic == "pessimistic":
+        statistic = "p10" if maximize else "p90"
+    elif statistic == "optimistic":
+        statistic = "p90" if maximize else "p10"
+    if statistic in ("p10", "p90"):
+        return float(np.percentile(a, 10 if statistic == "p10" else 90))
+    raise DseError(f"--statistic {statistic!r}: valid choices: {', '.join(STATISTICS)}")
+
+
+# -- the robust study ----------------------------------------------------------------------------
+
+
+def robust_study_name(study: str, k: int, statistic: str) -> str:
+    """Robust results sit beside the nominal study: ``<study>-robust-<statistic>-k<K>``."""
+    return f"{study}-robust-{statistic}-k{k}"
+
+
+@dataclass
+class RobustStudyModel(StudyModel):
+    """A StudyModel whose metrics are a statistic over K scenarios of the assumptions.
+
+    Every metric ``m`` of a trial is the statistic of its K sampled values; ``nominal.m`` is the
+    value under the nominal assumptions, and each objective also gets ``robust.m.mean|p10|p90|
+    std``. A trial is feasible only if every constraint holds in the nominal case and in every
+    scenario.
+    """
+
+    k: int = 32
+    statistic: str = "mean"
+    seed: int = 0
+    samples: dict[str, np.ndarray] = field(default_factory=dict)
+    vectorized: bool = True
+    nominal_study: str = ""
+    _last: tuple[Any, dict[str, np.ndarray]] | None = None
+
+    def lock_extras(self) -> dict[str, Any]:
+        """What spec.lock.yaml records about the robust evaluation."""
+        return {
+            "robust": {
+                "k": self.k,
+                "statistic": self.statistic,
+                "seed": self.seed,
+                "vectorized": self.vectorized,
+                "nominal_study": self.nominal_study,
+            }
+        }
+
+    def scenario_metrics(self, params: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """Metrics of shape (K + 1,): column 0 nominal, then the K scenarios."""
+        key = tuple(sorted((k, repr(v)) for k, v in params.items()))
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        values = {
+            u.name: np.concatenate([[u.nominal], self.samples[u.name]]) for u in self.uncertain
+        }
+        try:
+            out = evaluate_under(self, params, values, vectorized=self.vectorized)
+        except EvaluationError:
+            if not self.vectorized:
+                raise
+            out = evaluate_under(self, params, values, vectorized=False)
+        self._last = (key, out)
+        return out
+
+    def evaluate(self, params: Mapping[str, Any], *, strict: bool = True) -> dict[str, np.ndarray]:
+        if any(np.ndim(v) for v in params.values()):
+            raise DesignError("a robust study evaluates one design at a time, not a batch")
+        per = self.scenario_metrics(params)
+        maximize = dict(zip(self.objective_names, self.maximize, strict=True))
+        out: dict[str, np.ndarray] = {}
+        for m, a in per.items():
+            out[m] = np.asarray(reduce(a[1:], self.statistic, maximize=maximize.get(m, False)))
+        for m, a in per.items():
+            out[f"nominal.{m}"] = np.asarray(a[0])
+        for m in self.objective_names:
+            s = per[m][1:]
+            out[f"robust.{m}.mean"] = np.asarray(s.mean())
+            out[f"robust.{m}.p10"] = np.asarray(np.percentile(s, 10))
+            out[f"robust.{m}.p90"] = np.asarray(np.percentile(s, 90))
+            out[f"robust.{m}.std"] = np.asarray(s.std())
+        return out
+
+    def violations(self, params: Mapping[str, Any], metrics: Mapping[str, Any]) -> list[Any]:
+        per = self.scenario_metrics(params)
+        worst = [-math.inf] * len(self.constraints)
+        for i in range(len(next(iter(per.values())))):
+            env = self.env(params, {m: float(a[i]) for m, a in per.items()})
+            for j, c in enumerate(self.constraints):
+                worst[j] = max(worst[j], float(c.violation(env)))
+        return worst
+
+
+def robust_model(
+    model: StudyModel, *, k: int, statistic: str, seed: int | None = None
+) -> RobustStudyModel:
+    """Wrap a compiled spec for ``dse run --robust K``; its study name gets a robust suffix."""
+    if statistic not in STATISTICS:
+        raise DseError(f"--statistic {statistic!r}: valid choices: {', '.join(STATISTICS)}")
+    if k < 2:
+        raise DseError(f"--robust {k}: needs at least 2 samples")
+    if not model.uncertain:
+        raise DseError(
+            f"{model.loaded.path}: --robust needs uncertain assumptions; write a fixed value as "
+            "{dist: normal|lognormal|uniform|triangular, ...} (see docs/robust.md)"
+        )
+    seed = model.spec.search.seed if seed is None else seed
+    seed = 0 if seed is None else seed
+    spec = model.spec.model_copy(
+        update={"study": robust_study_name(model.spec.study, k, statistic)}
+    )
+    loaded = copy.copy(model.loaded)
+    object.__setattr__(loaded, "spec", spec)
+    rm = RobustStudyModel(
+        loaded=loaded,
+        evaluators=model.evaluators,
+        context=model.context,
+        metrics=model.metrics,
+        constraints=model.constraints,
+        fixed_overrides=model.fixed_overrides,
+        uncertain=model.uncertain,
+        k=k,
+        statistic=statistic,
+        nominal_study=model.spec.study,
+        seed=seed,
+        samples=sample(model.uncertain, k, seed=seed),
+    )
+    probe = _probe_params(model)
+    rm.vectorized = vectorizable(model, probe, rm.samples)
+    return rm
+
+
+def _probe_params(model: StudyModel) -> dict[str, Any]:
+    from dse.study_model import midpoint
+
+    return {n: midpoint(p) for n, p in model.spec.space.items()}
