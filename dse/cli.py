@@ -16,7 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from dse import api
+from dse.compare import compare_command
 from dse.errors import DseError, SpecError
+from dse.inspect_commands import dashboard_command, report_command
 from dse.quality import print_quality
 from dse.registry import builtin_evaluators
 from dse.spec import json_schema
@@ -304,6 +306,9 @@ def schema() -> None:
 
 
 app.command("sweep")(sweep_command)
+app.command("report")(report_command)
+app.command("dashboard")(dashboard_command)
+app.command("compare")(compare_command)
 
 
 def main() -> None:

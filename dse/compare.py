@@ -1,0 +1,165 @@
+"""``dse compare DESIGN ...``: fixed designs side by side, every metric with its unit and the
+ratio to the first design — the way the Lite-GPU paper compares an H100 node with Lite-GPUs.
+
+A design argument is ``SPEC`` (the spec's fixed design, as ``dse evaluate SPEC``) or
+``SPEC::name=value,name=value`` (as ``dse evaluate SPEC --set name=value --set ...``: a
+searched parameter or a dotted fixed value such as ``technology.defect_density_per_cm2``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from dse import api
+from dse.errors import DesignError
+from dse.study_view import fmt
+
+SEP = "::"
+
+
+@dataclass
+class Design:
+    label: str
+    spec: Path
+    sets: list[str]
+    metrics: dict[str, float]
+    units: dict[str, str]
+
+
+def parse_design(arg: str) -> tuple[Path, list[str]]:
+    """``SPEC`` or ``SPEC::a=1,b=2`` -> (spec path, ["a=1", "b=2"])."""
+    spec, _, rest = arg.partition(SEP)
+    sets = [s.strip() for s in rest.split(",") if s.strip()] if rest else []
+    bad = [s for s in sets if "=" not in s]
+    if not spec or bad or (SEP in arg and not sets):
+        raise DesignError(
+            f"design {arg!r}: expected SPEC or SPEC::name=value,name=value "
+            f"(e.g. spaces/litegpu.yaml::die_area_mm2=200,cluster_size=64)"
+        )
+    return Path(spec), sets
+
+
+def evaluate_design(arg: str) -> Design:
+    spec, sets = parse_design(arg)
+    model, params = api.load_for_evaluate(spec, sets)
+    metrics = api.evaluate(model, params)
+    units = {k: model.metrics[k].unit for k in metrics if k in model.metrics}
+    return Design(label=model.spec.study, spec=spec, sets=sets, metrics=metrics, units=units)
+
+
+def _unique_labels(designs: list[Design]) -> None:
+    seen: dict[str, int] = {}
+    for d in designs:
+        k = seen.get(d.label, 0)
+        seen[d.label] = k + 1
+        if k:
+            d.label = f"{d.label}#{k + 1}"
+
+
+def ratio(value: float | None, base: float | None) -> float | None:
+    if value is None or base is None or base == 0 or not math.isfinite(base):
+        return None
+    return value / base
+
+
+def compare_rows(designs: list[Design]) -> list[dict[str, object]]:
+    """One row per metric (union over designs, first design's order first)."""
+    names: list[str] = []
+    for d in designs:
+        names += [m for m in d.metrics if m not in names]
+    base = designs[0]
+    rows = []
+    for m in names:
+        row: dict[str, object] = {
+            "metric": m,
+            "unit": next((d.units[m] for d in designs if m in d.units), ""),
+        }
+        for i, d in enumerate(designs):
+            row[d.label] = d.metrics.get(m)
+            if i:
+                row[f"{d.label}/{base.label}"] = ratio(d.metrics.get(m), base.metrics.get(m))
+        rows.append(row)
+    return rows
+
+
+def compare(
+    args: list[str], *, labels: list[str] | None = None
+) -> tuple[list[Design], list[dict[str, object]]]:
+    """Evaluate each design; ``labels`` name the first designs (default: the study name)."""
+    if not args:
+        raise DesignError("give at least one design: SPEC or SPEC::name=value,name=value")
+    labels = labels or []
+    if len(labels) > len(args):
+        raise DesignError(f"{len(labels)} --label options for {len(args)} designs")
+    designs = [evaluate_design(a) for a in args]
+    for d, name in zip(designs, labels, strict=False):
+        d.label = name
+    _unique_labels(designs)
+    return designs, compare_rows(designs)
+
+
+def to_csv(rows: list[dict[str, object]]) -> str:
+    buf = io.StringIO()
+    if rows:
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)
+    return buf.getvalue()
+
+
+def _cell(v: object, *, is_ratio: bool) -> str:
+    if v is None:
+        return ""
+    if is_ratio and isinstance(v, float):
+        return f"{v:.3g}x"
+    return fmt(v)
+
+
+def compare_command(
+    designs: Annotated[
+        list[str],
+        typer.Argument(
+            help="SPEC or SPEC::name=value,name=value (parameters or dotted fixed values)",
+            show_default=False,
+        ),
+    ],
+    csv_path: Annotated[
+        Path | None, typer.Option("--csv", help="Also write the table as CSV here ('-': stdout)")
+    ] = None,
+    label: Annotated[
+        list[str] | None,
+        typer.Option("--label", help="Name of a design in the table, in argument order"),
+    ] = None,
+) -> None:
+    """Compare fixed designs side by side: every metric, its unit, and the ratio to the first."""
+    evaluated, rows = compare(designs, labels=label)
+    if csv_path is not None and str(csv_path) == "-":
+        sys.stdout.write(to_csv(rows))
+        return
+    out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 10_000)
+    table = Table(title="Designs compared (ratios are to the first design)")
+    cols = list(rows[0]) if rows else ["metric", "unit"]
+    ratio_cols = {f"{d.label}/{evaluated[0].label}" for d in evaluated[1:]}
+    for c in cols:
+        left = c in ("metric", "unit")
+        table.add_column(escape(c), justify="left" if left else "right", no_wrap=True)
+    for r in rows:
+        table.add_row(*(escape(_cell(r[c], is_ratio=c in ratio_cols)) for c in cols))
+    out.print(table)
+    for d in evaluated:
+        sets = ", ".join(d.sets) or "fixed design"
+        out.print(f"{escape(d.label)}: {escape(str(d.spec))} ({escape(sets)})", highlight=False)
+    if csv_path is not None:
+        csv_path.write_text(to_csv(rows), encoding="utf-8")
+        out.print(f"wrote {csv_path}")

@@ -1,0 +1,244 @@
+"""``dse dashboard STUDY``: optuna-dashboard on the study's storage, carrying the true front.
+
+optuna-dashboard 0.21 reads constraints only in Optuna's old storage format, so it shows no
+constraint values for trials told with ``trial.set_constraint``, and its own Pareto-front plot
+ignores feasibility. Before serving, we therefore store in the study, through the dashboard's
+own API for user figures and notes:
+
+- a plotly figure of the feasible Pareto front (id ``dse-feasible-pareto-front``),
+- a study note: summary, objectives, the front table with its knee, hypervolume, the spec,
+- a note on every trial: feasible or not, each constraint's value, on the front or not.
+
+Everything written is derived from the same records ``dse pareto`` prints, and is rewritten
+only when it changed, so running ``dse dashboard`` again does not grow the storage.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from optuna_dashboard import run_server, save_note, save_plotly_graph_object
+
+# Per-trial notes: the public save_note needs a live optuna.Trial, which finished trials no
+# longer have; these are the functions it is built on (optuna-dashboard 0.21).
+from optuna_dashboard._custom_plot_data import get_plotly_graph_objects
+from optuna_dashboard._note import get_note_from_system_attrs, save_note_with_version
+
+from dse.errors import DseError
+from dse.study_view import (
+    StudyView,
+    category,
+    fmt,
+    front_table,
+    hypervolume_history,
+    ideal_point,
+    knee_index,
+    load_view,
+    reference_point,
+)
+
+FRONT_FIGURE_ID = "dse-feasible-pareto-front"
+NOTE_MARKER = "dse: feasible Pareto front"
+
+
+@dataclass
+class Annotation:
+    """What ``annotate`` stored: the front's trial numbers and how much was (re)written."""
+
+    front_numbers: list[int]
+    figure_written: bool
+    note_written: bool
+    trial_notes_written: int
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def study_note(view: StudyView) -> str:
+    """Markdown for the study page: summary, objectives, front, hypervolume, spec."""
+    cats = category(view).value_counts().to_dict()
+    ref, ref_src = reference_point(view)
+    ideal = ideal_point(view)
+    hist = hypervolume_history(view)
+    knee = knee_index(view)
+    table = front_table(view)
+    knee_no = int(table["number"].iloc[knee]) if knee is not None else None
+    lock_body = {k: v for k, v in view.lock.items() if k != "dse_version"}
+    parts = [
+        f"## {NOTE_MARKER} — {view.name}",
+        "",
+        "Written by `dse dashboard`. **The dashboard's own Pareto-front plot ignores "
+        "feasibility** (optuna-dashboard 0.21 does not read `set_constraint` constraints); "
+        f"the figure `{FRONT_FIGURE_ID}` and this note show the feasible front — the same "
+        "trials as `dse pareto` and `pareto.csv`. Each trial's note says whether it is "
+        "feasible and lists its constraint values.",
+        "",
+        f"{view.lock.get('description', '')}",
+        "",
+        f"**{len(view.trials)} trials**: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(cats.items()))
+        + f". Storage: `{view.url}`.",
+        "",
+        "### Objectives",
+        "",
+        _md_table(
+            ["metric", "direction", "unit", "best feasible", "HV reference", "reference from"],
+            [
+                [o, "max" if mx else "min", view.units.get(o, ""), fmt(i), fmt(r), s]
+                for o, mx, i, r, s in zip(
+                    view.objectives, view.maximize, ideal, ref, ref_src, strict=True
+                )
+            ],
+        ),
+        "",
+        f"### Feasible Pareto front: {len(table)} trials",
+        "",
+        "Trial numbers: " + ", ".join(str(int(n)) for n in table["number"]) + ".",
+        "",
+    ]
+    if knee_no is not None:
+        parts += [
+            f"Knee: **trial {knee_no}** (closest to the ideal point after min-max normalising "
+            "each objective over the front).",
+            "",
+        ]
+    parts += [
+        _md_table(
+            [str(c).removeprefix("params.") for c in table.columns],
+            [[fmt(v) for v in row] for row in table.itertuples(index=False)],
+        ),
+        "",
+    ]
+    if len(hist):
+        parts += [
+            f"**Hypervolume** (normalised: ideal = 0, reference = 1 on each axis): "
+            f"{hist['hypervolume'].iloc[-1]:.4f}",
+            "",
+        ]
+    constraints = view.lock.get("constraints") or []
+    if constraints:
+        parts += ["### Constraints", ""] + [f"- `{c}`" for c in constraints] + [""]
+    parts += [
+        "### Spec (resolved, spec.lock.yaml)",
+        "",
+        "```yaml",
+        yaml.safe_dump(lock_body, sort_keys=False).rstrip(),
+        "```",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def trial_note(view: StudyView, row: dict[str, Any], cat: str, knee_no: int | None) -> str:
+    """Markdown for one trial: feasibility, constraint values, front membership."""
+    n = int(row["number"])
+    state = row["state"]
+    cons = [(c.removeprefix("constraint."), row.get(c)) for c in view.constraint_columns]
+    cons = [(c, v) for c, v in cons if v is not None and v == v]
+    if state != "COMPLETE":
+        reason = row.get("fail_reason") or ""
+        head = f"**dse: {state.lower()}**" + (f": {reason}" if reason else "")
+    elif row["feasible"]:
+        head = "**dse: feasible** — every constraint holds"
+    else:
+        bad = [f"`{c}` (violation {fmt(float(v))})" for c, v in cons if float(v) > 0]
+        head = "**dse: INFEASIBLE** — violated: " + ", ".join(bad)
+    front = {
+        "front": "yes" + (" (the knee)" if n == knee_no else ""),
+        "duplicate": "same design as a front trial (listed once, by its first trial)",
+    }.get(cat, "no")
+    parts = [head, "", f"On the feasible Pareto front: **{front}**", ""]
+    if cons:
+        parts += [
+            "Constraint values (≤ 0 means satisfied):",
+            "",
+            _md_table(
+                ["constraint", "value", "ok"],
+                [[f"`{c}`", fmt(float(v)), "✓" if float(v) <= 0 else "✗"] for c, v in cons],
+            ),
+        ]
+    return "\n".join(parts) + "\n"
+
+
+def annotate(view: StudyView) -> Annotation:
+    """Store the front figure, the study note and per-trial notes in the study's storage."""
+    from dse.report import front_figure
+
+    study = view.study
+    storage, study_id = study._storage, study._study_id
+    attrs = storage.get_study_system_attrs(study_id)
+
+    fig_json = front_figure(view, height=440).to_json()  # the dashboard's card is 450 px
+    fig_written = get_plotly_graph_objects(attrs).get(FRONT_FIGURE_ID) != fig_json
+    if fig_written:
+        import plotly.io as pio
+
+        save_plotly_graph_object(study, pio.from_json(fig_json), graph_object_id=FRONT_FIGURE_ID)
+
+    note = study_note(view)
+    note_written = get_note_from_system_attrs(attrs, None)["body"] != note
+    if note_written:
+        save_note(study, note)
+
+    knee = knee_index(view)
+    knee_no = int(view.front["number"].iloc[knee]) if knee is not None else None
+    ids = {t.number: t._trial_id for t in study.get_trials(deepcopy=False)}
+    written = 0
+    for row, cat in zip(view.trials.to_dict("records"), category(view), strict=True):
+        trial_id = ids[int(row["number"])]
+        body = trial_note(view, row, cat, knee_no)
+        old = get_note_from_system_attrs(attrs, trial_id)
+        if old["body"] != body:
+            save_note_with_version(storage, study_id, trial_id, int(old["version"]) + 1, body)
+            written += 1
+    return Annotation(
+        front_numbers=[int(n) for n in view.front["number"]],
+        figure_written=fig_written,
+        note_written=note_written,
+        trial_notes_written=written,
+    )
+
+
+def _check_port(host: str, port: int) -> None:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise DseError(f"--host {host!r}: cannot resolve it ({exc})") from None
+    family, _, _, _, addr = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except OSError as exc:
+            raise DseError(
+                f"cannot listen on {host}:{port} ({exc.strerror}); choose another --port"
+            ) from None
+
+
+def study_url(view: StudyView, *, host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/dashboard/studies/{view.study._study_id}"
+
+
+def serve(
+    name: str, *, host: str = "127.0.0.1", port: int = 8080, storage: str | None = None
+) -> None:
+    """Annotate the study, print its dashboard URL, and serve until interrupted."""
+    view = load_view(name, storage=storage)
+    _check_port(host, port)
+    result = annotate(view)
+    print(
+        f"front of {name}: trials {', '.join(map(str, result.front_numbers)) or 'none'} "
+        f"(figure {'updated' if result.figure_written else 'unchanged'}, note "
+        f"{'updated' if result.note_written else 'unchanged'}, "
+        f"{result.trial_notes_written} trial notes updated)",
+        flush=True,
+    )
+    url = study_url(view, host=host, port=port)
+    print(f"optuna-dashboard: {url}  (study note: {url}/note)", flush=True)
+    run_server(view.study._storage, host=host, port=port)

@@ -1,0 +1,38 @@
+"""CLI entry points of ``dse report`` and ``dse dashboard``.
+
+Kept apart from their modules so that plotly, matplotlib and optuna-dashboard are imported
+only when these commands run, not on every ``dse`` invocation.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+StudyArg = Annotated[str, typer.Argument(help="Study name (folder under studies/)")]
+StorageOpt = Annotated[str | None, typer.Option(help="Override the recorded storage URL")]
+
+
+def report_command(study: StudyArg, storage: StorageOpt = None) -> None:
+    """Write studies/<study>/report.html (self-contained, offline) and figures/*.png."""
+    from dse.report import write_report
+
+    result = write_report(study, storage=storage)
+    print(f"wrote {result.html}")
+    for p in result.figures:
+        print(f"wrote {p}")
+
+
+def dashboard_command(
+    study: StudyArg,
+    port: Annotated[int, typer.Option(help="Port to listen on", min=1, max=65535)] = 8080,
+    host: Annotated[
+        str, typer.Option(help="Address to bind; anything but localhost exposes the study")
+    ] = "127.0.0.1",
+    storage: StorageOpt = None,
+) -> None:
+    """Serve optuna-dashboard on the study, with our feasible front as a figure and notes."""
+    from dse.dashboard import serve
+
+    serve(study, host=host, port=port, storage=storage)

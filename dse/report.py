@@ -1,0 +1,260 @@
+"""``dse report STUDY``: one self-contained HTML file (plotly.js inline, works offline) and
+static PNGs (matplotlib) for papers and slides, under ``studies/<study>/``.
+
+Every figure is built from ``dse.study_view`` so the report's front is the one ``dse pareto``
+prints; definitions of the reference point, hypervolume and knee live there.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+import yaml
+from plotly.offline import get_plotlyjs
+
+from dse.report_png import write_pngs
+from dse.storage import existing_study_dir
+from dse.study_view import (
+    StudyView,
+    category,
+    fmt,
+    front_table,
+    hypervolume_history,
+    knee_index,
+    load_view,
+    param_importances,
+    reference_point,
+)
+
+REPORT_FILE = "report.html"
+MAX_TITLE_NUMBERS = 20  # front trial numbers listed in the figure title up to this many
+FIGURES_DIR = "figures"
+
+# One look per trial category, shared by plotly and matplotlib.
+STYLE = {
+    "infeasible": {"color": "#b0b0b0", "symbol": "x", "mpl": "x", "size": 5},
+    "dominated": {"color": "#6baed6", "symbol": "circle", "mpl": "o", "size": 5},
+    "duplicate": {"color": "#6baed6", "symbol": "circle-open", "mpl": "o", "size": 5},
+    "front": {"color": "#d62728", "symbol": "diamond", "mpl": "D", "size": 8},
+}
+
+
+def label(view: StudyView, metric: str) -> str:
+    unit = view.units.get(metric, "")
+    dirn = "max" if view.maximize[view.objectives.index(metric)] else "min"
+    return f"{metric} [{unit}] ({dirn})" if unit else f"{metric} ({dirn})"
+
+
+def front_figure(view: StudyView, *, height: int = 650) -> go.Figure:
+    """Scatter matrix of all objective pairs: infeasible, dominated and front trials apart."""
+    df = view.trials
+    cats = category(view)
+    fig = go.Figure()
+    dims_of = view.objectives
+    for cat, st in STYLE.items():
+        sel = df[(cats == cat).to_numpy()]
+        if sel.empty:
+            continue
+        pts = sel[dims_of].to_numpy(dtype=float)
+        fig.add_trace(
+            go.Splom(
+                name=f"{cat} ({len(sel)})",
+                dimensions=[
+                    {"label": m.split(".", 1)[-1], "values": pts[:, i]}
+                    for i, m in enumerate(dims_of)
+                ],
+                text=[f"trial {n}" for n in sel["number"]],
+                customdata=sel["number"].to_numpy(),
+                marker={"color": st["color"], "symbol": st["symbol"], "size": st["size"]},
+                diagonal_visible=False,
+                showupperhalf=False,
+            )
+        )
+    knee = knee_index(view)
+    if knee is not None and len(dims_of) == 2:
+        row = view.front.iloc[knee]
+        fig.add_annotation(x=row[dims_of[0]], y=row[dims_of[1]], text="knee")
+    numbers = [str(int(n)) for n in view.front["number"]]
+    listed = f": {', '.join(numbers)}" if len(numbers) <= MAX_TITLE_NUMBERS else ""
+    fig.update_layout(
+        title={"text": f"Feasible Pareto front of {view.name}, {len(numbers)} trials{listed}"},
+        height=height,
+        margin={"l": 60, "r": 20, "t": 60, "b": 50},
+        legend={"orientation": "h"},
+        dragmode="select",
+    )
+    if len(dims_of) == 1:
+        fig = _front_1d(view)
+    return fig
+
+
+def _front_1d(view: StudyView) -> go.Figure:
+    df = view.trials
+    cats = category(view)
+    fig = go.Figure()
+    for cat, st in STYLE.items():
+        sel = df[(cats == cat).to_numpy()]
+        fig.add_trace(
+            go.Scatter(
+                x=sel["number"],
+                y=sel[view.objectives[0]],
+                mode="markers",
+                name=cat,
+                marker={"color": st["color"], "symbol": st["symbol"]},
+            )
+        )
+    fig.update_layout(title=f"Best feasible trials of {view.name}", xaxis_title="trial")
+    return fig
+
+
+def parallel_figure(view: StudyView) -> go.Figure:
+    """Parallel coordinates of the front: parameters then objectives, coloured by the first."""
+    front = view.front
+    dims = []
+    for c in [*view.params, *view.objectives]:
+        vals = front[c]
+        if not pd.api.types.is_numeric_dtype(vals):
+            codes, uniques = pd.factorize(vals.astype(str))
+            dims.append(
+                {
+                    "label": c.removeprefix("params."),
+                    "values": codes,
+                    "tickvals": list(range(len(uniques))),
+                    "ticktext": list(uniques),
+                }
+            )
+        else:
+            dims.append({"label": c.removeprefix("params."), "values": vals.to_numpy(float)})
+    color = front[view.objectives[0]].to_numpy(float) if len(front) else []
+    fig = go.Figure(
+        go.Parcoords(
+            dimensions=dims,
+            line={"color": color, "colorscale": "Viridis", "showscale": True},
+        )
+    )
+    fig.update_layout(title=f"Pareto front of {view.name}: parameters and objectives", height=450)
+    return fig
+
+
+def hypervolume_figure(hist: pd.DataFrame, view: StudyView) -> go.Figure:
+    fig = go.Figure(
+        go.Scatter(x=hist["number"], y=hist["hypervolume"], mode="lines+markers", name="HV")
+    )
+    fig.update_layout(
+        title="Hypervolume of the feasible front (normalised: ideal = 0, reference = 1)",
+        xaxis_title="trial number",
+        yaxis_title="dominated fraction of the ideal-reference box",
+        height=400,
+    )
+    return fig
+
+
+def importance_figure(imps: dict[str, dict[str, float] | str]) -> go.Figure | None:
+    ok = {k: v for k, v in imps.items() if isinstance(v, dict)}
+    if not ok:
+        return None
+    fig = go.Figure()
+    for obj, imp in ok.items():
+        fig.add_trace(go.Bar(name=obj, x=list(imp.keys()), y=list(imp.values())))
+    fig.update_layout(
+        title="Parameter importances per objective (PED-ANOVA, feasible complete trials)",
+        barmode="group",
+        yaxis_title="importance",
+        height=400,
+    )
+    return fig
+
+
+@dataclass
+class ReportResult:
+    html: Path
+    figures: list[Path]
+
+
+def _table_html(table: pd.DataFrame, *, knee_col: str | None = None) -> str:
+    head = "".join(f"<th>{html.escape(str(c).removeprefix('params.'))}</th>" for c in table)
+    rows = []
+    for _, r in table.iterrows():
+        is_knee = bool(knee_col and r[knee_col])
+        cells = "".join(f"<td>{html.escape(fmt(v))}</td>" for v in r)
+        rows.append(f"<tr class='knee'>{cells}</tr>" if is_knee else f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:1400px;color:#222}
+table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;
+text-align:right}th{background:#f3f3f3}tr.knee{background:#ffe9a8;font-weight:bold}
+pre{background:#f7f7f7;padding:1em;overflow:auto;max-height:40em;font-size:12px}
+.figure{margin:1em 0}
+"""
+
+
+def write_report(name: str, *, storage: str | None = None) -> ReportResult:
+    """Write ``report.html`` and ``figures/*.png`` for a recorded study."""
+    view = load_view(name, storage=storage)
+    directory = existing_study_dir(name)
+    hist = hypervolume_history(view)
+    imps = param_importances(view)
+    ref, ref_src = reference_point(view)
+    table = front_table(view)
+    figs: list[tuple[str, go.Figure | None]] = [
+        ("Pareto scatter matrix", front_figure(view)),
+        ("Parallel coordinates of the front", parallel_figure(view) if len(view.front) else None),
+        ("Hypervolume history", hypervolume_figure(hist, view) if len(hist) else None),
+        ("Parameter importances", importance_figure(imps)),
+    ]
+    counts = category(view).value_counts().to_dict()
+    parts = [
+        f"<h1>Study {html.escape(name)}</h1>",
+        f"<p>{html.escape(str(view.lock.get('description', '')))}</p>",
+        "<p>"
+        + ", ".join(f"{html.escape(k)}: {v}" for k, v in sorted(counts.items()))
+        + f"; {len(view.trials)} trials in total. Storage: <code>{html.escape(view.url)}"
+        "</code></p>",
+        "<h2>Objectives</h2><ul>"
+        + "".join(
+            f"<li>{html.escape(label(view, o))}; hypervolume reference {fmt(r)} ({s})</li>"
+            for o, r, s in zip(view.objectives, ref, ref_src, strict=True)
+        )
+        + "</ul>",
+    ]
+    if len(hist):
+        parts.append(
+            f"<p>Final normalised hypervolume: <b>{hist['hypervolume'].iloc[-1]:.4f}</b></p>"
+        )
+    for i, (title, fig) in enumerate(figs):
+        parts.append(f"<h2>{html.escape(title)}</h2>")
+        if fig is None:
+            parts.append("<p>Not enough data for this figure.</p>")
+            continue
+        div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig{i}")
+        parts.append(f"<div class='figure'>{div}</div>")
+    why = {k: v for k, v in imps.items() if isinstance(v, str)}
+    for k, v in why.items():
+        parts.append(f"<p>{html.escape(k)}: {html.escape(v)}</p>")
+    parts.append(
+        f"<h2 id='front'>Feasible Pareto front ({len(table)} trials)</h2>"
+        "<p>The highlighted row is the knee: the front point closest to the ideal point after "
+        "min-max normalising each objective over the front.</p>"
+        + _table_html(table, knee_col="knee")
+    )
+    assumptions = yaml.safe_dump(view.lock, sort_keys=False)
+    parts.append(
+        f"<h2>Resolved assumptions (spec.lock.yaml)</h2><pre>{html.escape(assumptions)}</pre>"
+    )
+    doc = (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        f"<title>dse report: {html.escape(name)}</title><style>{CSS}</style>"
+        f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
+        + "\n".join(parts)
+        + "</body></html>"
+    )
+    out = directory / REPORT_FILE
+    out.write_text(doc, encoding="utf-8")
+    pngs = write_pngs(view, directory / FIGURES_DIR, hist=hist, imps=imps)
+    return ReportResult(html=out, figures=pngs)

@@ -1,0 +1,253 @@
+"""One recorded study, analysed for people: front, knee, hypervolume history, importances.
+
+Shared by ``dse report`` and ``dse dashboard`` so both show exactly the front ``dse pareto``
+prints: the trials and front come from ``records.trials_frame``/``front_frame``, nothing else.
+
+Definitions (also in docs/dashboard.md):
+
+- **Reference point** of the hypervolume: per objective, its ``threshold`` from the spec when
+  set; otherwise the nadir (worst value) of the feasible complete trials moved 10% of the
+  feasible range further towards "worse" (a range of 0 uses 10% of the magnitude, or 1).
+- **Hypervolume** is computed after mapping each objective linearly so that the ideal point
+  (best feasible value per objective) is 0 and the reference point is 1, all minimised; it is
+  therefore the dominated fraction of the box between ideal and reference (0..1, unitless).
+- **Knee**: the front point closest (Euclidean) to the ideal point after min-max normalising
+  each objective over the front, oriented so 0 is best.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import optuna
+import pandas as pd
+
+from dse.api import read_lock
+from dse.errors import StudyNotFoundError
+from dse.pareto import hypervolume
+from dse.records import front_frame, trials_frame
+from dse.storage import existing_study_dir, open_storage
+
+REF_MARGIN = 0.10
+MIN_IMPORTANCE_TRIALS = 8
+
+
+@dataclass
+class StudyView:
+    """A study as stored, with its records computed the same way as ``dse pareto``."""
+
+    name: str
+    lock: dict[str, Any]
+    url: str
+    study: optuna.Study
+    trials: pd.DataFrame
+    front: pd.DataFrame
+    objectives: list[str]
+    maximize: list[bool]
+    units: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def params(self) -> list[str]:
+        return [c for c in self.trials.columns if c.startswith("params.")]
+
+    @property
+    def feasible(self) -> pd.DataFrame:
+        df = self.trials
+        if df.empty:
+            return df
+        ok = df[(df["state"] == "COMPLETE") & df["feasible"].astype(bool)]
+        pts = ok[self.objectives].to_numpy(dtype=float) if len(ok) else np.zeros((0, 0))
+        return ok[np.all(np.isfinite(pts), axis=1)] if len(ok) else ok
+
+    @property
+    def constraint_columns(self) -> list[str]:
+        return [c for c in self.trials.columns if c.startswith("constraint.")]
+
+
+def metric_units() -> dict[str, str]:
+    """Units of the installed evaluators' metrics (custom metrics without a unit stay blank)."""
+    from dse.registry import builtin_evaluators
+
+    units: dict[str, str] = {}
+    for name, ev in builtin_evaluators().items():
+        for k, m in (ev.metrics or {}).items():
+            units[f"{name}.{k}"] = m.unit
+    return units
+
+
+def load_view(name: str, *, storage: str | None = None) -> StudyView:
+    """Read a study's lock and storage; the front is ``records.front_frame`` of live trials."""
+    existing_study_dir(name)
+    lock = read_lock(name)
+    url = storage or lock["storage"]
+    objectives = [o["metric"] for o in lock["objectives"]]
+    maximize = [o["direction"] == "maximize" for o in lock["objectives"]]
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        study = optuna.load_study(study_name=lock["study"], storage=open_storage(url))
+    except KeyError:
+        raise StudyNotFoundError(f"storage {url!r} holds no study {lock['study']!r}") from None
+    df = trials_frame(study, objectives=objectives, maximize=maximize)
+    front = front_frame(df, objectives=objectives, maximize=maximize)
+    return StudyView(
+        name=name,
+        lock=lock,
+        url=url,
+        study=study,
+        trials=df,
+        front=front,
+        objectives=objectives,
+        maximize=maximize,
+        units=metric_units(),
+    )
+
+
+def reference_point(view: StudyView) -> tuple[list[float], list[str]]:
+    """The hypervolume reference point and, per objective, where it came from."""
+    feas = view.feasible
+    ref: list[float] = []
+    source: list[str] = []
+    for spec, obj, mx in zip(view.lock["objectives"], view.objectives, view.maximize, strict=True):
+        if spec.get("threshold") is not None:
+            ref.append(float(spec["threshold"]))
+            source.append("threshold")
+            continue
+        vals = feas[obj].to_numpy(dtype=float) if len(feas) else np.zeros(0)
+        if vals.size == 0:
+            ref.append(math.nan)
+            source.append("no feasible trials")
+            continue
+        lo, hi = float(vals.min()), float(vals.max())
+        span = hi - lo or abs(hi) or 1.0
+        ref.append(lo - REF_MARGIN * span if mx else hi + REF_MARGIN * span)
+        source.append("nadir + 10% of feasible range")
+    return ref, source
+
+
+def ideal_point(view: StudyView) -> list[float]:
+    feas = view.feasible
+    out = []
+    for obj, mx in zip(view.objectives, view.maximize, strict=True):
+        vals = feas[obj].to_numpy(dtype=float) if len(feas) else np.zeros(0)
+        out.append(math.nan if vals.size == 0 else float(vals.max() if mx else vals.min()))
+    return out
+
+
+def _normalise(points: np.ndarray, ideal: list[float], ref: list[float]) -> np.ndarray:
+    """Map to minimisation with ideal -> 0 and reference -> 1 on every axis."""
+    ideal_a, ref_a = np.asarray(ideal, float), np.asarray(ref, float)
+    span = ref_a - ideal_a
+    span = np.where(span == 0, 1.0, span)
+    return (points - ideal_a) / span
+
+
+def hypervolume_history(view: StudyView) -> pd.DataFrame:
+    """Normalised hypervolume of the feasible front after each finished trial number."""
+    ref, _ = reference_point(view)
+    ideal = ideal_point(view)
+    df = view.trials
+    if df.empty or any(math.isnan(v) for v in ref + ideal):
+        return pd.DataFrame({"number": [], "hypervolume": [], "feasible_trials": []})
+    df = df.sort_values("number")
+    feas_numbers = set(view.feasible["number"])
+    pts: list[np.ndarray] = []
+    rows = []
+    unit_ref = [1.0] * len(ref)
+    minimise = [False] * len(ref)
+    for number, row in zip(df["number"], df[view.objectives].to_numpy(dtype=float), strict=True):
+        if number in feas_numbers:
+            pts.append(_normalise(row[None, :], ideal, ref)[0])
+        hv = hypervolume(np.array(pts), unit_ref, minimise) if pts else 0.0
+        rows.append({"number": int(number), "hypervolume": hv, "feasible_trials": len(pts)})
+    return pd.DataFrame(rows)
+
+
+def knee_index(view: StudyView) -> int | None:
+    """Row of ``view.front`` closest to the ideal point after min-max normalisation."""
+    front = view.front
+    if front.empty:
+        return None
+    pts = front[view.objectives].to_numpy(dtype=float)
+    pts = np.where(np.asarray(view.maximize)[None, :], -pts, pts)
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    span = np.where(hi - lo == 0, 1.0, hi - lo)
+    dist = np.linalg.norm((pts - lo) / span, axis=1)
+    return int(np.argmin(dist))
+
+
+def param_importances(view: StudyView) -> dict[str, dict[str, float] | str]:
+    """Per objective: parameter -> importance on complete feasible trials, or why none."""
+    feas_numbers = set(view.feasible["number"])
+    trials = [t for t in view.study.get_trials(deepcopy=False) if t.number in feas_numbers]
+    out: dict[str, dict[str, float] | str] = {}
+    if len(trials) < MIN_IMPORTANCE_TRIALS:
+        why = f"too few feasible trials ({len(trials)} < {MIN_IMPORTANCE_TRIALS})"
+        return dict.fromkeys(view.objectives, why)
+    # Importances need a study of only the trials that count: the feasible complete ones.
+    sub = optuna.create_study(directions=view.study.directions)
+    sub.add_trials(trials)
+    for i, obj in enumerate(view.objectives):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                imp = optuna.importance.get_param_importances(
+                    sub, target=lambda t, i=i: t.values[i]
+                )
+            out[obj] = {k: float(v) for k, v in imp.items()}
+        except (ValueError, RuntimeError, ZeroDivisionError) as exc:
+            out[obj] = f"importances unavailable: {exc}"
+    return out
+
+
+def front_table(view: StudyView) -> pd.DataFrame:
+    """Number, objectives and parameters of the front, with a ``knee`` flag."""
+    cols = ["number", *view.objectives, *view.params]
+    table = view.front[[c for c in cols if c in view.front.columns]].copy()
+    knee = knee_index(view)
+    table.insert(1, "knee", [i == knee for i in range(len(table))])
+    return table
+
+
+def fmt(v: Any) -> str:
+    """Short human number formatting, shared by the note and the report."""
+    if isinstance(v, bool | np.bool_):
+        return "yes" if v else ""
+    if isinstance(v, float | np.floating):
+        v = float(v)
+        if v == 0 or not math.isfinite(v):
+            return str(v)
+        a = abs(v)
+        if a >= 1e6 or a < 1e-3:
+            return f"{v:.4g}"
+        return f"{v:,.4g}" if a >= 1000 else f"{v:.4g}"
+    if isinstance(v, np.integer):
+        return str(int(v))
+    return str(v)
+
+
+def category(view: StudyView) -> pd.Series:
+    """Per trial: 'front', 'duplicate' (a later trial of a front design), 'dominated'
+    (feasible), 'infeasible', or the state of an unfinished or failed trial."""
+    df = view.trials
+    if df.empty:
+        return pd.Series([], dtype=str)
+    front_numbers = set(view.front["number"])
+    feas_numbers = set(view.feasible["number"])
+    params = view.params
+    front_designs = {tuple(r) for r in view.front[params].itertuples(index=False)}
+    designs = list(df[params].itertuples(index=False)) if params else [()] * len(df)
+
+    def cat(n: int, state: str, design: tuple[Any, ...]) -> str:
+        if n in front_numbers:
+            return "front"
+        if n in feas_numbers:
+            return "duplicate" if params and tuple(design) in front_designs else "dominated"
+        return "infeasible" if state == "COMPLETE" else state.lower()
+
+    return pd.Series(
+        [cat(n, s, d) for n, s, d in zip(df["number"], df["state"], designs, strict=True)]
+    )
