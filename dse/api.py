@@ -80,18 +80,25 @@ def run(
     trials: int | None = None,
     storage: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
+    **worker: Any,
 ) -> RunResult:
-    """Create or resume the spec's study until it holds ``trials`` finished trials."""
+    """Create or resume the spec's study until it holds ``trials`` finished trials.
+
+    ``worker`` options go to ``runner.run_study`` (seed_offset, heartbeat_s, ...).
+    """
     model = spec_or_model if isinstance(spec_or_model, StudyModel) else load(spec_or_model)
     name = model.spec.study
     directory = study_dir(name, create=True)
     url = storage_url(name, storage or model.spec.storage)
-    write_lock(directory / LOCK_FILE, lock_dict(model, url))
+    lock = lock_dict(model, url)
+    write_lock(directory / LOCK_FILE, lock)
     study = run_study(
         model,
         storage_url=url,
         trials=trials if trials is not None else model.spec.search.trials,
         on_progress=on_progress,
+        spec_lock=lock,
+        **worker,
     )
     df, front = write_records(
         directory, study, objectives=model.objective_names, maximize=model.maximize

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,8 +22,11 @@ from dse.errors import DseError, SpecError
 from dse.inspect_commands import dashboard_command, report_command
 from dse.quality import print_quality
 from dse.registry import builtin_evaluators
+from dse.sensitivity import sensitivity_command
 from dse.spec import json_schema
+from dse.status import status_command
 from dse.sweep import sweep_command
+from dse.workers import run_jobs, worker_command
 
 app = typer.Typer(
     help="Declarative design-space explorer for AI clusters.",
@@ -70,10 +74,26 @@ def run(
         str | None, typer.Option(help="Optuna storage URL (default: journal file)")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
+    robust: Annotated[
+        int | None,
+        typer.Option(help="Evaluate each design under K samples of the uncertain assumptions"),
+    ] = None,
+    statistic: Annotated[
+        str, typer.Option(help="With --robust: mean | p10 | p90 | pessimistic | optimistic")
+    ] = "mean",
+    jobs: Annotated[
+        int, typer.Option(help="Worker processes on one study; --trials is their total", min=1)
+    ] = 1,
     as_json: JsonOpt = False,
 ) -> None:
     """Create or resume the spec's study and record its Pareto front."""
     model = api.load(spec)
+    if jobs > 1 and robust is not None:
+        raise DseError("--jobs > 1 cannot be combined with --robust yet (use --jobs 1)")
+    if robust is not None:
+        from dse.robust import robust_model
+
+        model = robust_model(model, k=robust, statistic=statistic)
     target = trials if trials is not None else model.spec.search.trials
     bar = Progress(
         TextColumn("[bold]{task.description}"),
@@ -89,8 +109,8 @@ def run(
     )
     with bar:
         task = bar.add_task(model.spec.study, total=target, feasible=0, front=0, failed=0)
-        result = api.run(
-            model,
+        run_fn = partial(run_jobs, spec, jobs=jobs) if jobs > 1 else partial(api.run, model)
+        result = run_fn(
             trials=target,
             storage=storage,
             on_progress=lambda p: bar.update(
@@ -306,6 +326,9 @@ def schema() -> None:
 
 
 app.command("sweep")(sweep_command)
+app.command("worker")(worker_command)
+app.command("status")(status_command)
+app.command("sensitivity")(sensitivity_command)
 app.command("report")(report_command)
 app.command("dashboard")(dashboard_command)
 app.command("compare")(compare_command)

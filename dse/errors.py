@@ -50,6 +50,10 @@ class StorageError(DseError):
     """A storage URL is invalid or unreachable."""
 
 
+class SpecMismatchError(DseError):
+    """A worker's spec differs from the one its study was created with."""
+
+
 class DesignError(DseError):
     """A design given on the command line (``--set``) is incomplete or invalid."""
 

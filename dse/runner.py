@@ -10,11 +10,14 @@ from __future__ import annotations
 import inspect
 import itertools
 import os
+import random
 import socket
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,16 +28,24 @@ from optuna.distributions import (
     FloatDistribution,
     IntDistribution,
 )
-from optuna.trial import TrialState
+from optuna.exceptions import DuplicatedStudyError, UpdateFinishedTrialError
+from optuna.storages._heartbeat import get_heartbeat_thread, is_heartbeat_enabled
+from optuna.trial import FrozenTrial, TrialState
 
 from dse.errors import SpecError
 from dse.pareto import nondominated_mask
 from dse.records import FAIL_ATTR, STALE_ATTR, WORKER_ATTR, is_feasible
 from dse.spec import CategoricalParam, FloatParam, IntParam, ParamSpec, SearchSpec
-from dse.storage import open_storage
+from dse.storage import HEARTBEAT_S, open_storage, set_trial_user_attrs
 from dse.study_model import EvaluationError, StudyModel
 
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+#: The kernel's start time of the worker process, to tell a reused pid from the dead owner.
+WORKER_START_ATTR = "dse.worker_start"
+#: A RUNNING trial no worker tagged this long after it started lost its worker in between.
+ORPHAN_GRACE_S = 10.0
+#: How often a worker re-checks a study whose last trials run elsewhere.
+POLL_S = 0.2
 
 
 def distribution(p: ParamSpec) -> BaseDistribution:
@@ -167,35 +178,144 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def recover_stale_trials(study: optuna.Study) -> int:
-    """Fail and re-queue trials left RUNNING by a dead process on this host.
+def _proc_start(pid: int) -> str | None:
+    """Start time of a process in clock ticks since boot (Linux ``/proc``), else None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 else None
 
-    The journal storage has no heartbeat, so a ``kill -9`` leaves RUNNING trials behind. Their
-    parameters are enqueued again, so the study loses no sample and counts no trial twice.
+
+def _owner_tags() -> dict[str, Any]:
+    tags: dict[str, Any] = {WORKER_ATTR: worker_id()}
+    start = _proc_start(os.getpid())
+    if start is not None:
+        tags[WORKER_START_ATTR] = start
+    return tags
+
+
+def _owner_dead(owner: str, started: Any, host: str) -> bool:
+    owner_host, _, pid_text = owner.rpartition(":")
+    if owner_host != host or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return True  # one worker per process: this process has no trial in flight right now
+    if not _pid_alive(pid):
+        return True
+    now_start = _proc_start(pid)
+    return started is not None and now_start is not None and str(started) != now_start
+
+
+def _stale_reason(
+    t: FrozenTrial, *, host: str, heartbeat_stale: set[int], now: datetime
+) -> str | None:
+    """Why a RUNNING trial has no live worker any more, or None while it may still have one."""
+    owner = str(t.user_attrs.get(WORKER_ATTR, ""))
+    if t._trial_id in heartbeat_stale:
+        return f"worker {owner or '?'} stopped sending heartbeats"
+    if not owner:
+        age = (now - t.datetime_start).total_seconds() if t.datetime_start else 0.0
+        return "its worker died before claiming it" if age > ORPHAN_GRACE_S else None
+    if _owner_dead(owner, t.user_attrs.get(WORKER_START_ATTR), host):
+        return f"worker {owner} died"
+    return None
+
+
+def retire_trial(study: optuna.Study, trial_id: int, reason: str) -> bool:
+    """Fail a trial so it never counts toward the total; False if another worker finished or
+    retired it first (the state change is the arbiter, so exactly one retirer wins)."""
+    storage = study._storage
+    try:
+        storage.set_trial_user_attr(trial_id, STALE_ATTR, True)
+        storage.set_trial_user_attr(trial_id, FAIL_ATTR, reason)
+        return bool(storage.set_trial_state_values(trial_id, TrialState.FAIL))
+    except UpdateFinishedTrialError:
+        return False
+
+
+def recover_stale_trials(study: optuna.Study) -> int:
+    """Fail and re-queue trials whose worker is gone.
+
+    The journal storage has no heartbeat, so a ``kill -9`` leaves RUNNING trials behind: a
+    trial whose owner pid is dead on this host is stale. RDB storages also have Optuna's
+    heartbeat, which covers workers on other hosts. Parameters are enqueued again, so the
+    study loses no sample, and stale trials never count, so none counts twice.
     """
+    storage = study._storage
+    heartbeat_stale: set[int] = set()
+    if is_heartbeat_enabled(storage):
+        heartbeat_stale = set(storage._get_stale_trial_ids(study._study_id))  # type: ignore[attr-defined]
     host = socket.gethostname()
+    now = datetime.now()
     n = 0
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        owner = str(t.user_attrs.get(WORKER_ATTR, ""))
-        owner_host, _, pid = owner.rpartition(":")
-        if owner_host != host or not pid.isdigit() or _pid_alive(int(pid)):
+        reason = _stale_reason(t, host=host, heartbeat_stale=heartbeat_stale, now=now)
+        if reason is None:
             continue
-        study._storage.set_trial_user_attr(t._trial_id, STALE_ATTR, True)
-        study._storage.set_trial_user_attr(
-            t._trial_id, FAIL_ATTR, f"worker {owner} died; parameters re-queued"
-        )
-        study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
-        study.enqueue_trial(t.params, skip_if_exists=False)
-        n += 1
+        if retire_trial(study, t._trial_id, f"{reason}; parameters re-queued"):
+            if t.params:
+                study.enqueue_trial(t.params, skip_if_exists=False)
+            n += 1
     return n
 
 
+def counts_toward_total(t: FrozenTrial) -> bool:
+    """Finished or running, and not a stale (retired) trial."""
+    if t.state == TrialState.WAITING:
+        return False
+    return not (t.state == TrialState.FAIL and t.user_attrs.get(STALE_ATTR))
+
+
+def study_load(study: optuna.Study) -> tuple[int, int]:
+    """(finished, running) trials that count toward the study's total."""
+    finished = running = 0
+    for t in study.get_trials(deepcopy=False):
+        if not counts_toward_total(t):
+            continue
+        if t.state == TrialState.RUNNING:
+            running += 1
+        else:
+            finished += 1
+    return finished, running
+
+
 def finished_count(study: optuna.Study) -> int:
-    return sum(
-        1
-        for t in study.get_trials(deepcopy=False, states=FINISHED)
-        if not t.user_attrs.get(STALE_ATTR)
+    return study_load(study)[0]
+
+
+def claim_trial(study: optuna.Study) -> int:
+    """A RUNNING trial owned by this worker: the next queued one, or a new one created with the
+    owner already in it (one write, so a crash cannot leave an ownerless new trial)."""
+    study._thread_local.cached_all_trials = None
+    tags = _owner_tags()
+    trial_id = study._pop_waiting_trial_id()
+    if trial_id is not None:
+        set_trial_user_attrs(study._storage, trial_id, tags)
+        return trial_id
+    template = FrozenTrial(
+        number=0,
+        state=TrialState.RUNNING,
+        value=None,
+        datetime_start=datetime.now(),
+        datetime_complete=None,
+        params={},
+        distributions={},
+        user_attrs=tags,
+        system_attrs={},
+        intermediate_values={},
+        trial_id=0,
     )
+    return study._storage.create_new_trial(study._study_id, template_trial=template)
+
+
+def give_back_trial(study: optuna.Study, trial_id: int, reason: str) -> None:
+    """Retire a claimed trial before evaluating it, re-queueing its parameters if it had some."""
+    fixed = study._storage.get_trial(trial_id).system_attrs.get("fixed_params")
+    if retire_trial(study, trial_id, reason) and fixed:
+        study.enqueue_trial(fixed, skip_if_exists=False)
 
 
 @dataclass
@@ -229,16 +349,43 @@ class FrontTracker:
         return int(nondominated_mask(np.array(self.points), self.maximize).sum())
 
 
-def create_or_load(model: StudyModel, storage_url: str) -> optuna.Study:
+def create_or_load(
+    model: StudyModel,
+    storage_url: str,
+    *,
+    spec_lock: dict[str, Any] | None = None,
+    seed_offset: int = 0,
+    heartbeat_s: int | None = HEARTBEAT_S,
+    grace_s: int | None = None,
+) -> optuna.Study:
+    """Create the study or join it. Creation is race-free (the storage lets exactly one of
+    many starting workers create it); the creator stores ``spec_lock`` in the study and
+    everyone else must match it (``dse.workers.check_spec``)."""
+    from dse.workers import check_spec
+
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    storage = open_storage(storage_url)
-    study = optuna.create_study(
-        storage=storage,
-        study_name=model.spec.study,
-        directions=[o.direction for o in model.spec.objectives],
-        sampler=make_sampler(model),
-        load_if_exists=True,
+    storage = open_storage(storage_url, heartbeat_s=heartbeat_s, grace_s=grace_s)
+    directions = [
+        optuna.study.StudyDirection.MAXIMIZE
+        if o.direction == "maximize"
+        else optuna.study.StudyDirection.MINIMIZE
+        for o in model.spec.objectives
+    ]
+    search = model.spec.search
+    if seed_offset and search.seed is not None:
+        # Concurrent workers with one seed would propose the same designs.
+        search = search.model_copy(update={"seed": search.seed + seed_offset})
+    storage = optuna.storages.get_storage(storage)
+    try:
+        storage.create_new_study(directions, model.spec.study)
+        created = True
+    except DuplicatedStudyError:
+        created = False
+    study = optuna.load_study(
+        study_name=model.spec.study, storage=storage, sampler=make_sampler(model, search)
     )
+    if spec_lock is not None:
+        check_spec(study, spec_lock, created=created)
     if study.metric_names is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
@@ -247,23 +394,37 @@ def create_or_load(model: StudyModel, storage_url: str) -> optuna.Study:
 
 
 def run_trial(
-    model: StudyModel, study: optuna.Study, dists: dict[str, BaseDistribution]
-) -> optuna.trial.FrozenTrial:
-    """Ask, evaluate, record and tell one trial; return it as stored."""
-    trial = study.ask(fixed_distributions=dists)
-    trial.set_user_attr(WORKER_ATTR, worker_id())
+    model: StudyModel,
+    study: optuna.Study,
+    dists: dict[str, BaseDistribution],
+    *,
+    trial_id: int | None = None,
+) -> optuna.trial.FrozenTrial | None:
+    """Evaluate, record and tell one claimed trial (claiming one if not given); return it as
+    stored, or None when another worker retired it meanwhile (its heartbeat was late)."""
+    if trial_id is None:
+        trial_id = claim_trial(study)
+    storage = study._storage
     try:
-        metrics = {k: float(v) for k, v in model.evaluate(trial.params).items()}
-        violations = [float(v) for v in model.violations(trial.params, metrics)]
-        values = [metrics[m] for m in model.objective_names]
-    except EvaluationError as exc:
-        trial.set_user_attr(FAIL_ATTR, str(exc))
-        return study.tell(trial, state=TrialState.FAIL)
-    for k, v in metrics.items():
-        trial.set_user_attr(k, v)
-    for expr, v in zip(model.constraints, violations, strict=True):
-        trial.set_constraint(expr.source, v)
-    return study.tell(trial, values)
+        with get_heartbeat_thread(trial_id, storage):
+            trial = optuna.Trial(study, trial_id)
+            for name, dist in dists.items():
+                trial._suggest(name, dist)
+            try:
+                metrics = {k: float(v) for k, v in model.evaluate(trial.params).items()}
+                violations = [float(v) for v in model.violations(trial.params, metrics)]
+                values = [metrics[m] for m in model.objective_names]
+            except EvaluationError as exc:
+                storage.set_trial_user_attr(trial_id, FAIL_ATTR, str(exc))
+                return study.tell(trial, state=TrialState.FAIL)
+            set_trial_user_attrs(storage, trial_id, metrics)
+            for expr, v in zip(model.constraints, violations, strict=True):
+                trial.set_constraint(expr.source, v)
+            return study.tell(trial, values)
+    except (UpdateFinishedTrialError, ValueError):
+        if storage.get_trial(trial_id).state.is_finished():
+            return None
+        raise
 
 
 def run_study(
@@ -273,9 +434,27 @@ def run_study(
     trials: int,
     on_progress: Callable[[Progress], None] | None = None,
     timeout_s: float | None = None,
+    spec_lock: dict[str, Any] | None = None,
+    seed_offset: int = 0,
+    heartbeat_s: int | None = HEARTBEAT_S,
+    grace_s: int | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> optuna.Study:
-    """Run until the study holds ``trials`` finished trials in total (resuming, not adding)."""
-    study = create_or_load(model, storage_url)
+    """Run until the study holds ``trials`` finished trials in total (resuming, not adding).
+
+    Safe with any number of workers on one study: each claims a trial, then counts the
+    finished and running trials (its own included) and gives the claim back if that exceeds
+    the total, so concurrent workers never overshoot. When the last trials run elsewhere it
+    waits for them, taking them over if their worker dies.
+    """
+    study = create_or_load(
+        model,
+        storage_url,
+        spec_lock=spec_lock,
+        seed_offset=seed_offset,
+        heartbeat_s=heartbeat_s,
+        grace_s=grace_s,
+    )
     recover_stale_trials(study)
     dists = {n: distribution(p) for n, p in model.spec.space.items()}
     tracker = FrontTracker(model.maximize)
@@ -284,13 +463,37 @@ def run_study(
     if model.spec.search.sampler == "grid":
         trials = min(trials, enqueue_grid(model, study, trials))
     start = time.monotonic()
-    done = finished_count(study)
-    while done < trials:
+    jitter = random.Random()
+    while True:
         if timeout_s is not None and time.monotonic() - start > timeout_s:
             break
-        tracker.add_trial(run_trial(model, study, dists))
-        done = finished_count(study)
+        if should_stop is not None and should_stop():
+            break
+        recover_stale_trials(study)
+        finished, running = study_load(study)
+        if finished >= trials:
+            break
+        if finished + running >= trials:
+            time.sleep(POLL_S)  # the last trials run elsewhere
+            continue
+        trial_id = claim_trial(study)
+        finished, running = study_load(study)
+        if finished + running > trials:
+            give_back_trial(
+                study, trial_id, f"surplus: {trials} trials were already finished or running"
+            )
+            time.sleep(jitter.uniform(0.0, POLL_S))
+            continue
+        try:
+            t = run_trial(model, study, dists, trial_id=trial_id)
+        except BaseException:
+            give_back_trial(study, trial_id, "interrupted; parameters re-queued")
+            raise
+        if t is None:
+            continue
+        tracker.add_trial(t)
         if on_progress:
+            done = finished_count(study)
             on_progress(
                 Progress(done, trials, len(tracker.points), tracker.front_size(), tracker.failed)
             )

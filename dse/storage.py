@@ -7,13 +7,19 @@ processes, read directly by optuna-dashboard); an RDB URL (``sqlite:///...``,
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import warnings
 from pathlib import Path
+from typing import Any
 
 import optuna
+from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages import JournalStorage, RDBStorage
-from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
+from optuna.storages.journal import JournalFileBackend
+from optuna.storages.journal._file import BaseJournalFileLock
+from optuna.storages.journal._storage import JournalOperation
 
 from dse.errors import StorageError, StudyNotFoundError, choices_text, did_you_mean
 from dse.spec import STUDY_NAME_PATTERN
@@ -58,19 +64,103 @@ def storage_url(name: str, url: str | None) -> str:
     return f"journal:{study_dir(name, create=True) / JOURNAL_FILE}"
 
 
-def open_storage(url: str, *, heartbeat_s: int | None = None) -> optuna.storages.BaseStorage:
-    """Open an Optuna storage from a URL; ``journal:PATH`` names a journal file."""
+class FlockLock(BaseJournalFileLock):
+    """Journal lock the kernel releases when its holder dies.
+
+    Optuna's file locks are lock files that a ``kill -9`` leaves behind for a 30 s grace
+    period, stalling every other worker; ``flock`` has no such window (local disks, NFSv4).
+    """
+
+    def __init__(self, path: str) -> None:
+        self._path = path + ".flock"
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        fd = os.open(self._path, os.O_CREAT | os.O_RDWR, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+#: RDB heartbeat defaults: a worker records one every HEARTBEAT_S while it evaluates a trial;
+#: a RUNNING trial silent for GRACE_S is taken as abandoned and re-queued.
+HEARTBEAT_S = 10
+GRACE_S = 60
+
+
+def open_storage(
+    url: str, *, heartbeat_s: int | None = None, grace_s: int | None = None
+) -> optuna.storages.BaseStorage:
+    """Open an Optuna storage from a URL; ``journal:PATH`` names a journal file.
+
+    RDB storages get a heartbeat when ``heartbeat_s`` is given (the runner's workers do).
+    """
     if url.startswith("journal:"):
         path = url.removeprefix("journal:")
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        return JournalStorage(JournalFileBackend(path, lock_obj=JournalFileOpenLock(path)))
+        return JournalStorage(JournalFileBackend(path, lock_obj=FlockLock(path)))
     if "://" not in url:
         raise StorageError(
             f"storage {url!r} is not a URL (expected journal:PATH, sqlite:///PATH or "
             "postgresql://USER@HOST/DB)"
         )
+    kwargs: dict[str, Any] = {}
+    if heartbeat_s:
+        kwargs = {"heartbeat_interval": heartbeat_s, "grace_period": grace_s or 2 * heartbeat_s}
     try:
-        kwargs = {"heartbeat_interval": heartbeat_s} if heartbeat_s else {}
-        return RDBStorage(url, **kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return RDBStorage(url, **kwargs)
     except Exception as exc:
         raise StorageError(f"cannot open storage {url!r}: {type(exc).__name__}: {exc}") from None
+
+
+def set_trial_user_attrs(
+    storage: optuna.storages.BaseStorage, trial_id: int, attrs: dict[str, Any]
+) -> None:
+    """Store many user attributes of one trial in one write (one journal append or one
+    transaction) instead of one per key, so concurrent workers do not queue on the storage."""
+    backend = getattr(storage, "_backend", storage)  # RDB storage behind Optuna's cache
+    if isinstance(backend, JournalStorage):
+        worker = backend._replay_result.worker_id
+        logs = [
+            {
+                "op_code": JournalOperation.SET_TRIAL_USER_ATTR,
+                "worker_id": worker,
+                "trial_id": trial_id,
+                "user_attr": {k: v},
+            }
+            for k, v in attrs.items()
+        ]
+        with backend._thread_lock:
+            backend._backend.append_logs(logs)
+            # Replaying raises at the first attr of a finished trial; replay the rest too, so
+            # no later call trips over this batch.
+            error: UpdateFinishedTrialError | None = None
+            for _ in range(len(logs) + 1):
+                try:
+                    backend._sync_with_backend()
+                    break
+                except UpdateFinishedTrialError as exc:
+                    error = exc
+            if error is not None:
+                raise error
+        return
+    if isinstance(backend, RDBStorage):
+        from optuna.storages._rdb import models
+        from optuna.storages._rdb.storage import _create_scoped_session
+
+        with _create_scoped_session(backend.scoped_session, True) as session:
+            for k, v in attrs.items():
+                backend._set_trial_attr_without_commit(
+                    session, models.TrialUserAttributeModel, trial_id, k, v
+                )
+        return
+    for k, v in attrs.items():
+        storage.set_trial_user_attr(trial_id, k, v)
