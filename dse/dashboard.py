@@ -173,12 +173,10 @@ def annotate(view: StudyView) -> Annotation:
     storage, study_id = study._storage, study._study_id
     attrs = storage.get_study_system_attrs(study_id)
 
-    fig_json = front_figure(view, height=440).to_json()  # the dashboard's card is 450 px
-    fig_written = get_plotly_graph_objects(attrs).get(FRONT_FIGURE_ID) != fig_json
+    fig = front_figure(view, height=440)  # the dashboard's card is 450 px high
+    fig_written = get_plotly_graph_objects(attrs).get(FRONT_FIGURE_ID) != fig.to_json()
     if fig_written:
-        import plotly.io as pio
-
-        save_plotly_graph_object(study, pio.from_json(fig_json), graph_object_id=FRONT_FIGURE_ID)
+        save_plotly_graph_object(study, fig, graph_object_id=FRONT_FIGURE_ID)
 
     note = study_note(view)
     note_written = get_note_from_system_attrs(attrs, None)["body"] != note
