@@ -1,0 +1,166 @@
+"""One-at-a-time sensitivity of a design's objectives to its assumptions (``dse sensitivity``).
+
+Each assumption is swung to a low and a high value while every other one stays nominal, and the
+change of each objective is recorded: a tornado table, sorted by swing. The swings are
+
+- the p10 and p90 of the distribution, for every assumption the spec declares uncertain
+  (``{dist: ...}`` in ``fixed``, see :mod:`dse.robust`);
+- otherwise (no distribution in the spec) -20 % and +20 % of every numeric technology constant
+  of the resolved context (``technology.*``), integers included; lists and names are skipped,
+  and a value in (0, 1] (a yield, efficiency or fraction) swings up to 1 at most.
+
+All 2 x N scenarios (plus the nominal one) are evaluated in one batch call when the evaluators
+broadcast the assumptions; otherwise one call per scenario.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from dse import api
+from dse.errors import DseError, choices_text
+from dse.robust import Uncertain, evaluate_under, vectorizable
+from dse.study_model import StudyModel
+
+__all__ = ["Swing", "assumptions_of", "sensitivity", "sensitivity_command"]
+
+DEFAULT_RELATIVE_SWING = 0.2
+
+
+@dataclass(frozen=True)
+class Swing:
+    """How one metric moves when one assumption goes from its low to its high value."""
+
+    assumption: str
+    low: float
+    high: float
+    metric_at_low: float
+    metric_at_high: float
+    nominal: float
+
+    @property
+    def swing(self) -> float:
+        return abs(self.metric_at_high - self.metric_at_low)
+
+    @property
+    def swing_fraction(self) -> float:
+        return self.swing / abs(self.nominal) if self.nominal else float("inf")
+
+
+def assumptions_of(model: StudyModel) -> list[tuple[Uncertain, float, float]]:
+    """(assumption, low, high): declared distributions' p10/p90, else technology +/-20 %."""
+    if model.uncertain:
+        return [(u, float(u.ppf(0.1)), float(u.ppf(0.9))) for u in model.uncertain]
+    out = []
+    for key, v in model.context.get("technology", {}).items():
+        if isinstance(v, bool) or not isinstance(v, int | float) or v == 0:
+            continue
+        lo, hi = sorted((v * (1 - DEFAULT_RELATIVE_SWING), v * (1 + DEFAULT_RELATIVE_SWING)))
+        if 0 < v <= 1:  # yields, efficiencies and fractions cannot pass 1
+            hi = min(hi, 1.0)
+        if hi == lo:
+            continue
+        # triangular only so that the nominal (its mode) is the constant itself
+        u = Uncertain(("technology", key), "triangular", {"low": lo, "mode": v, "high": hi})
+        out.append((u, lo, hi))
+    return out
+
+
+def sensitivity(
+    model: StudyModel, params: dict[str, Any], *, metrics: list[str] | None = None
+) -> dict[str, list[Swing]]:
+    """Tornado rows per metric (default: the spec's objectives), largest swing first."""
+    metrics = metrics or model.objective_names
+    unknown = [m for m in metrics if m not in model.metrics]
+    if unknown:
+        raise DseError(
+            f"--metric {unknown[0]!r}: unknown metric (valid choices: "
+            f"{choices_text(model.metrics)})"
+        )
+    rows = assumptions_of(model)
+    if not rows:
+        raise DseError("no assumption to swing: the spec declares no distribution and no number")
+    n = 1 + 2 * len(rows)
+    values: dict[str, np.ndarray] = {}
+    for i, (u, lo, hi) in enumerate(rows):
+        col = np.full(n, u.nominal)
+        col[1 + 2 * i], col[2 + 2 * i] = lo, hi
+        values[u.name] = col
+    probe = dict(model.__dict__)
+    probe["uncertain"] = [u for u, _, _ in rows]
+    scenario_model = StudyModel(**{k: probe[k] for k in StudyModel.__dataclass_fields__})
+    fast = vectorizable(scenario_model, params, values)
+    out = evaluate_under(scenario_model, params, values, vectorized=fast, strict=False)
+    table: dict[str, list[Swing]] = {}
+    for m in metrics:
+        a = out[m]
+        swings = [
+            Swing(u.name, lo, hi, float(a[1 + 2 * i]), float(a[2 + 2 * i]), float(a[0]))
+            for i, (u, lo, hi) in enumerate(rows)
+        ]
+        table[m] = sorted(swings, key=lambda s: (-s.swing, s.assumption))
+    return table
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def sensitivity_command(
+    spec: Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)],
+    design: Annotated[
+        list[str] | None,
+        typer.Option("--design", help="name=value,name=value: the design's parameters"),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="name=value for a parameter or a dotted fixed value"),
+    ] = None,
+    metric: Annotated[
+        list[str] | None, typer.Option("--metric", help="Metric to analyse (default: objectives)")
+    ] = None,
+    top: Annotated[int, typer.Option(help="Rows per table (0: all)", min=0)] = 15,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+) -> None:
+    """Tornado table: which assumptions move each objective of one design most."""
+    sets = [item for group in design or [] for item in group.split(",") if item.strip()]
+    sets += set_ or []
+    model, params = api.load_for_evaluate(spec, sets)
+    table = sensitivity(model, params, metrics=metric)
+    source = "p10/p90 of the spec's distributions" if model.uncertain else "technology +/-20 %"
+    if as_json:
+        payload = {
+            "params": params,
+            "swings_from": source,
+            "metrics": {
+                m: [{**asdict(s), "swing": s.swing} for s in rows] for m, rows in table.items()
+            },
+        }
+        print(json.dumps(payload, indent=2))
+        return
+    console = Console(soft_wrap=True, width=200)
+    for m, rows in table.items():
+        unit = model.metrics[m].unit if m in model.metrics else ""
+        nominal = rows[0].nominal if rows else float("nan")
+        t = Table(title=f"{m} [{unit}]: nominal {_fmt(nominal)}; swings from {source}")
+        for c in ("assumption", "low", "high", f"{m} @ low", f"{m} @ high", "swing", "swing %"):
+            t.add_column(c, justify="left" if c == "assumption" else "right", no_wrap=True)
+        for s in rows[: top or None]:
+            t.add_row(
+                s.assumption,
+                _fmt(s.low),
+                _fmt(s.high),
+                _fmt(s.metric_at_low),
+                _fmt(s.metric_at_high),
+                _fmt(s.swing),
+                f"{100 * s.swing_fraction:.2f}",
+            )
+        console.print(t)
