@@ -38,6 +38,7 @@ REF_MARGIN = 0.1
 
 __all__ = [
     "QualityReport",
+    "front_hypervolume",
     "hypervolume_history",
     "igd_plus",
     "reference_point",

@@ -40,6 +40,7 @@ __all__ = [
     "halton",
     "read_sweep",
     "sweep",
+    "warm_start_designs",
 ]
 
 
@@ -289,6 +290,40 @@ def _front_frame(
     if pcols:
         df = df.drop_duplicates(subset=pcols)
     return df.sort_values(objectives[0], ascending=not maximize[0]).reset_index(drop=True)
+
+
+def warm_start_designs(
+    model: StudyModel, *, samples: int, k: int, seed: int | None = 0
+) -> list[dict[str, Any]]:
+    """Up to ``k`` designs spread over the feasible front of a coarse quasi-random sweep.
+
+    Enqueued as a sampler's first trials (``search.warm_start``), they start NSGA-II's first
+    generation on the front instead of at random: the vectorized sweep costs about a second
+    for 10^5 designs, while the same number of Optuna trials would take minutes.
+    The best design of each objective is always included; the rest are evenly spaced along the
+    front sorted by the first objective.
+    """
+    front = sweep(model, samples=samples, seed=seed, write=False).front
+    if front.empty or k < 1:
+        return []
+    names = model.objective_names
+    picks: list[int] = []
+    for name, mx in zip(names, model.maximize, strict=True):
+        col = front[name].to_numpy(dtype=float)
+        picks.append(int(np.argmax(col) if mx else np.argmin(col)))
+    for i in np.linspace(0, len(front) - 1, k).round().astype(int):
+        picks.append(int(i))
+    chosen = list(dict.fromkeys(picks))[:k]
+    designs = []
+    for i in chosen:
+        row = front.iloc[i]
+        designs.append({n: _plain(row[f"params.{n}"]) for n in model.spec.space})
+    return designs
+
+
+def _plain(v: Any) -> Any:
+    """numpy scalars -> Python values (Optuna checks enqueued params against distributions)."""
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def read_sweep(name: str) -> tuple[dict[str, Any], pd.DataFrame] | None:

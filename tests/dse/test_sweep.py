@@ -12,7 +12,7 @@ import yaml
 
 from dse import api
 from dse.pareto import nondominated_mask
-from dse.sweep import SweepError, grid_axes, halton, sweep
+from dse.sweep import SweepError, grid_axes, halton, sweep, warm_start_designs
 from tests.conftest import SPACES, run_dse
 
 SMALL_SPACE = {
@@ -116,3 +116,17 @@ def test_cli_sweep_writes_records_and_rejects_bad_input(tmp_path: Path, studies_
     r = run_dse("sweep", str(cont), "--grid")
     assert r.returncode == 2
     assert "die_area_mm2" in r.stderr and "step" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_warm_start_designs_span_the_coarse_front(tmp_path: Path, studies_dir: Path) -> None:
+    model = api.load(_small_spec(tmp_path, name="warm"))
+    coarse = sweep(model, samples=400, seed=0, write=False).front
+    designs = warm_start_designs(model, samples=400, k=6, seed=0)
+    assert 1 <= len(designs) <= 6
+    assert all(set(d) == set(model.spec.space) for d in designs)
+    keys = {tuple(float(d[n]) for n in sorted(d)) for d in designs}
+    assert keys <= _keys(coarse)  # every warm design is on the coarse front
+    for name, mx in zip(model.objective_names, model.maximize, strict=True):
+        best = coarse.loc[coarse[name].idxmax() if mx else coarse[name].idxmin()]
+        assert tuple(float(best[f"params.{n}"]) for n in sorted(model.spec.space)) in keys
+    assert all(type(v) in (int, float) for d in designs for v in d.values())
