@@ -164,6 +164,16 @@ def enqueue_grid(model: StudyModel, study: optuna.Study, target: int) -> int:
     return len(points)
 
 
+def enqueue_warm_start(model: StudyModel, study: optuna.Study) -> None:
+    """Seed a new study's first population from a coarse vectorized sweep (dse.sweep)."""
+    from dse.sweep import warm_start_designs
+
+    search = model.spec.search
+    k = int(search.options.get("population_size", 50))
+    for p in warm_start_designs(model, samples=search.warm_start, k=k, seed=search.seed):
+        study.enqueue_trial(p, skip_if_exists=True)
+
+
 def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
@@ -462,6 +472,8 @@ def run_study(
         tracker.add_trial(t)
     if model.spec.search.sampler == "grid":
         trials = min(trials, enqueue_grid(model, study, trials))
+    elif model.spec.search.warm_start and not study.get_trials(deepcopy=False):
+        enqueue_warm_start(model, study)
     start = time.monotonic()
     jitter = random.Random()
     while True:

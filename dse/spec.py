@@ -83,6 +83,12 @@ class SearchSpec(_Model):
     options: dict[str, Any] = Field(
         default_factory=dict, description="Keyword arguments of the Optuna sampler"
     )
+    warm_start: int = Field(
+        default=0,
+        ge=0,
+        description="Designs of a quasi-random vectorized sweep whose feasible front seeds the "
+        "first trials (one population); 0: off. See docs/search.md",
+    )
 
 
 class StudySpec(_Model):

@@ -130,3 +130,29 @@ def test_warm_start_designs_span_the_coarse_front(tmp_path: Path, studies_dir: P
         best = coarse.loc[coarse[name].idxmax() if mx else coarse[name].idxmin()]
         assert tuple(float(best[f"params.{n}"]) for n in sorted(model.spec.space)) in keys
     assert all(type(v) in (int, float) for d in designs for v in d.values())
+
+
+def test_dse_run_seeds_its_first_population_from_a_coarse_sweep(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    spec = _small_spec(tmp_path, name="warmrun")
+    raw = yaml.safe_load(spec.read_text())
+    raw["search"] = {
+        "sampler": "nsga2",
+        "trials": 30,
+        "seed": 0,
+        "warm_start": 400,
+        "options": {"population_size": 10},
+    }
+    spec.write_text(yaml.safe_dump(raw, sort_keys=False))
+    expected = warm_start_designs(api.load(spec), samples=400, k=10, seed=0)
+    r = run_dse("run", str(spec), "--no-progress")
+    assert r.returncode == 0, r.stderr
+    trials = pd.read_csv(studies_dir / "warmrun" / "trials.csv").sort_values("number")
+    assert len(trials) == 30
+    first = trials.head(len(expected))
+    got = {
+        tuple(float(row[f"params.{n}"]) for n in sorted(raw["space"]))
+        for _, row in first.iterrows()
+    }
+    assert got == {tuple(float(d[n]) for n in sorted(d)) for d in expected}
