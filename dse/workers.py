@@ -51,9 +51,10 @@ def _comparable(lock: dict[str, Any]) -> dict[str, Any]:
 
 
 def spec_differences(stored: dict[str, Any], mine: dict[str, Any]) -> list[str]:
-    """Dotted keys whose values differ between two resolved specs."""
+    """Dotted keys whose values differ between two resolved specs. A key only one side has
+    comes from a newer schema field (filled with its default), not from the user."""
     a, b = _comparable(stored), _comparable(mine)
-    return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+    return sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
 
 
 def check_spec(study: optuna.Study, lock: dict[str, Any], *, created: bool) -> None:

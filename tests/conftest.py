@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.postgres import postgres_server, postgres_url  # noqa: F401
+
 ROOT = Path(__file__).resolve().parents[1]
 SPACES = ROOT / "spaces"
 
