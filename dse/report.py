@@ -79,12 +79,16 @@ def front_figure(view: StudyView, *, height: int = 650) -> go.Figure:
         row = view.front.iloc[knee]
         fig.add_annotation(x=row[dims_of[0]], y=row[dims_of[1]], text="knee")
     numbers = [str(int(n)) for n in view.front["number"]]
-    listed = f": {', '.join(numbers)}" if len(numbers) <= MAX_TITLE_NUMBERS else ""
+    # Trial numbers in lines of 10 so the title fits the dashboard's half-width card.
+    lines = [", ".join(numbers[i : i + 10]) for i in range(0, len(numbers), 10)]
+    if len(numbers) > MAX_TITLE_NUMBERS:
+        lines = []
+    listed = ":<br>" + ",<br>".join(lines) if lines else ""
     fig.update_layout(
         title={"text": f"Feasible Pareto front of {view.name}, {len(numbers)} trials{listed}"},
         height=height,
-        margin={"l": 60, "r": 20, "t": 60, "b": 50},
-        legend={"orientation": "h"},
+        margin={"l": 60, "r": 20, "t": 60 + 18 * len(lines), "b": 80},
+        legend={"orientation": "h", "y": -0.12, "yanchor": "top"},
         dragmode="select",
     )
     if len(dims_of) == 1:
