@@ -1,0 +1,91 @@
+"""The paper specs: all validate, describe equal total compute, and compare/evaluate run."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from dse import api
+from tests.conftest import SPACES, run_dse
+
+PAPER = sorted((SPACES / "paper").glob("*.yaml"))
+FIXED = [p for p in PAPER if p.stem != "robust"]
+
+
+def test_there_are_paper_specs() -> None:
+    assert {p.stem for p in PAPER} >= {
+        "h100",
+        "lite-half",
+        "lite-quarter",
+        "lite-eighth",
+        "lite-quarter-shoreline",
+        "robust",
+    }
+
+
+@pytest.mark.parametrize("spec", PAPER, ids=lambda p: p.stem)
+def test_spec_validates(spec) -> None:  # noqa: ANN001
+    model = api.load(spec)
+    assert len(model.spec.objectives) == 3
+
+
+def test_equal_total_compute_and_feasible() -> None:
+    base = None
+    for spec in FIXED:
+        model, params = api.load_for_evaluate(spec, [])
+        m = api.evaluate(model, params)
+        compute = m["perf.tflops_per_gpu"] * model.context["cluster_size"]
+        base = base or compute
+        assert compute == pytest.approx(base, rel=1e-9), spec.stem
+        for c in ("perf.model_fits", "perf.slo_met", "cost.reticle_fits"):
+            assert m[c] == 1, (spec.stem, c)
+        assert m["perf.shoreline_used_fraction"] <= 1, spec.stem
+
+
+def test_robust_spec_declares_the_four_assumptions() -> None:
+    model = api.load(SPACES / "paper" / "robust.yaml")
+    assert {u.name for u in model.uncertain} == {
+        "technology.defect_density_per_cm2",
+        "technology.wafer_cost_usd",
+        "technology.cpo_usd_per_gbps",
+        "technology.electricity_usd_per_kwh",
+    }
+
+
+def test_compare_cli_on_paper_specs() -> None:
+    h100 = str(SPACES / "paper" / "h100.yaml")
+    quarter = str(SPACES / "paper" / "lite-quarter-shoreline.yaml")
+    r = run_dse(
+        "compare",
+        h100,
+        quarter,
+        f"{quarter}::link_type=pluggable,technology.defect_density_per_cm2=0.15",
+        "--label",
+        "h100",
+        "--label",
+        "q-cpo",
+        "--label",
+        "q-plug",
+        "--csv",
+        "-",
+    )
+    assert r.returncode == 0, r.stderr
+    rows = {row["metric"]: row for row in csv.DictReader(io.StringIO(r.stdout))}
+    cost = rows["cost.usd_per_mtok"]
+    assert float(cost["q-cpo/h100"]) == pytest.approx(float(cost["q-cpo"]) / float(cost["h100"]))
+    assert float(cost["q-plug"]) > float(cost["q-cpo"])  # pluggables cost more than CPO
+    assert float(rows["cost.die_yield"]["q-cpo"]) > float(rows["cost.die_yield"]["h100"])
+
+
+def test_evaluate_training_case() -> None:
+    r = run_dse(
+        "evaluate",
+        str(SPACES / "paper" / "lite-quarter.yaml"),
+        "--set",
+        "workload.phase=train",
+        "--json",
+    )
+    assert r.returncode == 0, r.stderr
+    assert '"perf.step_s"' in r.stdout

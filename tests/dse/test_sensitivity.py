@@ -1,0 +1,73 @@
+"""dse sensitivity: one-at-a-time swings, checked against direct evaluations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dse import api
+from dse.sensitivity import assumptions_of, sensitivity
+from tests.conftest import ROOT, run_dse
+from tests.dse.test_robust import SPEC
+
+DESIGN = ["die_area_mm2=400", "hbm_stacks_per_die=4"]
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    p = tmp_path / "rob.yaml"
+    p.write_text(SPEC)
+    return p
+
+
+def test_swings_match_direct_evaluations(spec: Path) -> None:
+    model, params = api.load_for_evaluate(spec, DESIGN)
+    table = sensitivity(model, params)
+    assert set(table) == {"cost.usd_per_mtok", "perf.tokens_per_joule"}
+    rows = table["cost.usd_per_mtok"]
+    assert [r.swing for r in rows] == sorted((r.swing for r in rows), reverse=True)
+    assert {r.assumption for r in rows} == {u.name for u in model.uncertain}
+    for r in rows:
+        u = next(u for u in model.uncertain if u.name == r.assumption)
+        assert r.low == pytest.approx(float(u.ppf(0.1)))
+        assert r.high == pytest.approx(float(u.ppf(0.9)))
+        one, p = api.load_for_evaluate(spec, [*DESIGN, f"{r.assumption}={r.high!r}"])
+        assert r.metric_at_high == pytest.approx(api.evaluate(one, p)["cost.usd_per_mtok"])
+        assert r.nominal == pytest.approx(api.evaluate(model, params)["cost.usd_per_mtok"])
+    # electricity and wafer price do not change tokens per joule
+    assert all(r.swing == 0 for r in table["perf.tokens_per_joule"])
+
+
+def test_default_swings_are_technology_plus_minus_20_percent() -> None:
+    model, params = api.load_for_evaluate(ROOT / "spaces" / "h100.yaml", [])
+    rows = {u.name: (lo, hi, u.nominal) for u, lo, hi in assumptions_of(model)}
+    lo, hi, nominal = rows["technology.defect_density_per_cm2"]
+    assert (lo, hi, nominal) == pytest.approx((0.056, 0.084, 0.07))
+    lo, hi, nominal = rows["technology.bond_yield"]
+    assert (lo, hi, nominal) == pytest.approx((0.792, 1.0, 0.99))  # capped at 1
+    assert "technology.yield_model" not in rows  # names are not swung
+    table = sensitivity(model, params, metrics=["cost.die_yield"])
+    top = table["cost.die_yield"][0]
+    assert top.assumption in {
+        "technology.defect_density_per_cm2",
+        "technology.die_critical_area_fraction",
+    }
+    assert top.metric_at_low > top.nominal > top.metric_at_high
+
+
+def test_cli_json_and_table(spec: Path) -> None:
+    r = run_dse("sensitivity", str(spec), "--design", ",".join(DESIGN), "--json")
+    assert r.returncode == 0, r.stderr
+    payload = json.loads(r.stdout)
+    assert payload["swings_from"].startswith("p10/p90")
+    first = payload["metrics"]["cost.usd_per_mtok"][0]
+    assert first["swing"] == pytest.approx(abs(first["metric_at_high"] - first["metric_at_low"]))
+    r = run_dse("sensitivity", str(spec), "--set", DESIGN[0], "--set", DESIGN[1])
+    assert r.returncode == 0, r.stderr
+    assert "cost.usd_per_mtok" in r.stdout and "technology.wafer_cost_usd" in r.stdout
+    bad = run_dse("sensitivity", str(spec), "--design", DESIGN[0])
+    assert bad.returncode == 2 and "hbm_stacks_per_die" in bad.stderr
+    bad = run_dse("sensitivity", str(spec), "--design", ",".join(DESIGN), "--metric", "cost.nope")
+    assert bad.returncode == 2 and "unknown metric" in bad.stderr
