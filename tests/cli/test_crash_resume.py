@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import optuna
 import yaml
@@ -60,14 +61,14 @@ def slow_spec(tmp_path: Path, *, study: str, trials: int, sleep_s: float = 0.03)
     return path
 
 
-def dse_popen(*args: str) -> subprocess.Popen[bytes]:
+def dse_popen(*args: str, stderr: Any = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
     exe = Path(sys.executable).parent / "dse"
     return subprocess.Popen(
         [str(exe), *args],
         cwd=ROOT,
         env=dict(os.environ),
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
         start_new_session=True,  # its own process group: kill -9 takes its workers too
     )
 
