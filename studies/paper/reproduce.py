@@ -1,0 +1,344 @@
+"""Regenerate every committed result under studies/paper/ from spaces/paper/ (deterministic).
+
+    .venv/bin/python studies/paper/reproduce.py
+
+Writes compare-*.csv (``dse compare`` tables), sweeps (area, D0, CPO and OCS cost), the quarter-die
+case, a sensitivity tornado, the nominal and robust fronts of spaces/paper/robust.yaml, and
+summary.md. Optuna journals go to a scratch folder; only seeded, timing-free values are written,
+so a re-run reproduces every file byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = Path(__file__).resolve().parent
+SPACES = ROOT / "spaces" / "paper"
+sys.path.insert(0, str(ROOT))
+
+from dse import api  # noqa: E402
+from dse.compare import compare, to_csv  # noqa: E402
+from dse.robust import Uncertain, evaluate_under, robust_model  # noqa: E402
+from dse.sensitivity import sensitivity  # noqa: E402
+
+WORKLOADS: dict[str, list[str]] = {
+    "llama3-70b-decode": [],
+    "llama3-70b-prefill": ["workload.phase=prefill"],
+    "llama3-405b-decode": ["workload.model=llama3-405b"],
+    "llama3-405b-prefill": ["workload.model=llama3-405b", "workload.phase=prefill"],
+    "llama3-70b-train": ["workload.phase=train"],
+}
+LITE = ["half", "quarter", "eighth"]
+LINKS = ["cpo", "pluggable", "electrical"]
+KEY = {
+    "cost.usd_per_mtok": "USD/Mtok",
+    "perf.tokens_per_joule": "tok/J",
+    "availability.capacity_availability": "capacity avail.",
+    "availability.blast_radius_fraction": "blast radius",
+    "perf.tokens_per_s": "tok/s",
+    "perf.gpus_per_replica": "GPUs/replica",
+    "cost.die_yield": "die yield",
+    "cost.gpu_usd_per_pflops": "GPU USD/PFLOPS",
+    "cost.network_cost_usd": "network USD",
+    "perf.shoreline_used_fraction": "shoreline used",
+}
+BASE_N, BASE_AREA = 64, 814.0
+
+
+def designs() -> list[tuple[str, str, list[str]]]:
+    out = [("h100", str(SPACES / "h100.yaml"), [])]
+    for size in LITE:
+        for gain in ("", "-shoreline"):
+            for link in LINKS:
+                out.append(
+                    (f"{size}{gain}/{link}", str(SPACES / f"lite-{size}{gain}.yaml"), [link])
+                )
+    return out
+
+
+def arg(spec: str, sets: list[str]) -> str:
+    return spec + ("::" + ",".join(sets) if sets else "")
+
+
+def compare_tables(summary: list[str]) -> None:
+    for wl, sets in WORKLOADS.items():
+        args, labels = [], []
+        for label, spec, link in designs():
+            args.append(arg(spec, sets + [f"link_type={x}" for x in link]))
+            labels.append(label)
+        evaluated, rows = compare(args, labels=labels)
+        (OUT / f"compare-{wl}.csv").write_text(to_csv(rows), encoding="utf-8")
+        summary.append(f"\n### {wl}\n")
+        summary.append("| design | " + " | ".join(KEY.values()) + " |")
+        summary.append("|---" * (len(KEY) + 1) + "|")
+        for d in evaluated:
+            cells = [_g(d.metrics[k]) for k in KEY]
+            summary.append(f"| {d.label} | " + " | ".join(cells) + " |")
+
+
+def _g(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def family(fraction: np.ndarray, *, gain: bool, link: str) -> dict[str, Any]:
+    """Lite-GPU of equal total compute from a die of ``fraction`` x 814 mm2 (continuous).
+
+    HBM stacks (H100 stacks: 16 GB, 0.67 TB/s) and scale-up bandwidth (9 ports) scale with
+    compute, times 1/sqrt(fraction) with the shoreline gain.
+    """
+    scale = fraction / np.sqrt(fraction) if gain else fraction
+    return {
+        "die_area_mm2": BASE_AREA * fraction,
+        "cluster_size": np.round(BASE_N / fraction),
+        "hbm_stacks_per_die": 5.0 * scale,
+        "hbm_gb_per_stack": np.full_like(fraction, 16.0),
+        "hbm_tbps_per_stack": np.full_like(fraction, 0.67),
+        "links_per_gpu": np.full_like(fraction, 9.0),
+        "optics_per_link": np.full_like(fraction, 1.0),
+        "lane_gbps": 3600.0 * scale / 9.0,
+        "link_type": link,
+    }
+
+
+def crossing(x: np.ndarray, y: np.ndarray, level: float = 1.0) -> float | None:
+    """First x where y crosses ``level`` (linear interpolation), scanning in x order."""
+    s = np.sign(y - level)
+    for i in range(len(x) - 1):
+        if s[i] == 0:
+            return float(x[i])
+        if s[i] != s[i + 1]:
+            return float(x[i] + (level - y[i]) * (x[i + 1] - x[i]) / (y[i + 1] - y[i]))
+    return None
+
+
+def _cross_text(x: float | None, ratio: Any, unit: str) -> str:
+    if x is not None:
+        return f"{x:.3g} {unit}".strip()
+    r = np.asarray(ratio, dtype=float)
+    side = "below" if np.all(r < 1) else "above" if np.all(r > 1) else "on both sides of"
+    return f"none: ratio {side} 1 ({r.min():.3g} to {r.max():.3g})"
+
+
+def area_sweep(summary: list[str], results: dict[str, Any]) -> None:
+    base_model, base_params = api.load_for_evaluate(SPACES / "h100.yaml", [])
+    base = api.evaluate(base_model, base_params)
+    n = np.array(
+        [64, 72, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 1024]
+    )
+    frac = BASE_N / n
+    model, _ = api.load_for_evaluate(SPACES / "lite-quarter.yaml", [])
+    rows = []
+    summary.append("\n## Equal-compute die-size sweep (Llama-3-70B decode; ratio to H100 x 64)\n")
+    summary.append("| link | shoreline gain | metric | crossover die area mm2 (ratio = 1) |")
+    summary.append("|---|---|---|---|")
+    for gain in (False, True):
+        for link in LINKS:
+            m = model.evaluate(family(frac, gain=gain, link=link), strict=False)
+            df = pd.DataFrame({"die_area_mm2": BASE_AREA * frac, "cluster_size": n})
+            df["link_type"], df["shoreline_gain"] = link, gain
+            for k in (
+                "cost.die_cost_usd",
+                "cost.die_yield",
+                "cost.gpu_usd_per_pflops",
+                "cost.usd_per_pflops",
+                "cost.usd_per_mtok",
+                "perf.tokens_per_joule",
+                "perf.tokens_per_s",
+                "perf.slo_met",
+                "availability.capacity_availability",
+                "availability.blast_radius_fraction",
+            ):
+                df[k] = m[k]
+            silicon_per_pf = m["cost.silicon_cost_usd"] / m["perf.tflops_per_gpu"] * 1000
+            base_si = base["cost.silicon_cost_usd"] / base["perf.tflops_per_gpu"] * 1000
+            df["silicon_usd_per_pflops_ratio"] = silicon_per_pf / base_si
+            for k in ("cost.gpu_usd_per_pflops", "cost.usd_per_mtok", "perf.tokens_per_joule"):
+                df[k + "_ratio"] = m[k] / base[k]
+            rows.append(df)
+            for k in (
+                "silicon_usd_per_pflops_ratio",
+                "cost.gpu_usd_per_pflops_ratio",
+                "cost.usd_per_mtok_ratio",
+                "perf.tokens_per_joule_ratio",
+            ):
+                x = crossing(df["die_area_mm2"].to_numpy()[1:], df[k].to_numpy()[1:])
+                results.setdefault("area_crossover", {})[f"{link}/{gain}/{k}"] = x
+                summary.append(
+                    f"| {link} | {gain} | {k} | {_cross_text(x, df[k].to_numpy()[1:], 'mm2')} |"
+                )
+    allrows = pd.concat(rows)
+    allrows.to_csv(OUT / "sweep-die-area.csv", index=False, float_format="%.6g")
+    summary.append(
+        "\nRatios Lite / H100 at equal total compute (1 = parity; cost < 1 is better):\n"
+    )
+    cols = [
+        "silicon_usd_per_pflops_ratio",
+        "cost.gpu_usd_per_pflops_ratio",
+        "cost.usd_per_mtok_ratio",
+        "perf.tokens_per_joule_ratio",
+        "cost.die_yield",
+        "availability.capacity_availability",
+        "availability.blast_radius_fraction",
+    ]
+    summary.append("| link | gain | die mm2 | GPUs | " + " | ".join(cols) + " |")
+    summary.append("|---" * (len(cols) + 4) + "|")
+    pick = allrows[allrows["cluster_size"].isin([64, 128, 256, 512, 1024])]
+    for r in pick.to_dict("records"):
+        vals = " | ".join(_g(r[c]) for c in cols)
+        head = f"| {r['link_type']} | {r['shoreline_gain']} | {r['die_area_mm2']:.4g} "
+        summary.append(f"{head}| {r['cluster_size']} | {vals} |")
+
+
+def scenario_sweep(
+    spec: Path, sets: list[str], key: str, values: np.ndarray
+) -> dict[str, np.ndarray]:
+    model, params = api.load_for_evaluate(spec, sets)
+    model.uncertain = [Uncertain(("technology", key), "uniform", {"low": 0.0, "high": 1.0})]
+    return evaluate_under(model, params, {f"technology.{key}": values}, strict=False)
+
+
+def tech_sweeps(summary: list[str], results: dict[str, Any]) -> None:
+    quarter = SPACES / "lite-quarter-shoreline.yaml"
+    sweeps = {
+        "defect_density_per_cm2": np.round(np.arange(0.03, 0.5001, 0.01), 4),
+        "cpo_usd_per_gbps": np.round(np.arange(0.0, 2.0001, 0.05), 4),
+        "ocs_usd_per_port": np.arange(0.0, 1000.1, 25.0),
+    }
+    summary.append("\n## Technology sweeps: 1/4 die with shoreline gain vs H100 x 64\n")
+    summary.append("| swept constant | design | metric | break-even value (ratio = 1) |")
+    summary.append("|---|---|---|---|")
+    for key, vals in sweeps.items():
+        h = scenario_sweep(SPACES / "h100.yaml", [], key, vals)
+        frames = []
+        for link in LINKS:
+            q = scenario_sweep(quarter, [f"link_type={link}"], key, vals)
+            df = pd.DataFrame({key: vals, "link_type": link})
+            for k in ("cost.gpu_usd_per_pflops", "cost.usd_per_mtok", "cost.die_yield"):
+                df[k] = q[k]
+                df["h100." + k] = h[k]
+                df[k + "_ratio"] = q[k] / h[k]
+            frames.append(df)
+            for k in ("cost.gpu_usd_per_pflops_ratio", "cost.usd_per_mtok_ratio"):
+                x = crossing(vals, df[k].to_numpy())
+                results.setdefault("breakeven", {})[f"{key}/{link}/{k}"] = x
+                shown = _cross_text(x, df[k], "")
+                summary.append(f"| technology.{key} | quarter-shoreline/{link} | {k} | {shown} |")
+        pd.concat(frames).to_csv(OUT / f"sweep-{key}.csv", index=False, float_format="%.6g")
+
+
+def quarter_case(summary: list[str], results: dict[str, Any]) -> None:
+    summary.append("\n## 1/4 die: cost per token vs D0 and optics (Llama-3-70B decode)\n")
+    summary.append("| design | D0 /cm2 | Lite USD/Mtok | H100 USD/Mtok | Lite / H100 |")
+    summary.append("|---|---|---|---|---|")
+    rows = []
+    for gain in ("", "-shoreline"):
+        for link in ("pluggable", "cpo"):
+            for d0 in (0.05, 0.15):
+                sets = [f"technology.defect_density_per_cm2={d0}"]
+                lm, lp = api.load_for_evaluate(
+                    SPACES / f"lite-quarter{gain}.yaml", [*sets, f"link_type={link}"]
+                )
+                hm, hp = api.load_for_evaluate(SPACES / "h100.yaml", sets)
+                lite = api.evaluate(lm, lp)["cost.usd_per_mtok"]
+                h100 = api.evaluate(hm, hp)["cost.usd_per_mtok"]
+                rows.append(
+                    {"design": f"quarter{gain}/{link}", "d0": d0, "lite": lite, "h100": h100}
+                )
+                summary.append(
+                    f"| quarter{gain}/{link} | {d0} | {lite:.4g} | {h100:.4g} "
+                    f"| {lite / h100:.3f} |"
+                )
+    pd.DataFrame(rows).to_csv(OUT / "quarter-d0-optics.csv", index=False, float_format="%.6g")
+    results["quarter_case"] = rows
+
+
+def tornado(summary: list[str]) -> None:
+    payload = {}
+    for name, spec in (("quarter-shoreline-cpo", "lite-quarter-shoreline.yaml"),):
+        model, params = api.load_for_evaluate(SPACES / spec, [])
+        table = sensitivity(model, params)
+        payload[name] = {
+            m: [
+                {
+                    "assumption": s.assumption,
+                    "low": s.low,
+                    "high": s.high,
+                    "at_low": s.metric_at_low,
+                    "at_high": s.metric_at_high,
+                    "swing": s.swing,
+                }
+                for s in rows[:12]
+            ]
+            for m, rows in table.items()
+        }
+        summary.append(f"\n## Sensitivity (technology +/-20 %), {name}: top 8 per objective\n")
+        for m, rows in table.items():
+            top = ", ".join(
+                f"{s.assumption.split('.')[-1]} {s.swing_fraction:.1%}" for s in rows[:8]
+            )
+            summary.append(f"- {m} (nominal {rows[0].nominal:.4g}): {top}")
+    (OUT / "sensitivity.json").write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+
+
+def fronts(summary: list[str], results: dict[str, Any]) -> None:
+    spec = SPACES / "robust.yaml"
+    keep = None
+    summary.append(
+        "\n## spaces/paper/robust.yaml: nominal and robust (pessimistic, K=16) fronts\n"
+    )
+    for label, robust in (("nominal", False), ("robust-pessimistic-k16", True)):
+        model = api.load(spec)
+        if robust:
+            model = robust_model(model, k=16, statistic="pessimistic")
+        result = api.run(model)
+        front = result.front
+        cols = [c for c in front.columns if c.startswith("params.")]
+        objs = model.objective_names
+        extra = [c for c in front.columns if c.startswith(("nominal.", "robust."))]
+        extra = [c for c in extra if any(c.endswith(o) or f".{o}." in c for o in objs)]
+        keep = ["number", *cols, *objs, *extra, "perf.gpus_per_replica", "cost.die_yield"]
+        front[[c for c in keep if c in front.columns]].to_csv(
+            OUT / f"front-{label}.csv", index=False, float_format="%.6g"
+        )
+        done = result.trials
+        results[f"front_{label}"] = {
+            "trials": int(len(done)),
+            "feasible": int(done["feasible"].sum()),
+            "front": int(len(front)),
+        }
+        summary.append(
+            f"- {label}: {len(done)} trials, {int(done['feasible'].sum())} feasible, "
+            f"front {len(front)}; cheapest USD/Mtok {front[objs[0]].min():.4g} "
+            f"(die {front.loc[front[objs[0]].idxmin(), 'params.die_area_mm2']:g} mm2, "
+            f"{front.loc[front[objs[0]].idxmin(), 'params.link_type']})"
+        )
+
+
+def main() -> None:
+    scratch = tempfile.mkdtemp(prefix="paper-studies-")
+    os.environ["DSE_STUDIES_DIR"] = scratch
+    summary = ["# Lite-GPU paper study: generated numbers (studies/paper/reproduce.py)"]
+    results: dict[str, Any] = {}
+    summary.append("\n## Fixed designs of equal total compute (`dse compare`)")
+    compare_tables(summary)
+    area_sweep(summary, results)
+    tech_sweeps(summary, results)
+    quarter_case(summary, results)
+    tornado(summary)
+    fronts(summary, results)
+    (OUT / "summary.md").write_text("\n".join(summary) + "\n", encoding="utf-8")
+    (OUT / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {OUT} (scratch studies in {scratch})")
+
+
+if __name__ == "__main__":
+    main()
