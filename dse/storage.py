@@ -8,8 +8,10 @@ processes, read directly by optuna-dashboard); an RDB URL (``sqlite:///...``,
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 import optuna
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages import JournalStorage, RDBStorage
+from optuna.storages._cached_storage import _CachedStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.storages.journal._file import BaseJournalFileLock
 from optuna.storages.journal._storage import JournalOperation
@@ -113,12 +116,21 @@ def open_storage(
     kwargs: dict[str, Any] = {}
     if heartbeat_s:
         kwargs = {"heartbeat_interval": heartbeat_s, "grace_period": grace_s or 2 * heartbeat_s}
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            return RDBStorage(url, **kwargs)
-    except Exception as exc:
-        raise StorageError(f"cannot open storage {url!r}: {type(exc).__name__}: {exc}") from None
+    for attempt in range(5):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                return RDBStorage(url, **kwargs)
+        except Exception as exc:
+            # Workers starting together on an empty database race to create Optuna's tables;
+            # the losers see duplicate-type/table errors, and a retry finds the tables made.
+            if "already exists" in str(exc) and attempt < 4:
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            raise StorageError(
+                f"cannot open storage {url!r}: {type(exc).__name__}: {exc}"
+            ) from None
+    raise AssertionError("unreachable")
 
 
 def set_trial_user_attrs(
@@ -126,7 +138,9 @@ def set_trial_user_attrs(
 ) -> None:
     """Store many user attributes of one trial in one write (one journal append or one
     transaction) instead of one per key, so concurrent workers do not queue on the storage."""
-    backend = getattr(storage, "_backend", storage)  # RDB storage behind Optuna's cache
+    backend = storage
+    if isinstance(storage, _CachedStorage):  # Optuna's cache in front of an RDB storage
+        backend = storage._backend
     if isinstance(backend, JournalStorage):
         worker = backend._replay_result.worker_id
         logs = [
@@ -156,11 +170,29 @@ def set_trial_user_attrs(
         from optuna.storages._rdb import models
         from optuna.storages._rdb.storage import _create_scoped_session
 
+        model = models.TrialUserAttributeModel
         with _create_scoped_session(backend.scoped_session, True) as session:
-            for k, v in attrs.items():
-                backend._set_trial_attr_without_commit(
-                    session, models.TrialUserAttributeModel, trial_id, k, v
-                )
+            dialect = backend.engine.name
+            if dialect not in ("postgresql", "sqlite"):
+                for k, v in attrs.items():
+                    backend._set_trial_attr_without_commit(session, model, trial_id, k, v)
+                return
+            trial = models.TrialModel.find_or_raise_by_id(trial_id, session)
+            backend.check_trial_is_updatable(trial_id, trial.state)
+            if dialect == "postgresql":
+                from sqlalchemy.dialects.postgresql import insert
+            else:
+                from sqlalchemy.dialects.sqlite import insert
+            rows = [
+                {"trial_id": trial_id, "key": k, "value_json": json.dumps(v)}
+                for k, v in attrs.items()
+            ]
+            stmt = insert(model).values(rows)
+            stmt = stmt.on_conflict_do_update(
+                index_elements=[model.trial_id, model.key],
+                set_={"value_json": stmt.excluded.value_json},
+            )
+            session.execute(stmt)
         return
     for k, v in attrs.items():
         storage.set_trial_user_attr(trial_id, k, v)
