@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
+import moocore
 import numpy as np
 import pandas as pd
 import typer
@@ -295,30 +296,33 @@ def _front_frame(
 def warm_start_designs(
     model: StudyModel, *, samples: int, k: int, seed: int | None = 0
 ) -> list[dict[str, Any]]:
-    """Up to ``k`` designs spread over the feasible front of a coarse quasi-random sweep.
+    """Up to ``k`` designs of a coarse quasi-random sweep's feasible front, chosen for volume.
 
     Enqueued as a sampler's first trials (``search.warm_start``), they start NSGA-II's first
     generation on the front instead of at random: the vectorized sweep costs about a second
-    for 10^5 designs, while the same number of Optuna trials would take minutes.
-    The best design of each objective is always included; the rest are evenly spaced along the
-    front sorted by the first objective.
+    for 10^5 designs, while as many Optuna trials would take minutes. The ``k`` designs are
+    chosen by greedily dropping the design of least hypervolume contribution (moocore), with
+    the reference point of :mod:`dse.quality` (thresholds, else the coarse front's nadir + 10 %).
     """
+    from dse.quality import _as_min, reference_point
+
     front = sweep(model, samples=samples, seed=seed, write=False).front
     if front.empty or k < 1:
         return []
-    names = model.objective_names
-    picks: list[int] = []
-    for name, mx in zip(names, model.maximize, strict=True):
-        col = front[name].to_numpy(dtype=float)
-        picks.append(int(np.argmax(col) if mx else np.argmin(col)))
-    for i in np.linspace(0, len(front) - 1, k).round().astype(int):
-        picks.append(int(i))
-    chosen = list(dict.fromkeys(picks))[:k]
-    designs = []
-    for i in chosen:
-        row = front.iloc[i]
-        designs.append({n: _plain(row[f"params.{n}"]) for n in model.spec.space})
-    return designs
+    names, maximize = model.objective_names, model.maximize
+    values = front[names].to_numpy(dtype=float)
+    ref = reference_point(
+        thresholds=[o.threshold for o in model.spec.objectives],
+        maximize=maximize,
+        reference_set=values,
+    )
+    pts, r = _as_min(values, maximize), _as_min(ref, maximize)[0]
+    idx = np.flatnonzero(np.all(pts < r, axis=1))
+    while len(idx) > k:
+        contrib = moocore.hv_contributions(pts[idx], ref=r)
+        idx = np.delete(idx, int(np.argmin(contrib)))
+    cols = {n: front[f"params.{n}"].to_numpy() for n in model.spec.space}
+    return [{n: _plain(v[i]) for n, v in cols.items()} for i in sorted(idx)]
 
 
 def _plain(v: Any) -> Any:
