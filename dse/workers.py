@@ -26,7 +26,9 @@ from dse.records import LOCK_FILE, META_KEY, _plain, write_lock
 
 #: Keys that may differ between workers of one study: how each reaches the storage, and the
 #: total each is asked to reach (raising it extends the study).
-VOLATILE_KEYS = ("storage", "search.trials", "dse_version")
+VOLATILE_KEYS = ("storage", "search.trials", "dse_version", "description")
+#: Keys that describe reporting, not the problem: a hypervolume threshold may be set later.
+VOLATILE_SUFFIXES = (".threshold",)
 #: How long a joining worker waits for the creator to store its spec.
 SPEC_WAIT_S = 10.0
 
@@ -47,7 +49,11 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
 
 def _comparable(lock: dict[str, Any]) -> dict[str, Any]:
     flat = _flatten(json.loads(json.dumps(_plain(lock))))
-    return {k: v for k, v in flat.items() if k not in VOLATILE_KEYS}
+    return {
+        k: v
+        for k, v in flat.items()
+        if k not in VOLATILE_KEYS and not k.endswith(VOLATILE_SUFFIXES)
+    }
 
 
 def spec_differences(stored: dict[str, Any], mine: dict[str, Any]) -> list[str]:
