@@ -45,6 +45,7 @@ from objectives.cost.silicon import (
 )
 from objectives.cost.waterfall import cost_waterfall
 from objectives.errors import ContextError
+from objectives.perf.hardware import scaleout_gbps_per_gpu
 
 __all__ = ["METRICS", "cost_breakdown", "evaluate_cost"]
 
@@ -98,7 +99,6 @@ _NETWORK_KEYS = (
     "packet_switch_usd_per_gbps",
     "fibre_usd_per_link",
     "electrical_switch_usd_per_gbps",
-    "scaleout_gbps_per_gpu",
     "electrical_scaleup_domain_gpus",
     "pluggable_usd_per_gbps",
     "cpo_usd_per_gbps",
@@ -277,7 +277,10 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
         is_electrical=is_elec,
         is_cpo=is_cpo,
         optical_fabric=_choice(d, "optical_fabric"),
-        t={k: tech(d, k) for k in _NETWORK_KEYS},
+        t={
+            **{k: tech(d, k) for k in _NETWORK_KEYS},
+            "scaleout_gbps_per_gpu": scaleout_gbps_per_gpu(d),
+        },
     )
     capex = installed * (g["gpu_cost_usd"] + g["gpu_margin_usd"] + system) + net
     energy = energy_cost(perf["facility_power_w"], life, tech(d, "electricity_usd_per_kwh"))

@@ -110,7 +110,7 @@ def _select(
     # An electrical scale-up domain (NVLink in one HGX node) is bounded; groups beyond it talk
     # over the scale-out NICs. Optical fabrics reach the whole cluster.
     domain = tech(d, "electrical_scaleup_domain_gpus")
-    scaleout = tech(d, "scaleout_gbps_per_gpu") * 1e9 / 8 * tech(d, "network_efficiency")
+    scaleout = h["scaleout_gbps_per_gpu"] * 1e9 / 8 * tech(d, "network_efficiency")
     elec = h["is_electrical"] > 0
     h["p2p_bytes_per_s"] = np.where(elec & (tp * pp > domain), scaleout, h["net_bytes_per_s"])
     h["dp_bytes_per_s"] = np.where(

@@ -138,4 +138,11 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
         "link_w": link_w,
         "logic_area_mm2": logic_area,
         "is_electrical": (link_type == "electrical").astype(float),
+        "scaleout_gbps_per_gpu": scaleout_gbps_per_gpu(d),
     }
+
+
+def scaleout_gbps_per_gpu(d: Mapping[str, Any]) -> np.ndarray:
+    """Scale-out NIC bandwidth of one GPU, in proportion to its compute silicon."""
+    silicon = value(d, "die_area_mm2") * value(d, "dies_per_gpu")
+    return silicon * tech(d, "scaleout_gbps_per_silicon_mm2")

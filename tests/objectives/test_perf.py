@@ -345,3 +345,13 @@ def test_training_pipeline_bubble_shrinks_with_more_microbatches():
     few, many = _train(batch=4), _train(batch=64)
     # 1F1B bubble: (m + pp - 1) / m = 7/4 vs 67/64
     assert many["mfu"] > 1.4 * few["mfu"]
+
+
+def test_scaleout_bandwidth_follows_compute_silicon():
+    from objectives.perf.hardware import scaleout_gbps_per_gpu
+
+    d = resolve_context({"gpu": "h100-sxm"})
+    # DGX H100: one 400 Gb/s NIC per 814 mm2 GH100; a quarter-size die gets a quarter of it.
+    assert float(scaleout_gbps_per_gpu(d)) == pytest.approx(400.0, rel=1e-3)
+    d["die_area_mm2"] = np.array([203.5, 407.0])
+    assert scaleout_gbps_per_gpu(d) == pytest.approx([100.0, 200.0], rel=1e-3)
