@@ -66,14 +66,12 @@ def _memoize_perf(model: StudyModel) -> Callable[[], None]:
     perf_ev = model.evaluators["perf"]
     module = importlib.import_module(perf_ev.fn.__module__)
     original = module.evaluate_perf
-    cache: dict[int, Any] = {}
+    last: list[Any] = [None, None]  # (design, result); holding the design keeps its id unique
 
     def memo(design: Any) -> Any:
-        key = id(design)
-        if key not in cache:
-            cache.clear()
-            cache[key] = original(design)
-        return cache[key]
+        if last[0] is not design:
+            last[:] = [design, original(design)]
+        return last[1]
 
     module.evaluate_perf = memo
     old_fn = perf_ev.fn
