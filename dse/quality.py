@@ -164,7 +164,11 @@ def study_quality(
     lock = api.read_lock(name)
     names, maximize, thresholds = _objective_specs(lock)
     df, front = api.load_study(name, storage=storage)
-    df = df.sort_values("number").reset_index(drop=True) if len(df) else df
+    if len(df):  # finished trials only: not queued, running or retired (stale) ones
+        done = df["state"].isin(["COMPLETE", "FAIL", "PRUNED"])
+        if "stale" in df:
+            done &= ~df["stale"].astype(bool)
+        df = df[done].sort_values("number").reset_index(drop=True)
     sweep = read_sweep(name)
     exact = None
     if sweep is not None and all(n in sweep[1] for n in names) and len(sweep[1]):
