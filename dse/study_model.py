@@ -28,6 +28,11 @@ from dse.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_
 from dse.spec import CategoricalParam, FloatParam, IntParam, LoadedSpec, ParamSpec
 
 
+#: Every evaluated design carries a fresh scratch dict under this key, so evaluators that call
+#: one another (a TCO model needing the performance model) can compute shared parts once.
+MEMO_KEY = "_memo"
+
+
 class EvaluationError(Exception):
     """An evaluator raised or returned something unusable; fails the trial, never the study."""
 
@@ -71,6 +76,7 @@ class StudyModel:
         arrays = {k: np.asarray(v) for k, v in params.items()}
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
         design = self.design(arrays if shape else {k: v.item() for k, v in arrays.items()})
+        design[MEMO_KEY] = {}
         out: dict[str, np.ndarray] = {}
         for ev in self.evaluators.values():
             try:
@@ -130,6 +136,7 @@ def _loop(
     for idx in np.ndindex(shape):
         d = dict(design)
         d.update({k: v[idx].item() for k, v in full.items()})
+        d[MEMO_KEY] = {}
         for key, val in fn(d).items():
             if key not in results:
                 results[key] = np.full(shape, np.nan)

@@ -8,6 +8,10 @@ these optional attributes by duck typing, so a user's evaluator can set them by 
 - ``vectorized``: True when every design value may be a numpy array and results broadcast;
 - ``params``: the design parameters it understands (for did-you-mean on spec typos);
 - ``resolve``: a function that expands the spec's ``fixed`` context (presets) before evaluation.
+
+Evaluators that call each other (cost and availability need perf) share work through an
+optional scratch dict in the design under ``MEMO_KEY``: the engine puts a fresh one in every
+design it evaluates, and a design without one is simply computed from scratch.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from objectives.params import PARAMS
 from objectives.presets import resolve_context
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: Design key of the per-evaluation scratch dict (results must be treated as read-only).
+MEMO_KEY = "_memo"
 
 
 def builtin_evaluator(*, metrics: Mapping[str, tuple[str, str]]) -> Callable[[F], F]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import broadcast, builtin_evaluator, tech
+from objectives._evaluator import MEMO_KEY, broadcast, builtin_evaluator, tech
 from objectives.errors import ContextError
 from objectives.perf.hardware import hardware
 from objectives.perf.model import Arch, arch_of
@@ -162,7 +162,20 @@ def _select(
 
 @builtin_evaluator(metrics=METRICS)
 def evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Cluster serving throughput, latency and power for a (batch of) design(s)."""
+    """Cluster serving throughput, latency and power for a (batch of) design(s).
+
+    Cost and availability call this too; when the design carries a scratch dict under
+    ``MEMO_KEY`` (the engine gives each evaluation a fresh one) the result is computed once.
+    """
+    memo = design.get(MEMO_KEY)
+    if isinstance(memo, dict):
+        if "perf" not in memo:
+            memo["perf"] = _evaluate_perf(design)
+        return memo["perf"]
+    return _evaluate_perf(design)
+
+
+def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     wl = design["workload"]
     a = arch_of(wl["model"])
     s, slo, precision = serving_of(wl)

@@ -355,3 +355,22 @@ def test_scaleout_bandwidth_follows_compute_silicon():
     assert float(scaleout_gbps_per_gpu(d)) == pytest.approx(400.0, rel=1e-3)
     d["die_area_mm2"] = np.array([203.5, 407.0])
     assert scaleout_gbps_per_gpu(d) == pytest.approx([100.0, 200.0], rel=1e-3)
+
+
+def test_memo_shares_one_perf_evaluation_between_evaluators():
+    from objectives._evaluator import MEMO_KEY
+    from objectives.availability import evaluate_availability
+    from objectives.cost import evaluate_cost
+
+    d = resolve_context({"gpu": "h100-sxm", "cluster_size": 1024})
+    d["die_area_mm2"] = np.array([203.5, 407.0, 814.0])
+    plain_cost, plain_avail = evaluate_cost(d), evaluate_availability(d)
+    shared = {**d, MEMO_KEY: {}}
+    cost = evaluate_cost(shared)
+    perf_first = shared[MEMO_KEY]["perf"]
+    avail = evaluate_availability(shared)
+    assert evaluate_perf(shared) is perf_first  # computed once, reused by all three
+    for k in plain_cost:
+        np.testing.assert_array_equal(cost[k], plain_cost[k])
+    for k in plain_avail:
+        np.testing.assert_array_equal(avail[k], plain_avail[k])
