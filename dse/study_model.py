@@ -27,7 +27,6 @@ from dse.expr import Expr, ExprError, parse_expr
 from dse.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_path
 from dse.spec import CategoricalParam, FloatParam, IntParam, LoadedSpec, ParamSpec
 
-
 #: Every evaluated design carries a fresh scratch dict under this key, so evaluators that call
 #: one another (a TCO model needing the performance model) can compute shared parts once.
 MEMO_KEY = "_memo"
