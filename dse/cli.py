@@ -133,7 +133,9 @@ def run(
         }
         out.print_json(json.dumps(payload))
         return
-    _print_front(result.front, objectives, title=f"Pareto front of {model.spec.study}")
+    _print_front(
+        result.front, objectives, title=f"Pareto front of {model.spec.study}", max_rows=20
+    )
     n_ok = int((result.trials["state"] == "COMPLETE").sum())
     n_feas = int(result.trials["feasible"].sum())
     out.print(
@@ -148,9 +150,17 @@ def _front_subset(front: pd.DataFrame, objectives: list[str]) -> pd.DataFrame:
     return front[[c for c in cols if c in front.columns]]
 
 
-def _print_front(front: pd.DataFrame, objectives: list[str], *, title: str) -> None:
+def _print_front(
+    front: pd.DataFrame, objectives: list[str], *, title: str, max_rows: int | None = None
+) -> None:
+    """The front as a table; a long one is thinned evenly along the first objective."""
     sub = _front_subset(front, objectives)
-    table = Table(title=title)
+    caption = None
+    if max_rows is not None and len(sub) > max_rows:
+        keep = np.unique(np.linspace(0, len(sub) - 1, max_rows).round().astype(int))
+        caption = f"{len(keep)} of {len(sub)} front designs shown; all in pareto.csv / dse pareto"
+        sub = sub.iloc[keep]
+    table = Table(title=title, caption=caption)
     for c in sub.columns:
         table.add_column(c.removeprefix("params."), justify="right", no_wrap=True)
     for row in sub.itertuples(index=False):
