@@ -20,6 +20,7 @@ PARETO_CSV = "pareto.csv"
 LOCK_FILE = "spec.lock.yaml"
 STALE_ATTR = "dse.stale"
 FAIL_ATTR = "dse.fail_reason"
+FEASIBLE_ATTR = "dse.feasible"
 WORKER_ATTR = "dse.worker"
 META_KEY = "dse.spec"
 

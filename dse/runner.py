@@ -34,7 +34,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from dse.errors import SpecError
 from dse.pareto import nondominated_mask
-from dse.records import FAIL_ATTR, STALE_ATTR, WORKER_ATTR, is_feasible
+from dse.records import FAIL_ATTR, FEASIBLE_ATTR, STALE_ATTR, WORKER_ATTR, is_feasible
 from dse.spec import CategoricalParam, FloatParam, IntParam, ParamSpec, SearchSpec
 from dse.storage import HEARTBEAT_S, open_storage, set_trial_user_attrs
 from dse.study_model import EvaluationError, StudyModel
@@ -427,7 +427,9 @@ def run_trial(
             except EvaluationError as exc:
                 storage.set_trial_user_attr(trial_id, FAIL_ATTR, str(exc))
                 return study.tell(trial, state=TrialState.FAIL)
-            set_trial_user_attrs(storage, trial_id, metrics)
+            # Feasibility as a user attr too, so optuna-dashboard shows it on every trial page.
+            feasible = all(v <= 0.0 for v in violations)
+            set_trial_user_attrs(storage, trial_id, {**metrics, FEASIBLE_ATTR: feasible})
             for expr, v in zip(model.constraints, violations, strict=True):
                 trial.set_constraint(expr.source, v)
             return study.tell(trial, values)

@@ -66,6 +66,13 @@ def test_each_sampler_runs_to_the_total(
     assert res.front["feasible"].all()
     infeasible = complete[~complete["feasible"].astype(bool)]
     assert not set(infeasible["number"]) & set(res.front["number"])
+    # Each complete trial also carries its feasibility as a user attr (shown by the dashboard).
+    stored = {
+        t.number: t.user_attrs["dse.feasible"]
+        for t in res.study.get_trials()
+        if t.state == optuna.trial.TrialState.COMPLETE
+    }
+    assert stored == dict(zip(complete["number"], complete["feasible"].astype(bool), strict=True))
 
 
 def test_same_seed_same_trials(tmp_path: Path, studies_dir: Path) -> None:
