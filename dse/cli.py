@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 from functools import partial
 from pathlib import Path
@@ -19,6 +18,7 @@ from rich.table import Table
 from dse import api
 from dse.compare import compare_command
 from dse.errors import DseError, SpecError
+from dse.formatting import fmt
 from dse.inspect_commands import dashboard_command, report_command
 from dse.quality import print_quality
 from dse.registry import builtin_evaluators
@@ -40,17 +40,6 @@ err = Console(stderr=True, soft_wrap=True)
 
 SpecArg = Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output")]
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        if v == 0 or not math.isfinite(v):
-            return str(v)
-        a = abs(v)
-        if a >= 1e6 or a < 1e-3:
-            return f"{v:.4g}"
-        return f"{v:,.4g}" if a >= 1000 else f"{v:.4g}"
-    return str(v)
 
 
 @app.command()
@@ -164,7 +153,7 @@ def _print_front(
     for c in sub.columns:
         table.add_column(c.removeprefix("params."), justify="right", no_wrap=True)
     for row in sub.itertuples(index=False):
-        table.add_row(*(_fmt(v) for v in row))
+        table.add_row(*(fmt(v) for v in row))
     out.print(table)
 
 
@@ -205,7 +194,7 @@ def evaluate(
     table.add_column("meaning")
     for k, v in metrics.items():
         info = model.metrics.get(k)
-        table.add_row(k, _fmt(v), info.unit if info else "", info.description if info else "")
+        table.add_row(k, fmt(v), info.unit if info else "", info.description if info else "")
     out.print(table)
 
 
@@ -270,7 +259,7 @@ def _print_simulations(
     for c in cols:
         table.add_column(c, justify="right", no_wrap=True)
     for k, row in summary.items():
-        table.add_row(k, *(_fmt(row[c]) for c in cols))
+        table.add_row(k, *(fmt(row[c]) for c in cols))
     out.print(table)
 
 

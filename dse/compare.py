@@ -23,7 +23,7 @@ from rich.table import Table
 
 from dse import api
 from dse.errors import DesignError
-from dse.study_view import fmt
+from dse.formatting import fmt
 
 SEP = "::"
 

@@ -28,10 +28,10 @@ from optuna_dashboard._custom_plot_data import get_plotly_graph_objects
 from optuna_dashboard._note import get_note_from_system_attrs, save_note_with_version
 
 from dse.errors import DseError
+from dse.formatting import fmt
 from dse.study_view import (
     StudyView,
     category,
-    fmt,
     front_table,
     hypervolume_history,
     ideal_point,

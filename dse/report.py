@@ -16,12 +16,12 @@ import plotly.graph_objects as go
 import yaml
 from plotly.offline import get_plotlyjs
 
+from dse.formatting import fmt
 from dse.report_png import write_pngs
 from dse.storage import existing_study_dir
 from dse.study_view import (
     StudyView,
     category,
-    fmt,
     front_table,
     hypervolume_history,
     knee_index,

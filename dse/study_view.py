@@ -212,23 +212,6 @@ def front_table(view: StudyView) -> pd.DataFrame:
     return table
 
 
-def fmt(v: Any) -> str:
-    """Short human number formatting, shared by the note and the report."""
-    if isinstance(v, bool | np.bool_):
-        return "yes" if v else ""
-    if isinstance(v, float | np.floating):
-        v = float(v)
-        if v == 0 or not math.isfinite(v):
-            return str(v)
-        a = abs(v)
-        if a >= 1e6 or a < 1e-3:
-            return f"{v:.4g}"
-        return f"{v:,.4g}" if a >= 1000 else f"{v:.4g}"
-    if isinstance(v, np.integer):
-        return str(int(v))
-    return str(v)
-
-
 def category(view: StudyView) -> pd.Series:
     """Per trial: 'front', 'duplicate' (a later trial of a front design), 'dominated'
     (feasible), 'infeasible', or the state of an unfinished or failed trial."""
