@@ -33,7 +33,7 @@ import pandas as pd
 
 from dse import api
 from dse.quality import front_hypervolume, hypervolume_history, reference_point
-from dse.runner import distribution, make_sampler
+from dse.samplers import distribution, make_sampler
 from dse.spec import SearchSpec
 from dse.study_model import StudyModel
 from dse.sweep import warm_start_designs

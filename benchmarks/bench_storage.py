@@ -19,7 +19,8 @@ from pathlib import Path
 import optuna
 
 from dse import api
-from dse.runner import distribution, run_trial
+from dse.runner import run_trial
+from dse.samplers import distribution
 from dse.storage import open_storage
 
 EVALUATOR = """

@@ -25,7 +25,7 @@ def study_status(
 ) -> dict[str, Any]:
     """Counts, recent workers and front size of a recorded study."""
     from dse import api
-    from dse.runner import counts_toward_total
+    from dse.recovery import counts_toward_total
     from dse.storage import open_storage
 
     lock = api.read_lock(name)

@@ -157,7 +157,7 @@ def worker_command(
     if records:
         write_records(directory, study, objectives=model.objective_names, maximize=model.maximize)
     if parent is None:
-        from dse.runner import finished_count
+        from dse.recovery import finished_count
 
         typer.echo(f"worker done: study {name!r} holds {finished_count(study)}/{target} trials")
 
@@ -174,7 +174,8 @@ def run_jobs(
     records. Workers stop by themselves if this process dies."""
     from dse import api
     from dse.records import write_records
-    from dse.runner import FINISHED, FrontTracker, Progress, study_load
+    from dse.recovery import FINISHED, study_load
+    from dse.runner import FrontTracker, Progress
     from dse.storage import open_storage, storage_url, study_dir
 
     model = api.load(spec)

@@ -17,7 +17,7 @@ import yaml
 from dse import api
 from dse.errors import SpecError
 from dse.records import STALE_ATTR, WORKER_ATTR
-from dse.runner import recover_stale_trials
+from dse.recovery import recover_stale_trials
 from dse.storage import open_storage
 
 SPEC = {

@@ -1,0 +1,153 @@
+"""Samplers and what they search: Optuna distributions, named samplers, grid and warm start.
+
+The seed is always explicit (Optuna 5 changed the defaults) and sampler options are checked
+against the constructor, listing the valid ones.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import optuna
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
+
+from dse.errors import SpecError
+from dse.records import STALE_ATTR
+from dse.spec import CategoricalParam, FloatParam, IntParam, ParamSpec, SearchSpec
+from dse.study_model import StudyModel
+
+
+def distribution(p: ParamSpec) -> BaseDistribution:
+    if isinstance(p, FloatParam):
+        return FloatDistribution(p.low, p.high, step=p.step, log=p.log)
+    if isinstance(p, IntParam):
+        return IntDistribution(p.low, p.high, step=p.step, log=p.log)
+    return CategoricalDistribution(p.choices)
+
+
+def grid_values(p: ParamSpec) -> list[Any] | None:
+    """The grid of a discrete parameter; None for a continuous float."""
+    if isinstance(p, CategoricalParam):
+        return list(p.choices)
+    if isinstance(p, IntParam):
+        return list(range(p.low, p.high + 1, p.step))
+    if p.step is None:
+        return None
+    n = int(np.floor((p.high - p.low) / p.step + 1e-9))
+    return [float(p.low + i * p.step) for i in range(n + 1)]
+
+
+def _sampler_classes() -> dict[str, Callable[..., optuna.samplers.BaseSampler]]:
+    return {
+        "nsga2": optuna.samplers.NSGAIISampler,
+        "nsga3": optuna.samplers.NSGAIIISampler,
+        "tpe": optuna.samplers.TPESampler,
+        "random": optuna.samplers.RandomSampler,
+        "grid": optuna.samplers.GridSampler,
+        "gp": optuna.samplers.GPSampler,
+    }
+
+
+def make_sampler(
+    model: StudyModel, search: SearchSpec | None = None
+) -> optuna.samplers.BaseSampler:
+    """Build the named sampler; the seed is always explicit (Optuna 5 changed the defaults)."""
+    search = search or model.spec.search
+    loaded = model.loaded
+    cls = _sampler_classes()[search.sampler]
+    valid = [
+        n
+        for n in inspect.signature(cls).parameters
+        if n not in ("seed", "search_space", "constraints_func")
+    ]
+    bad = [k for k in search.options if k not in valid]
+    if bad:
+        raise SpecError(
+            [
+                loaded.problem(
+                    ("search", "options", k),
+                    f"unknown option {k!r} for sampler {search.sampler!r} "
+                    f"(valid options: {', '.join(valid)})",
+                )
+                for k in bad
+            ]
+        )
+    kwargs: dict[str, Any] = dict(search.options)
+    if search.sampler == "grid":
+        cont = [n for n, p in model.spec.space.items() if grid_values(p) is None]
+        if cont:
+            raise SpecError(
+                [
+                    loaded.problem(
+                        ("space", n), "the grid sampler needs a 'step' for float parameters"
+                    )
+                    for n in cont
+                ]
+            )
+        # Grid points are enqueued by the runner (see enqueue_grid); Optuna's GridSampler
+        # calls study.stop(), which only works inside study.optimize, not with ask/tell.
+        cls = optuna.samplers.RandomSampler
+    if search.sampler == "gp":
+        try:
+            import scipy  # noqa: F401
+            import torch  # noqa: F401
+        except ImportError:
+            raise SpecError(
+                [
+                    loaded.problem(
+                        ("search", "sampler"),
+                        "sampler 'gp' needs torch and scipy: "
+                        "pip install 'litegpu-dse[gp]' (or choose nsga2, nsga3, tpe, "
+                        "random, grid)",
+                    )
+                ]
+            ) from None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return cls(seed=search.seed, **kwargs)
+    except (TypeError, ValueError) as exc:
+        raise SpecError([loaded.problem(("search", "options"), str(exc))]) from None
+
+
+def grid_points(model: StudyModel) -> list[dict[str, Any]]:
+    """Every point of a discrete space, in a seeded shuffled order (as Optuna's GridSampler)."""
+    names = list(model.spec.space)
+    axes = [grid_values(model.spec.space[n]) or [] for n in names]
+    points = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes)]
+    order = np.random.default_rng(model.spec.search.seed).permutation(len(points))
+    return [points[i] for i in order]
+
+
+def enqueue_grid(model: StudyModel, study: optuna.Study, target: int) -> int:
+    """Queue the grid points not yet tried, up to ``target`` trials; return the grid size."""
+    points = grid_points(model)
+    seen = {
+        tuple(sorted(t.params.items()))
+        for t in study.get_trials(deepcopy=False)
+        if not t.user_attrs.get(STALE_ATTR)
+    }
+    for p in points[:target]:
+        if tuple(sorted(p.items())) not in seen:
+            study.enqueue_trial(p)
+    return len(points)
+
+
+def enqueue_warm_start(model: StudyModel, study: optuna.Study) -> None:
+    """Seed a new study's first population from a coarse vectorized sweep (dse.sweep)."""
+    from dse.sweep import warm_start_designs
+
+    search = model.spec.search
+    k = int(search.options.get("population_size", 50))
+    for p in warm_start_designs(model, samples=search.warm_start, k=k, seed=search.seed):
+        study.enqueue_trial(p, skip_if_exists=True)
