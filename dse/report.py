@@ -18,6 +18,7 @@ from plotly.offline import get_plotlyjs
 
 from dse.formatting import fmt
 from dse.report_png import write_pngs
+from dse.report_robust import robust_sections
 from dse.storage import existing_study_dir
 from dse.study_view import (
     StudyView,
@@ -247,6 +248,7 @@ def write_report(name: str, *, storage: str | None = None) -> ReportResult:
         "min-max normalising each objective over the front.</p>"
         + _table_html(table, knee_col="knee")
     )
+    parts.extend(robust_sections(name, view, storage=storage))
     assumptions = yaml.safe_dump(view.lock, sort_keys=False)
     parts.append(
         f"<h2>Resolved assumptions (spec.lock.yaml)</h2><pre>{html.escape(assumptions)}</pre>"
