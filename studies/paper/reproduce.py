@@ -323,6 +323,15 @@ def fronts(summary: list[str], results: dict[str, Any]) -> None:
         )
 
 
+def report(scratch: str) -> None:
+    """The nominal study's HTML report, with the robust front beside it (dse report)."""
+    from dse.report import write_report
+
+    result = write_report("paper-robust")
+    html = result.html.read_text(encoding="utf-8").replace(scratch, "$SCRATCH")
+    (OUT / "report.html").write_text(html, encoding="utf-8")
+
+
 def main() -> None:
     scratch = tempfile.mkdtemp(prefix="paper-studies-")
     os.environ["DSE_STUDIES_DIR"] = scratch
@@ -335,6 +344,7 @@ def main() -> None:
     quarter_case(summary, results)
     tornado(summary)
     fronts(summary, results)
+    report(scratch)
     (OUT / "summary.md").write_text("\n".join(summary) + "\n", encoding="utf-8")
     (OUT / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {OUT} (scratch studies in {scratch})")
