@@ -21,7 +21,9 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
-OUT = Path(__file__).resolve().parent
+# $PAPER_OUT redirects the output (the test suite regenerates into a temporary folder and
+# compares with the committed files).
+OUT = Path(os.environ.get("PAPER_OUT", Path(__file__).resolve().parent))
 SPACES = ROOT / "spaces" / "paper"
 sys.path.insert(0, str(ROOT))
 
