@@ -9,6 +9,7 @@ broadcasting over a small candidate axis and an argmax; then power and efficienc
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -73,11 +74,55 @@ _NUMERIC = (
     "cluster_size",
 )
 _STRINGS = ("link_type", "cooling")
-_CHUNK_ELEMS = 1 << 20  # (designs x candidates) per block: bounds memory, keeps numpy fast
+#: Technology lists that define the candidate axis, never a per-design value.
+_GRIDS = ("tp_choices", "pp_choices", "batch_choices")
+#: Numeric workload fields that may vary per design (arrays broadcast against the batch).
+_WORKLOAD_NUMERIC = ("input_tokens", "output_tokens", "batch", "ttft_slo_s", "tpot_slo_s")
+#: Per-GPU figures the parallelism search reads (the rest only feed power, after it).
+_SEARCH_HW = (
+    "tflops_per_gpu",
+    "hbm_tbps_per_gpu",
+    "hbm_gb_per_gpu",
+    "net_bytes_per_s",
+    "scaleout_gbps_per_gpu",
+    "is_electrical",
+)
+_CHUNK_ELEMS = 1 << 16  # (designs x candidates) per block: cache-sized arrays keep numpy fast
+_DEDUP_MIN = 64  # below this many designs the search runs on the designs as they are
 
 
-def _flatten(design: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[int, ...]]:
-    """Broadcast the design's batch values to one shape and flatten them to 1-D."""
+@dataclass
+class _Flat:
+    """The design batch flattened to 1-D, with the constants that vary per design."""
+
+    values: dict[str, np.ndarray]  # design values, shape (n,)
+    technology: dict[str, Any]  # the table; per-design constants replaced by (n,) arrays
+    workload: dict[str, Any]  # likewise for the numeric workload fields
+    tech_keys: list[str]  # technology constants that vary per design
+    wl_keys: list[str]  # workload fields that vary per design
+    shape: tuple[int, ...]  # the batch shape the results take
+
+    def design(self) -> dict[str, Any]:
+        return {**self.values, "technology": self.technology, "workload": self.workload}
+
+    def rows(self, index: Any) -> dict[str, Any]:
+        """The design restricted to some rows, per-design values shaped (1, m) for the search."""
+        t = dict(self.technology)
+        for k in self.tech_keys:
+            t[k] = t[k][index][None, :]
+        w = dict(self.workload)
+        for k in self.wl_keys:
+            w[k] = w[k][index][None, :]
+        return {"technology": t, "workload": w}
+
+
+def _per_design(v: Any) -> bool:
+    return not isinstance(v, str | Mapping) and np.ndim(v) > 0
+
+
+def _flatten(design: Mapping[str, Any]) -> _Flat:
+    """Broadcast the design's batch values (and array-valued technology and workload constants)
+    to one shape and flatten them to 1-D."""
     vals: dict[str, np.ndarray] = {}
     for k in _NUMERIC:
         if k not in design:
@@ -88,41 +133,223 @@ def _flatten(design: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[int, ...]
             raise ContextError(k, f"expected a number, got {design[k]!r}") from None
     for k in _STRINGS:
         vals[k] = np.asarray(design.get(k, "air" if k == "cooling" else "electrical"))
-    shape = np.broadcast_shapes(*(v.shape for v in vals.values()))
-    flat: dict[str, Any] = {k: np.broadcast_to(v, shape).reshape(-1) for k, v in vals.items()}
-    flat["technology"] = design["technology"]
-    flat["workload"] = design["workload"]
-    return flat, shape
+    table, wl = design["technology"], design["workload"]
+    tech_arr: dict[str, np.ndarray] = {}
+    for k, v in table.items():
+        if k in _GRIDS or not _per_design(v):
+            continue
+        try:
+            tech_arr[k] = np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            raise ContextError(f"technology.{k}", f"expected a number, got {v!r}") from None
+    wl_arr: dict[str, np.ndarray] = {}
+    for k in _WORKLOAD_NUMERIC:
+        v = wl.get(k)
+        if v is not None and _per_design(v):
+            try:
+                wl_arr[k] = np.asarray(v, dtype=float)
+            except (TypeError, ValueError):
+                msg = f"expected a positive number, got {v!r}"
+                raise ContextError(f"workload.{k}", msg) from None
+    every = [*vals.values(), *tech_arr.values(), *wl_arr.values()]
+    try:
+        shape = np.broadcast_shapes(*(v.shape for v in every))
+    except ValueError:
+        shapes = {k: v.shape for k, v in {**vals, **tech_arr, **wl_arr}.items() if v.ndim}
+        raise ContextError("design", f"batch shapes do not broadcast: {shapes}") from None
+
+    def flat(v: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(v, shape).reshape(-1)
+
+    return _Flat(
+        values={k: flat(v) for k, v in vals.items()},
+        technology={**table, **{k: flat(v) for k, v in tech_arr.items()}},
+        workload={**wl, **{k: flat(v) for k, v in wl_arr.items()}},
+        tech_keys=list(tech_arr),
+        wl_keys=list(wl_arr),
+        shape=shape,
+    )
 
 
-def _select(
+def _dedup(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(first row of each distinct row, row -> distinct index) of equal-length float columns.
+
+    Rows are compared bit for bit (a hash of the bits, then checked exactly), so the work done
+    once per distinct row gives every row exactly what it would have got by itself. None when
+    there are too few rows to be worth it or the hash collides.
+    """
+    n = columns[0].size if columns else 0
+    if n < _DEDUP_MIN:
+        return None
+    bits = [np.ascontiguousarray(c, dtype=float).view(np.uint64) for c in columns]
+    h = np.zeros(n, dtype=np.uint64)
+    for b in bits:  # splitmix64's finalizer over (hash + column), column by column
+        h += b
+        h += np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    rep = first[inv]
+    if not all(np.array_equal(b[rep], b) for b in bits):
+        return None  # a hash collision: no dedup (never seen, but never wrong)
+    return first, inv
+
+
+def _search_index(flat: _Flat, hw: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of everything the candidates' timing reads (all but the cluster size)."""
+    cols = [hw[k] for k in _SEARCH_HW]
+    cols += [flat.technology[k] for k in flat.tech_keys]
+    cols += [flat.workload[k] for k in flat.wl_keys]
+    cols = [np.broadcast_to(c, hw["tflops_per_gpu"].shape) for c in cols]
+    found = _dedup(cols)
+    if found is None:
+        n = hw["tflops_per_gpu"].size
+        return np.arange(n), np.arange(n)
+    return found
+
+
+def _serving_rows(s: Serving, slo: tuple[Any, Any], index: Any) -> tuple[Serving, tuple[Any, Any]]:
+    def row(x: Any) -> Any:
+        return x[index][None, :] if isinstance(x, np.ndarray) and x.ndim else x
+
+    s_rows = Serving(s.bytes_per_elem, row(s.input_tokens), row(s.output_tokens), s.phase)
+    return s_rows, (row(slo[0]), row(slo[1]))
+
+
+def _links(
+    d: Mapping[str, Any], h: dict[str, np.ndarray], tp: np.ndarray, pp: np.ndarray, cluster: Any
+) -> None:
+    """Per-candidate bandwidths: an electrical scale-up domain (NVLink in one HGX node) is
+    bounded; groups beyond it talk over the scale-out NICs. Optical fabrics reach the whole
+    cluster."""
+    net = h["net_bytes_per_s"]
+    elec = h["is_electrical"] > 0
+    if not elec.any():  # np.where would pick ``net`` everywhere
+        h["p2p_bytes_per_s"] = h["dp_bytes_per_s"] = net
+        return
+    domain = tech(d, "electrical_scaleup_domain_gpus")
+    scaleout = h["scaleout_gbps_per_gpu"] * 1e9 / 8 * tech(d, "network_efficiency")
+    h["p2p_bytes_per_s"] = np.where(elec & (tp * pp > domain), scaleout, net)
+    if cluster is not None:
+        h["dp_bytes_per_s"] = np.where(elec & (cluster > domain), scaleout, net)
+    h["net_bytes_per_s"] = np.where(elec & (tp > domain), scaleout, net)
+
+
+def _timing(
     d: Mapping[str, Any],
     hw: Mapping[str, np.ndarray],
     a: Arch,
     s: Serving,
     cand: Mapping[str, np.ndarray],
-    cluster: np.ndarray,
-    slo: tuple[float | None, float | None],
+    batch: Any,
+    slo: tuple[Any, Any],
 ) -> dict[str, np.ndarray]:
-    """Score every candidate of every design in the block and keep the best per design."""
-    h = {k: v[:, None] for k, v in hw.items()}
-    tp, pp, batch = (cand[k][None, :] for k in ("tp", "pp", "batch"))
-    # An electrical scale-up domain (NVLink in one HGX node) is bounded; groups beyond it talk
-    # over the scale-out NICs. Optical fabrics reach the whole cluster.
-    domain = tech(d, "electrical_scaleup_domain_gpus")
-    scaleout = h["scaleout_gbps_per_gpu"] * 1e9 / 8 * tech(d, "network_efficiency")
-    elec = h["is_electrical"] > 0
-    h["p2p_bytes_per_s"] = np.where(elec & (tp * pp > domain), scaleout, h["net_bytes_per_s"])
-    h["dp_bytes_per_s"] = np.where(
-        elec & (cluster[:, None] > domain), scaleout, h["net_bytes_per_s"]
-    )
-    h["net_bytes_per_s"] = np.where(elec & (tp > domain), scaleout, h["net_bytes_per_s"])
-    group = tp * pp
-    replicas = np.floor(cluster[:, None] / group)
-    if s.phase == "train":
-        r = train(d, h, a, s, tp, pp, batch, replicas)
+    """Serving figures of every candidate (rows) on every distinct hardware (columns).
+
+    Besides ``serve``'s figures: ``memok`` (fits HBM), ``top`` (fits and meets the SLOs: ranks
+    by throughput), ``z`` (replica tokens/s where ``top``, else the fallback score that does not
+    depend on the cluster size) and ``mem_ratio``/``slo_ok`` for the chosen one.
+    """
+    h = {k: v[None, :] for k, v in hw.items()}
+    tp, pp = cand["tp"][:, None], cand["pp"][:, None]
+    _links(d, h, tp, pp, None)
+    r = serve(d, h, a, s, tp, pp, batch)
+    usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
+    shape = np.broadcast_shapes(tp.shape, usable.shape)
+    mem_ratio = np.broadcast_to(r["mem_need_bytes"] / usable, shape)
+    memok = mem_ratio <= 1
+    # Scores, as documented in _choose: fitting candidates rank by throughput (>= 0), then
+    # least SLO excess; the rest by least memory overflow, so nothing is ever left unranked.
+    overflow = -1e9 - np.maximum(mem_ratio, 1)
+    ttft_slo, tpot_slo = slo
+    if ttft_slo is None and tpot_slo is None:
+        slo_ok = np.ones(shape, dtype=bool)
+        top = memok
+        z = np.where(memok, r["replica_tokens_per_s"], overflow)
     else:
-        r = serve(d, h, a, s, tp, pp, batch)
+        slo_excess = np.zeros(shape)
+        if ttft_slo is not None:
+            slo_excess = slo_excess + np.maximum(r["ttft_s"] / ttft_slo - 1, 0)
+        if tpot_slo is not None:
+            slo_excess = slo_excess + np.maximum(r["tpot_s"] / tpot_slo - 1, 0)
+        slo_ok = slo_excess == 0
+        top = memok & slo_ok
+        z = np.where(top, r["replica_tokens_per_s"], np.where(memok, -1 - slo_excess, overflow))
+    full = {k: np.broadcast_to(r[k], shape) for k in _PICKED}
+    return {**full, "memok": memok, "top": top, "z": z, "mem_ratio": mem_ratio, "slo_ok": slo_ok}
+
+
+_PICKED = (
+    "replica_tokens_per_s",
+    "ttft_s",
+    "tpot_s",
+    "step_s",
+    "compute_utilization",
+    "hbm_bytes_per_s",
+)
+
+
+def _choose(
+    t: Mapping[str, np.ndarray],
+    cols: np.ndarray,
+    cand: Mapping[str, np.ndarray],
+    cluster: np.ndarray,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The best candidate of every design, from the timing ``t`` of its hardware column.
+
+    Score of a candidate: throughput (replicas x replica tokens/s) if it fits memory, has a
+    replica and meets the SLOs; -1 - SLO excess if it fits but misses them; otherwise
+    -1e9 - max(memory ratio, 1), less 1e6 without a whole replica. Ties go to the first.
+    """
+    group = cand["tp"][:, None] * cand["pp"][:, None]
+    replicas = np.floor(cluster[None, :] / group)
+    top = np.take(t["top"], cols, axis=1)
+    z = np.take(t["z"], cols, axis=1)
+    score = np.where(top, replicas * z, z)
+    few = replicas < 1
+    if few.any():
+        rows, where = np.nonzero(few)
+        memok = t["memok"][rows, cols[where]]
+        # -1e9 - max(mem ratio, 1) - 1e6: a fitting candidate's ratio is <= 1
+        score[rows, where] = np.where(memok, -1e9 - 1.0 - 1e6, z[rows, where] - 1e6)
+    best = np.argmax(score, axis=0)
+    at = cols
+    group_best = group[best, 0]
+    rep = np.floor(cluster / group_best)
+    fit_any = (t["memok"][best, at] & (rep >= 1)).astype(float)
+    out = {k: t[k][best, at] for k in _PICKED}
+    out.update(
+        replicas=rep * fit_any,
+        model_fits=fit_any,
+        slo_met=t["slo_ok"][best, at].astype(float) * fit_any,
+        memory_used_fraction=t["mem_ratio"][best, at],
+    )
+    return best, out
+
+
+def _select_train(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    cand: Mapping[str, np.ndarray],
+    batch: Any,
+    cluster: np.ndarray,
+    slo: tuple[Any, Any],
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Training: the cluster size sets the data parallelism, so every design is scored itself
+    (candidates on rows, designs on columns; the score is the one ``_choose`` documents)."""
+    h = {k: v[None, :] for k, v in hw.items()}
+    tp, pp = cand["tp"][:, None], cand["pp"][:, None]
+    cl = cluster[None, :]
+    _links(d, h, tp, pp, cl)
+    group = tp * pp
+    replicas = np.floor(cl / group)
+    r = train(d, h, a, s, tp, pp, batch, replicas)
     usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
     mem_ratio = r["mem_need_bytes"] / usable
     fits = (mem_ratio <= 1) & (replicas >= 1)
@@ -133,31 +360,26 @@ def _select(
     if tpot_slo is not None:
         slo_excess = slo_excess + np.maximum(r["tpot_s"] / tpot_slo - 1, 0)
     tput = replicas * r["replica_tokens_per_s"]
-    # Feasible candidates rank by throughput (>= 0); otherwise least memory overflow, then
-    # least SLO excess, so that a design that fits nothing still reports finite figures.
     score = np.where(
         fits & (slo_excess == 0),
         tput,
         np.where(fits, -1 - slo_excess, -1e9 - np.maximum(mem_ratio, 1) - (replicas < 1) * 1e6),
     )
-    best = np.argmax(score, axis=1)
-    rows = np.arange(score.shape[0])
+    best = np.argmax(score, axis=0)
+    cols = np.arange(score.shape[1])
 
     def pick(x: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(x, score.shape)[rows, best]
+        return np.broadcast_to(x, score.shape)[best, cols]
 
-    fit_any = pick(fits.astype(float))
-    out = {k: pick(v) for k, v in r.items()}
+    fit_any = pick(fits).astype(float)
+    out = {k: pick(r[k]) for k in _PICKED}
     out.update(
-        tp=pick(tp),
-        pp=pick(pp),
-        batch=pick(batch),
         replicas=pick(replicas) * fit_any,
         model_fits=fit_any,
-        slo_met=pick((slo_excess == 0).astype(float)) * fit_any,
+        slo_met=pick(slo_excess == 0).astype(float) * fit_any,
         memory_used_fraction=pick(mem_ratio),
     )
-    return out
+    return best, out
 
 
 @builtin_evaluator(metrics=METRICS)
@@ -178,20 +400,60 @@ def evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
 def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     wl = design["workload"]
     a = arch_of(wl["model"])
-    s, slo, precision = serving_of(wl)
-    flat, shape = _flatten(design)
+    fl = _flatten(design)
+    shape = fl.shape
+    flat = fl.design()
+    s, slo, precision = serving_of(fl.workload)
     hw = hardware(flat, precision)
     hw["net_bytes_per_s"] = _net_bytes_per_s(flat, hw)
-    cand = candidates(flat, wl, a)
+    cand = candidates(flat, fl.workload, a)
+    batch_pd = "batch" in fl.wl_keys  # a pinned batch that differs per design
     n, k = hw["tflops_per_gpu"].size, cand["tp"].size
     cluster = flat["cluster_size"]
     chunk = max(1, _CHUNK_ELEMS // k)
+    search = {key: hw[key] for key in _SEARCH_HW}
+
+    def cand_batch(d_rows: Mapping[str, Any]) -> Any:
+        return d_rows["workload"]["batch"] if batch_pd else cand["batch"][:, None]
+
+    best_parts: list[np.ndarray] = []
     parts: list[dict[str, np.ndarray]] = []
-    for start in range(0, n, chunk):  # memory blocks of many designs, not a per-design loop
-        sl = slice(start, start + chunk)
-        hw_block = {key: v[sl] for key, v in hw.items()}
-        parts.append(_select(flat, hw_block, a, s, cand, cluster[sl], slo))
+    if s.phase == "train":
+        for start in range(0, n, chunk):  # memory blocks of many designs, not a per-design loop
+            sl = slice(start, start + chunk)
+            d_rows = fl.rows(sl)
+            s_rows, slo_rows = _serving_rows(s, slo, sl)
+            h_rows = {key: v[sl] for key, v in search.items()}
+            b, p = _select_train(
+                d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), cluster[sl], slo_rows
+            )
+            best_parts.append(b)
+            parts.append(p)
+    else:
+        # Serving: a candidate's timing depends on the hardware, not on the cluster size, so it
+        # is computed once per distinct hardware row and shared by the designs that have it.
+        first, inv = _search_index(fl, hw)
+        timings: list[dict[str, np.ndarray]] = []
+        for start in range(0, first.size, chunk):
+            idx = first[start : start + chunk]
+            d_rows = fl.rows(idx)
+            s_rows, slo_rows = _serving_rows(s, slo, idx)
+            h_rows = {key: v[idx] for key, v in search.items()}
+            timings.append(_timing(d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), slo_rows))
+        t = (
+            timings[0]
+            if len(timings) == 1
+            else {key: np.concatenate([p[key] for p in timings], axis=1) for key in timings[0]}
+        )
+        for start in range(0, n, chunk):
+            sl = slice(start, start + chunk)
+            b, p = _choose(t, inv[sl], cand, cluster[sl])
+            best_parts.append(b)
+            parts.append(p)
+    best = np.concatenate(best_parts)
     sel = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    sel["tp"], sel["pp"] = cand["tp"][best], cand["pp"][best]
+    sel["batch"] = fl.workload["batch"] if batch_pd else cand["batch"][best]
 
     group = sel["tp"] * sel["pp"]
     busy = sel["replicas"] * group

@@ -1,7 +1,8 @@
 """Roofline timing of LLM serving for a grid of parallelism candidates.
 
-Shapes: hardware figures are ``(n, 1)`` (one row per design), candidate degrees ``(1, k)``;
-every result is ``(n, k)``. Each operator (the layer's GEMMs, its attention, the LM head) costs
+Shapes: anything that broadcasts. The search passes candidate degrees as ``(k, 1)`` columns
+and per-design figures (hardware, and technology or workload values that vary per design) as
+``(1, n)`` rows, so every result is ``(k, n)``: long contiguous rows keep numpy fast. Each operator (the layer's GEMMs, its attention, the LM head) costs
 max(compute, memory) at its own efficiency factor and the tensor-parallel all-reduces add
 exposed communication, per layer, as in LLMCompass/GenZ-style operator rooflines.
 """
@@ -24,8 +25,8 @@ class Serving:
     """Workload fields the timing needs, already validated."""
 
     bytes_per_elem: float  # weights, activations and KV cache share the precision
-    input_tokens: float
-    output_tokens: float
+    input_tokens: Any  # a float, or an array broadcasting against the design batch
+    output_tokens: Any
     phase: str
 
 
@@ -164,7 +165,7 @@ def serve(
     dec = stage_step(d, hw, a, s, tp, pp, b, 1.0, ctx, ctx)
     hop_dec = np.where(pp > 1, p2p_s(b * a.hidden * e, net_bw, alpha), 0.0)
     t_round = pp * (dec.time_s + hop_dec)
-    steps = max(out - 1.0, 0.0)
+    steps = np.maximum(out - 1.0, 0.0)
 
     if s.phase == "prefill":
         cycle, tokens = t_prefill, batch * S

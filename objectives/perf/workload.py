@@ -16,23 +16,30 @@ PRECISION_BYTES = {"bf16": 2.0, "fp8": 1.0}
 PHASES = ("serve", "prefill", "decode", "train")
 
 
-def _positive(wl: Mapping[str, Any], key: str) -> float:
+def _positive(wl: Mapping[str, Any], key: str) -> Any:
+    """A positive float, or a float array (a value per design) when the field is one."""
+    raw = wl.get(key)
     try:
-        v = float(wl[key])
-    except (KeyError, TypeError, ValueError):
-        msg = f"expected a positive number, got {wl.get(key)!r}"
+        if isinstance(raw, str | bytes) or np.ndim(raw) == 0:
+            v: Any = float(raw)  # type: ignore[arg-type]
+        else:
+            v = np.asarray(raw, dtype=float)
+    except (TypeError, ValueError):
+        msg = f"expected a positive number, got {raw!r}"
         raise ContextError(f"workload.{key}", msg) from None
-    if not v > 0:
-        raise ContextError(f"workload.{key}", f"must be > 0, got {v}")
+    if not np.all(v > 0):
+        bad = v if isinstance(v, float) else v[~(v > 0)].flat[0]
+        raise ContextError(f"workload.{key}", f"must be > 0, got {bad}")
     return v
 
 
-def _optional_slo(wl: Mapping[str, Any], key: str) -> float | None:
+def _optional_slo(wl: Mapping[str, Any], key: str) -> Any:
     v = wl.get(key)
     return None if v is None else _positive(wl, key)
 
 
-def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[float | None, float | None], str]:
+def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
+    """The validated workload; numeric fields are floats, or arrays that vary per design."""
     precision = str(wl.get("precision"))
     if precision not in PRECISION_BYTES:
         raise unknown_name("workload.precision", precision, PRECISION_BYTES, what="precision")
@@ -76,6 +83,8 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
     if b == "auto":
         batch = np.asarray(tech(d, "batch_choices"), dtype=float).reshape(-1)
     else:
-        batch = np.array([_positive(wl, "batch")])
+        pinned = _positive(wl, "batch")
+        # A batch that varies per design is no candidate axis: the evaluator reads it per design.
+        batch = np.array([1.0 if np.ndim(pinned) else pinned])
     grid = np.meshgrid(tp, pp, batch, indexing="ij")
     return {k: g.reshape(-1) for k, g in zip(("tp", "pp", "batch"), grid, strict=True)}
