@@ -32,14 +32,20 @@ def lgamma(x: np.ndarray) -> np.ndarray:
 def _log_lower_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     """log P(a, x) (regularized lower incomplete gamma) by its power series; for x < a + 1."""
     total = 1.0 / a
-    term = total.copy()
-    ap = a.copy()
+    # The elements still summing, packed (contiguous arithmetic, no gathers); an element's sum
+    # is written back to ``total`` when it converges and it leaves the packed arrays.
     idx = np.arange(a.size)
+    xs, ap, term, acc = x.copy(), a.copy(), total.copy(), total.copy()
     for _ in range(_MAX_ITER):
-        ap[idx] += 1.0
-        term[idx] *= x[idx] / ap[idx]
-        total[idx] += term[idx]
-        idx = idx[np.abs(term[idx]) >= np.abs(total[idx]) * _EPS]
+        ap += 1.0
+        term *= xs / ap
+        acc += term
+        going = np.abs(term) >= np.abs(acc) * _EPS
+        if going.all():
+            continue
+        done = ~going
+        total[idx[done]] = acc[done]
+        idx, xs, ap, term, acc = idx[going], xs[going], ap[going], term[going], acc[going]
         if idx.size == 0:
             break
     return np.log(total) - x + a * np.log(x) - lgamma(a)

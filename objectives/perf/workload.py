@@ -58,7 +58,7 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
 def _degrees(wl: Mapping[str, Any], key: str, choices: np.ndarray) -> np.ndarray:
     """``auto`` searches the preset's choices; an integer pins the degree."""
     v = wl.get(key, "auto")
-    if v is None or v == "auto":
+    if v is None or (isinstance(v, str) and v == "auto"):
         return choices
     try:
         pinned = float(v)
@@ -80,7 +80,7 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
     if pp.size == 0:
         raise ContextError("workload.pp", f"must not exceed the model's {a.layers} layers")
     b = wl.get("batch", "auto")
-    if b == "auto":
+    if isinstance(b, str) and b == "auto":
         batch = np.asarray(tech(d, "batch_choices"), dtype=float).reshape(-1)
     else:
         pinned = _positive(wl, "batch")

@@ -307,6 +307,70 @@ def test_vectorized_equals_scalar_and_is_finite():
             assert float(scalar[name]) == pytest.approx(float(v[i, j, k]), rel=1e-12), name
 
 
+_PER_DESIGN_CASES = {
+    "serve": {},
+    "decode-auto-slo": {"phase": "decode", "batch": "auto", "tpot_slo_s": 0.04},
+    "prefill-moe": {"model": "mixtral-8x7b", "phase": "prefill"},
+    "train": {"model": "llama3-8b", "phase": "train", "precision": "bf16"},
+}
+
+
+@pytest.mark.parametrize("case", list(_PER_DESIGN_CASES))
+def test_per_design_constants_equal_a_loop_of_scalar_designs(case):
+    """Technology constants and workload fields may vary over the batch (robust studies put
+    sampled assumptions there): the batch equals one scalar evaluation per design."""
+    n = 96  # enough designs for the search's dedup of repeated hardware; values repeat
+    rng = np.random.default_rng(7)
+    d = ctx(workload=_PER_DESIGN_CASES[case])
+    d["die_area_mm2"] = rng.choice([200.0, 400.0, 814.0], n)
+    d["hbm_stacks_per_die"] = rng.choice([2.0, 5.0, 8.0], n)
+    d["link_type"] = rng.choice(["electrical", "cpo"], n)
+    d["cluster_size"] = rng.choice([4.0, 16.0, 256.0], n)
+    t = dict(d["technology"])
+    t["gemm_compute_efficiency"] = rng.choice([0.4, 0.6], n)
+    t["network_efficiency"] = rng.choice([0.5, 0.8], n)
+    t["hbm_usable_fraction"] = rng.choice([0.5, 0.9], n)
+    t["collective_step_latency_s"] = rng.choice([1e-6, 5e-6], n)
+    d["technology"] = t
+    wl = dict(d["workload"])
+    wl["input_tokens"] = rng.choice([512.0, 2048.0], n)
+    wl["output_tokens"] = rng.choice([64.0, 256.0], n)
+    if wl.get("batch") != "auto":
+        wl["batch"] = rng.choice([8.0, 64.0], n)
+    d["workload"] = wl
+    out = evaluate_perf(d)
+    assert all(v.shape == (n,) for v in out.values())
+    varied = [k for k in t if np.ndim(t[k]) and not k.endswith("_choices")]
+    varied += [k for k in ("input_tokens", "output_tokens", "batch") if np.ndim(wl[k])]
+    assert len(varied) == (6 if isinstance(wl["batch"], str) else 7)
+    for i in range(n):
+        one = {k: (v[i].item() if isinstance(v, np.ndarray) else v) for k, v in d.items()
+               if k not in ("technology", "workload")}  # fmt: skip
+        one["technology"] = {k: (v[i] if k in varied else v) for k, v in t.items()}
+        one["workload"] = {k: (float(v[i]) if k in varied else v) for k, v in wl.items()}
+        scalar = evaluate_perf(one)
+        for name, v in out.items():
+            assert float(scalar[name]) == pytest.approx(float(v[i]), rel=1e-12, nan_ok=True), (
+                name,
+                i,
+            )
+
+
+def test_per_design_constants_broadcast_against_the_design_grid():
+    """A (K, 1) constant against (1, N) designs gives (K, N) results, each a scalar run."""
+    d = ctx()
+    d["die_area_mm2"] = np.array([[300.0, 600.0, 814.0]])
+    d["technology"] = {**d["technology"], "gemm_memory_efficiency": np.array([[0.3], [0.7]])}
+    out = evaluate_perf(d)
+    assert out["tokens_per_s"].shape == (2, 3)
+    for i, eff in enumerate((0.3, 0.7)):
+        for j, area in enumerate((300.0, 600.0, 814.0)):
+            one = {**d, "die_area_mm2": area}
+            one["technology"] = {**d["technology"], "gemm_memory_efficiency": eff}
+            ref = evaluate_perf(one)["tokens_per_s"]
+            assert float(out["tokens_per_s"][i, j]) == pytest.approx(float(ref), rel=1e-12)
+
+
 @pytest.mark.parametrize(
     ("wl", "path"),
     [({"precision": "int3"}, "workload.precision"), ({"phase": "sleep"}, "workload.phase"),
