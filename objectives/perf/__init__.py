@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import MEMO_KEY, broadcast, builtin_evaluator, tech
+from objectives._evaluator import MEMO_KEY, builtin_evaluator, tech
 from objectives.errors import ContextError
-from objectives.perf.hardware import hardware
+from objectives.perf.hardware import _dedup, _Groups, hardware
 from objectives.perf.model import Arch, arch_of
 from objectives.perf.power import gpu_power_w, idle_gpu_power_w, overhead_w_per_gpu
 from objectives.perf.serving import Serving, serve
@@ -88,7 +88,6 @@ _SEARCH_HW = (
     "is_electrical",
 )
 _CHUNK_ELEMS = 1 << 16  # (designs x candidates) per block: cache-sized arrays keep numpy fast
-_DEDUP_MIN = 64  # below this many designs the search runs on the designs as they are
 
 
 @dataclass
@@ -171,45 +170,14 @@ def _flatten(design: Mapping[str, Any]) -> _Flat:
     )
 
 
-def _dedup(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
-    """(first row of each distinct row, row -> distinct index) of equal-length float columns.
-
-    Rows are compared bit for bit (a hash of the bits, then checked exactly), so the work done
-    once per distinct row gives every row exactly what it would have got by itself. None when
-    there are too few rows to be worth it or the hash collides.
-    """
-    n = columns[0].size if columns else 0
-    if n < _DEDUP_MIN:
-        return None
-    bits = [np.ascontiguousarray(c, dtype=float).view(np.uint64) for c in columns]
-    h = np.zeros(n, dtype=np.uint64)
-    for b in bits:  # splitmix64's finalizer over (hash + column), column by column
-        h += b
-        h += np.uint64(0x9E3779B97F4A7C15)
-        h ^= h >> np.uint64(30)
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(27)
-        h *= np.uint64(0x94D049BB133111EB)
-        h ^= h >> np.uint64(31)
-    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
-    rep = first[inv]
-    if not all(np.array_equal(b[rep], b) for b in bits):
-        return None  # a hash collision: no dedup (never seen, but never wrong)
-    return first, inv
-
-
-def _search_index(flat: _Flat, hw: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of everything the candidates' timing reads (all but the cluster size)."""
+def _search_groups(flat: _Flat, hw: Mapping[str, np.ndarray]) -> _Groups:
+    """Designs grouped by everything the candidates' timing reads (all but the cluster size)."""
     cols = [hw[k] for k in _SEARCH_HW]
     cols += [flat.technology[k] for k in flat.tech_keys]
     cols += [flat.workload[k] for k in flat.wl_keys]
-    cols = [np.broadcast_to(c, hw["tflops_per_gpu"].shape) for c in cols]
-    found = _dedup(cols)
-    if found is None:
-        n = hw["tflops_per_gpu"].size
-        return np.arange(n), np.arange(n)
-    return found
+    n = hw["tflops_per_gpu"].size
+    found = _dedup([np.broadcast_to(c, (n,)) for c in cols])
+    return _Groups.each(n) if found is None else found
 
 
 def _serving_rows(s: Serving, slo: tuple[Any, Any], index: Any) -> tuple[Serving, tuple[Any, Any]]:
@@ -279,8 +247,11 @@ def _timing(
         slo_ok = slo_excess == 0
         top = memok & slo_ok
         z = np.where(top, r["replica_tokens_per_s"], np.where(memok, -1 - slo_excess, overflow))
+    # without a whole replica: -1e9 - max(mem ratio, 1) - 1e6 (a fitting one's ratio is <= 1)
+    few = np.where(memok, -1e9 - 1.0 - 1e6, z - 1e6)
     full = {k: np.broadcast_to(r[k], shape) for k in _PICKED}
-    return {**full, "memok": memok, "top": top, "z": z, "mem_ratio": mem_ratio, "slo_ok": slo_ok}
+    found = {"memok": memok, "top": top, "z": z, "few": few, "mem_ratio": mem_ratio}
+    return {**full, **found, "slo_ok": slo_ok}
 
 
 _PICKED = (
@@ -312,10 +283,7 @@ def _choose(
     score = np.where(top, replicas * z, z)
     few = replicas < 1
     if few.any():
-        rows, where = np.nonzero(few)
-        memok = t["memok"][rows, cols[where]]
-        # -1e9 - max(mem ratio, 1) - 1e6: a fitting candidate's ratio is <= 1
-        score[rows, where] = np.where(memok, -1e9 - 1.0 - 1e6, z[rows, where] - 1e6)
+        score = np.where(few, np.take(t["few"], cols, axis=1), score)
     best = np.argmax(score, axis=0)
     at = cols
     group_best = group[best, 0]
@@ -431,25 +399,27 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
             parts.append(p)
     else:
         # Serving: a candidate's timing depends on the hardware, not on the cluster size, so it
-        # is computed once per distinct hardware row and shared by the designs that have it.
-        first, inv = _search_index(fl, hw)
-        timings: list[dict[str, np.ndarray]] = []
-        for start in range(0, first.size, chunk):
-            idx = first[start : start + chunk]
+        # is computed once per distinct hardware and shared by the designs that have it.
+        g = _search_groups(fl, hw)
+        best_all = np.empty(n, dtype=np.intp)
+        sel_all: dict[str, np.ndarray] = {}
+        for u0 in range(0, g.first.size, chunk):
+            idx = g.first[u0 : u0 + chunk]
             d_rows = fl.rows(idx)
             s_rows, slo_rows = _serving_rows(s, slo, idx)
             h_rows = {key: v[idx] for key, v in search.items()}
-            timings.append(_timing(d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), slo_rows))
-        t = (
-            timings[0]
-            if len(timings) == 1
-            else {key: np.concatenate([p[key] for p in timings], axis=1) for key in timings[0]}
-        )
-        for start in range(0, n, chunk):
-            sl = slice(start, start + chunk)
-            b, p = _choose(t, inv[sl], cand, cluster[sl])
-            best_parts.append(b)
-            parts.append(p)
+            t = _timing(d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), slo_rows)
+            lo, hi = g.bounds[u0], g.bounds[min(u0 + chunk, g.first.size)]
+            for start in range(lo, hi, chunk):  # the designs of these hardware groups
+                stop = min(start + chunk, hi)
+                rows = g.order[start:stop]
+                b, p = _choose(t, g.sorted_group[start:stop] - u0, cand, cluster[rows])
+                best_all[rows] = b
+                for key, v in p.items():
+                    if key not in sel_all:
+                        sel_all[key] = np.empty(n, dtype=v.dtype)
+                    sel_all[key][rows] = v
+        best_parts, parts = [best_all], [sel_all]
     best = np.concatenate(best_parts)
     sel = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
     sel["tp"], sel["pp"] = cand["tp"][best], cand["pp"][best]
@@ -493,7 +463,20 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "shoreline_used_fraction": hw["shoreline_used_fraction"],
         "die_perimeter_mm": hw["die_perimeter_mm"],
     }
-    return {key: v.reshape(shape) for key, v in broadcast(out).items()}
+    return {key: v.reshape(shape) for key, v in _own(out, n).items()}
+
+
+def _own(out: Mapping[str, Any], n: int) -> dict[str, np.ndarray]:
+    """Every metric as its own float array of the n designs (``broadcast``, without copying
+    the arrays this evaluation made and nothing else holds)."""
+    res: dict[str, np.ndarray] = {}
+    seen: set[int] = set()
+    for key, v in out.items():
+        arr = np.asarray(v, dtype=float)
+        fresh = arr.shape == (n,) and arr.flags.owndata and arr.flags.writeable
+        res[key] = arr if fresh and id(arr) not in seen else np.array(np.broadcast_to(arr, (n,)))
+        seen.add(id(arr))
+    return res
 
 
 def _net_bytes_per_s(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.ndarray:

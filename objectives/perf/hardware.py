@@ -7,6 +7,7 @@ workload), so it is computed once per design, before the parallelism search.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,70 @@ from objectives.errors import ContextError
 LINK_TYPES = ("electrical", "pluggable", "cpo")
 COOLING = ("air", "liquid")
 _BISECT_STEPS = 40  # bisection halvings for the throttled clock: 2^-40 of the range
+_DEDUP_MIN = 64  # below this many rows, work on the rows as they are
+#: Technology constants of the V-f curve and power density (what the throttled clock reads).
+_DVFS = (
+    "vdd_slope_v_per_ghz",
+    "vdd_ref_v",
+    "vdd_ref_clock_ghz",
+    "vdd_min_v",
+    "compute_dynamic_w_per_mm2",
+    "compute_static_w_per_mm2",
+)
+
+
+@dataclass
+class _Groups:
+    """Rows grouped by equal values: ``first[g]`` is group g's first row, ``inv[i]`` row i's
+    group; ``order`` lists the rows group by group, group g at ``order[bounds[g]:bounds[g+1]]``
+    (``sorted_group`` is ``inv[order]``)."""
+
+    first: np.ndarray
+    inv: np.ndarray
+    order: np.ndarray
+    bounds: np.ndarray
+    sorted_group: np.ndarray
+
+    @staticmethod
+    def each(n: int) -> _Groups:
+        r = np.arange(n)
+        return _Groups(r, r, r, np.arange(n + 1), r)
+
+
+def _dedup(columns: list[np.ndarray]) -> _Groups | None:
+    """Group the rows of equal-length float columns that are equal bit for bit.
+
+    A hash of the bits sorts the rows, then every row is checked against its group's first, so
+    the work done once per group gives every row exactly what it would have got by itself.
+    None when there are too few rows to be worth it or the hash collides.
+    """
+    n = columns[0].size if columns else 0
+    if n < _DEDUP_MIN:
+        return None
+    bits = [np.ascontiguousarray(c, dtype=float).view(np.uint64) for c in columns]
+    h = np.zeros(n, dtype=np.uint64)
+    for b in bits:  # splitmix64's finalizer over (hash + column), column by column
+        h += b
+        h += np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+    order = np.argsort(h)
+    hs = h[order]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(hs[1:], hs[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    sorted_group = np.cumsum(new) - 1
+    first = order[starts]
+    inv = np.empty(n, dtype=np.intp)
+    inv[order] = sorted_group
+    rep = first[inv]
+    if not all(np.array_equal(b[rep], b) for b in bits):
+        return None  # a hash collision: no dedup (never seen, but never wrong)
+    return _Groups(first, inv, order, np.append(starts, n), sorted_group)
 
 
 def _choose(design: Mapping[str, Any], name: str, choices: tuple[str, ...]) -> np.ndarray:
@@ -68,6 +133,27 @@ def throttled_clock_ghz(d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarr
     return np.where(ok, clock, lo)
 
 
+def _throttled_once(d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """``throttled_clock_ghz`` computed once per distinct (clock, limit, V-f constants) row."""
+    if clock.ndim != 1 or clock.size < _DEDUP_MIN:
+        return throttled_clock_ghz(d, clock, limit)
+    n = clock.size
+    table = d["technology"]
+    varying = [k for k in _DVFS if np.ndim(table[k]) > 0]
+    cols = [clock, np.broadcast_to(limit, (n,))]
+    cols += [np.broadcast_to(np.asarray(table[k], dtype=float), (n,)) for k in varying]
+    if all(c[0] == c.min() == c.max() for c in cols):  # one row for all (NaN takes the else)
+        idx: Any = np.zeros(1, dtype=np.intp)
+        inv: Any = np.zeros(n, dtype=np.intp)
+    else:
+        g = _dedup(cols)
+        if g is None:
+            return throttled_clock_ghz(d, clock, limit)
+        idx, inv = g.first, g.inv
+    sub = {"technology": {**table, **{k: c[idx] for k, c in zip(varying, cols[2:], strict=True)}}}
+    return throttled_clock_ghz(sub, clock[idx], cols[1][idx])[inv]
+
+
 def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
     """Per-GPU peak figures and physical feasibility of one package."""
     area = value(d, "die_area_mm2")
@@ -85,7 +171,7 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
         {"air": tech(d, "cooling_air_w_per_mm2"), "liquid": tech(d, "cooling_liquid_w_per_mm2")},
     )
     clock_full = np.broadcast_to(clock, np.broadcast(clock, limit).shape).astype(float)
-    clock_eff = throttled_clock_ghz(d, clock_full, limit)
+    clock_eff = _throttled_once(d, clock_full, limit)
 
     # Tensor throughput scales with compute area and clock; the density is calibrated on H100.
     tflops_bf16 = area * dies * tech(d, "tensor_tflops_per_mm2_ghz_bf16") * clock_eff
