@@ -40,7 +40,7 @@ def _log_lower_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
         ap += 1.0
         term *= xs / ap
         acc += term
-        going = np.abs(term) >= np.abs(acc) * _EPS
+        going = term >= acc * _EPS  # both > 0 (a > 0, 0 < x < a + 1): no abs needed
         if going.all():
             continue
         done = ~going
@@ -75,9 +75,25 @@ def _log_upper_cf(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.log(h) - x + a * np.log(x) - lgamma(a)
 
 
+_RECENT: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+_RECENT_MAX = 4  # an availability evaluation asks for the same tails more than once
+
+
 def _log_tails(n: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(log P(K <= n), log P(K > n)) for K ~ Poisson(mu), n >= 0 integer-valued, mu >= 0."""
+    """(log P(K <= n), log P(K > n)) for K ~ Poisson(mu), n >= 0 integer-valued, mu >= 0.
+
+    The last few answers are kept and reused for bit-identical inputs (copies either way).
+    """
     n, mu = np.broadcast_arrays(np.asarray(n, dtype=float), np.asarray(mu, dtype=float))
+    for rn, rmu, rcdf, rsf in tuple(_RECENT):
+        if rn.shape == n.shape and np.array_equal(rn, n) and np.array_equal(rmu, mu):
+            return rcdf.copy(), rsf.copy()
+    log_cdf, log_sf = _compute_log_tails(n, mu)
+    _RECENT[:] = [(n.copy(), mu.copy(), log_cdf, log_sf), *_RECENT[: _RECENT_MAX - 1]]
+    return log_cdf.copy(), log_sf.copy()
+
+
+def _compute_log_tails(n: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     shape = n.shape
     a = n.ravel() + 1.0
     x = mu.ravel()
