@@ -215,12 +215,15 @@ def _timing(
     cand: Mapping[str, np.ndarray],
     batch: Any,
     slo: tuple[Any, Any],
+    integral: bool,
 ) -> dict[str, np.ndarray]:
     """Serving figures of every candidate (rows) on every distinct hardware (columns).
 
     Besides ``serve``'s figures: ``memok`` (fits HBM), ``top`` (fits and meets the SLOs: ranks
     by throughput), ``z`` (replica tokens/s where ``top``, else the fallback score that does not
-    depend on the cluster size) and ``mem_ratio``/``slo_ok`` for the chosen one.
+    depend on the cluster size), ``mem_ratio``/``slo_ok`` for the chosen one, and the
+    ``contenders``/``unsafe`` of ``_contenders`` (``integral``: every cluster size and group is a
+    whole number below 2^52).
     """
     h = {k: v[None, :] for k, v in hw.items()}
     tp, pp = cand["tp"][:, None], cand["pp"][:, None]
@@ -251,7 +254,9 @@ def _timing(
     few = np.where(memok, -1e9 - 1.0 - 1e6, z - 1e6)
     full = {k: np.broadcast_to(r[k], shape) for k in _PICKED}
     found = {"memok": memok, "top": top, "z": z, "few": few, "mem_ratio": mem_ratio}
-    return {**full, **found, "slo_ok": slo_ok}
+    t = {**full, **found, "slo_ok": slo_ok}
+    t["contenders"], t["unsafe"] = _contenders(t, cand["tp"] * cand["pp"], integral)
+    return t
 
 
 _PICKED = (
@@ -262,6 +267,63 @@ _PICKED = (
     "compute_utilization",
     "hbm_bytes_per_s",
 )
+
+
+_MARGIN = 1 + 4e-15  # a lead that the rounding of replicas x tokens/s cannot undo
+
+
+def _contenders(
+    t: Mapping[str, np.ndarray], group: np.ndarray, integral: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """(candidates that can win for some design of this block, columns to score in full).
+
+    A design's winner is, whenever one exists, a candidate that fits and meets the SLOs with
+    at least one replica (every other score is negative). Such a candidate c loses to c' of no
+    larger group g' <= g that also fits and has replica tokens/s r' > r (1 + 4e-15): c' has at
+    least as many replicas. With whole clusters and g' dividing g it has at least g/g' times as
+    many, so c also loses when r' g/g' > r (1 + 4e-15): per GPU, c' does better. What loses to
+    such a c' for every column of the block is not scored; a design whose winner among the rest
+    is not a fitting candidate with a replica (or whose column has a NaN) is scored in full.
+    """
+    r, top = t["replica_tokens_per_s"], t["top"]
+    rt = np.where(top, r, -np.inf)
+    levels = np.unique(group)
+    at_level = [group == lv for lv in levels]
+    level_best = [rt[rows].max(axis=0) for rows in at_level]
+    rival = np.empty_like(rt)
+    for i, lv in enumerate(levels):
+        m = level_best[0] * (lv / levels[0] if integral and lv % levels[0] == 0 else 1.0)
+        for j in range(1, i + 1):
+            lj = levels[j]
+            m = np.maximum(m, level_best[j] * (lv / lj if integral and lv % lj == 0 else 1.0))
+        rival[at_level[i]] = m
+    contender = top & ~(rival > r * _MARGIN)
+    unsafe = np.isnan(t["z"]).any(axis=0)
+    return np.flatnonzero(contender.any(axis=1)), unsafe
+
+
+def _argmax(
+    t: Mapping[str, np.ndarray],
+    cols: np.ndarray,
+    which: np.ndarray | None,
+    group: np.ndarray,
+    cluster: np.ndarray,
+) -> np.ndarray:
+    """First best-scoring candidate (of ``which``, or all) of every design; see ``_choose``."""
+    g = group[:, None] if which is None else group[which][:, None]
+
+    def rows(key: str) -> np.ndarray:
+        v = t[key] if which is None else t[key][which]
+        return np.take(v, cols, axis=1)
+
+    replicas = np.floor(cluster[None, :] / g)
+    z = rows("z")
+    score = np.where(rows("top"), replicas * z, z)
+    few = replicas < 1
+    if few.any():
+        score = np.where(few, rows("few"), score)
+    best = np.argmax(score, axis=0)
+    return best if which is None else which[best]
 
 
 def _choose(
@@ -275,19 +337,22 @@ def _choose(
     Score of a candidate: throughput (replicas x replica tokens/s) if it fits memory, has a
     replica and meets the SLOs; -1 - SLO excess if it fits but misses them; otherwise
     -1e9 - max(memory ratio, 1), less 1e6 without a whole replica. Ties go to the first.
+    Only ``t["contenders"]`` are scored unless that cannot be trusted (see ``_contenders``).
     """
-    group = cand["tp"][:, None] * cand["pp"][:, None]
-    replicas = np.floor(cluster[None, :] / group)
-    top = np.take(t["top"], cols, axis=1)
-    z = np.take(t["z"], cols, axis=1)
-    score = np.where(top, replicas * z, z)
-    few = replicas < 1
-    if few.any():
-        score = np.where(few, np.take(t["few"], cols, axis=1), score)
-    best = np.argmax(score, axis=0)
+    group = cand["tp"] * cand["pp"]
+    which = t["contenders"]
     at = cols
-    group_best = group[best, 0]
-    rep = np.floor(cluster / group_best)
+    if which.size == 0:
+        best = _argmax(t, cols, None, group, cluster)
+        rep = np.floor(cluster / group[best])
+    else:
+        best = _argmax(t, cols, which, group, cluster)
+        rep = np.floor(cluster / group[best])
+        sure = t["top"][best, at] & (rep >= 1) & ~t["unsafe"][at]
+        if not sure.all():
+            redo = np.flatnonzero(~sure)
+            best[redo] = _argmax(t, cols[redo], None, group, cluster[redo])
+            rep[redo] = np.floor(cluster[redo] / group[best[redo]])
     fit_any = (t["memok"][best, at] & (rep >= 1)).astype(float)
     out = {k: t[k][best, at] for k in _PICKED}
     out.update(
@@ -401,6 +466,12 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         # Serving: a candidate's timing depends on the hardware, not on the cluster size, so it
         # is computed once per distinct hardware and shared by the designs that have it.
         g = _search_groups(fl, hw)
+        groups = cand["tp"] * cand["pp"]
+        whole = bool(
+            np.all(cluster == np.floor(cluster))
+            and np.all(np.abs(cluster) < 2.0**52)
+            and np.all(groups == np.floor(groups))
+        )
         best_all = np.empty(n, dtype=np.intp)
         sel_all: dict[str, np.ndarray] = {}
         for u0 in range(0, g.first.size, chunk):
@@ -408,7 +479,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
             d_rows = fl.rows(idx)
             s_rows, slo_rows = _serving_rows(s, slo, idx)
             h_rows = {key: v[idx] for key, v in search.items()}
-            t = _timing(d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), slo_rows)
+            t = _timing(d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), slo_rows, whole)
             lo, hi = g.bounds[u0], g.bounds[min(u0 + chunk, g.first.size)]
             for start in range(lo, hi, chunk):  # the designs of these hardware groups
                 stop = min(start + chunk, hi)
