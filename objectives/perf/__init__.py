@@ -116,7 +116,9 @@ class _Flat:
 
 
 def _per_design(v: Any) -> bool:
-    return not isinstance(v, str | Mapping) and np.ndim(v) > 0
+    if isinstance(v, float | int | str | Mapping):
+        return False
+    return np.ndim(v) > 0
 
 
 def _flatten(design: Mapping[str, Any]) -> _Flat:
@@ -216,6 +218,7 @@ def _timing(
     batch: Any,
     slo: tuple[Any, Any],
     integral: bool,
+    prune: bool = True,
 ) -> dict[str, np.ndarray]:
     """Serving figures of every candidate (rows) on every distinct hardware (columns).
 
@@ -223,7 +226,7 @@ def _timing(
     by throughput), ``z`` (replica tokens/s where ``top``, else the fallback score that does not
     depend on the cluster size), ``mem_ratio``/``slo_ok`` for the chosen one, and the
     ``contenders``/``unsafe`` of ``_contenders`` (``integral``: every cluster size and group is a
-    whole number below 2^52).
+    whole number below 2^52; ``prune``: worth finding them, i.e. many designs).
     """
     h = {k: v[None, :] for k, v in hw.items()}
     tp, pp = cand["tp"][:, None], cand["pp"][:, None]
@@ -255,7 +258,10 @@ def _timing(
     full = {k: np.broadcast_to(r[k], shape) for k in _PICKED}
     found = {"memok": memok, "top": top, "z": z, "few": few, "mem_ratio": mem_ratio}
     t = {**full, **found, "slo_ok": slo_ok}
-    t["contenders"], t["unsafe"] = _contenders(t, cand["tp"] * cand["pp"], integral)
+    if prune:
+        t["contenders"], t["unsafe"] = _contenders(t, cand["tp"] * cand["pp"], integral)
+    else:
+        t["contenders"] = np.arange(0)  # score everything
     return t
 
 
@@ -479,8 +485,10 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
             d_rows = fl.rows(idx)
             s_rows, slo_rows = _serving_rows(s, slo, idx)
             h_rows = {key: v[idx] for key, v in search.items()}
-            t = _timing(d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), slo_rows, whole)
             lo, hi = g.bounds[u0], g.bounds[min(u0 + chunk, g.first.size)]
+            t = _timing(
+                d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), slo_rows, whole, hi - lo > 8
+            )
             for start in range(lo, hi, chunk):  # the designs of these hardware groups
                 stop = min(start + chunk, hi)
                 rows = g.order[start:stop]

@@ -103,17 +103,28 @@ def _pick(kind: np.ndarray, table: Mapping[str, np.ndarray]) -> np.ndarray:
 
 def voltage_v(d: Mapping[str, Any], clock_ghz: np.ndarray) -> np.ndarray:
     """Supply voltage on a linear V-f curve through the reference point, floored at Vmin."""
-    slope = tech(d, "vdd_slope_v_per_ghz")
-    v = tech(d, "vdd_ref_v") + slope * (clock_ghz - tech(d, "vdd_ref_clock_ghz"))
-    return np.maximum(v, tech(d, "vdd_min_v"))
+    return _voltage(_dvfs(d), clock_ghz)
 
 
 def compute_w_per_mm2(d: Mapping[str, Any], clock_ghz: np.ndarray, activity: Any = 1.0) -> Any:
     """Dynamic (C V^2 f, scaled by activity) plus leakage (~V) power per mm^2 of logic."""
-    v_rel = voltage_v(d, clock_ghz) / tech(d, "vdd_ref_v")
-    f_rel = clock_ghz / tech(d, "vdd_ref_clock_ghz")
-    dyn = tech(d, "compute_dynamic_w_per_mm2") * v_rel**2 * f_rel * activity
-    return dyn + tech(d, "compute_static_w_per_mm2") * v_rel
+    return _density(_dvfs(d), clock_ghz, activity)
+
+
+def _dvfs(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: tech(d, k) for k in _DVFS}
+
+
+def _voltage(c: Mapping[str, Any], clock_ghz: Any) -> Any:
+    v = c["vdd_ref_v"] + c["vdd_slope_v_per_ghz"] * (clock_ghz - c["vdd_ref_clock_ghz"])
+    return np.maximum(v, c["vdd_min_v"])
+
+
+def _density(c: Mapping[str, Any], clock_ghz: Any, activity: Any = 1.0) -> Any:
+    v_rel = _voltage(c, clock_ghz) / c["vdd_ref_v"]
+    f_rel = clock_ghz / c["vdd_ref_clock_ghz"]
+    dyn = c["compute_dynamic_w_per_mm2"] * v_rel**2 * f_rel * activity
+    return dyn + c["compute_static_w_per_mm2"] * v_rel
 
 
 def throttled_clock_ghz(d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarray) -> np.ndarray:
@@ -122,12 +133,13 @@ def throttled_clock_ghz(d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarr
     Power density rises monotonically with clock, so a fixed number of vectorized bisection steps
     finds it (DVFS: the GPU lowers V and f until the cooler keeps up).
     """
-    ok = compute_w_per_mm2(d, clock) <= limit
+    c = _dvfs(d)  # the constants, read once for all the steps
+    ok = _density(c, clock) <= limit
     lo = np.zeros_like(clock)
     hi = clock.copy()
     for _ in range(_BISECT_STEPS):
         mid = 0.5 * (lo + hi)
-        fits = compute_w_per_mm2(d, mid) <= limit
+        fits = _density(c, mid) <= limit
         lo = np.where(fits, mid, lo)
         hi = np.where(fits, hi, mid)
     return np.where(ok, clock, lo)

@@ -2,9 +2,11 @@
 
 Shapes: anything that broadcasts. The search passes candidate degrees as ``(k, 1)`` columns
 and per-design figures (hardware, and technology or workload values that vary per design) as
-``(1, n)`` rows, so every result is ``(k, n)``: long contiguous rows keep numpy fast. Each operator (the layer's GEMMs, its attention, the LM head) costs
-max(compute, memory) at its own efficiency factor and the tensor-parallel all-reduces add
-exposed communication, per layer, as in LLMCompass/GenZ-style operator rooflines.
+``(1, n)`` rows, so every result is ``(k, n)``: long contiguous rows keep numpy fast.
+
+Each operator (the layer's GEMMs, its attention, the LM head) costs max(compute, memory) at its
+own efficiency factor and the tensor-parallel all-reduces add exposed communication, per layer,
+as in LLMCompass/GenZ-style operator rooflines.
 """
 
 from __future__ import annotations
