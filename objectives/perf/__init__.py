@@ -4,6 +4,12 @@
 area, HBM stacks and links; a per-layer roofline of prefill and decode for each candidate
 tensor x pipeline parallelism (and batch, when ``workload.batch`` is ``auto``), searched by
 broadcasting over a small candidate axis and an argmax; then power and efficiency.
+
+Technology constants and the numeric workload fields may be arrays too: they broadcast against
+the design values (a robust study puts sampled assumptions on the batch axis). For speed the
+serving search runs once per group of designs with bit-identical hardware figures (its timing
+does not depend on the cluster size) and scores only the candidates that can win; both are
+exact, every design gets what it would get evaluated alone.
 """
 
 from __future__ import annotations
