@@ -83,7 +83,15 @@ _STRINGS = ("link_type", "cooling")
 #: Technology lists that define the candidate axis, never a per-design value.
 _GRIDS = ("tp_choices", "pp_choices", "batch_choices")
 #: Numeric workload fields that may vary per design (arrays broadcast against the batch).
-_WORKLOAD_NUMERIC = ("input_tokens", "output_tokens", "batch", "ttft_slo_s", "tpot_slo_s")
+_WORKLOAD_NUMERIC = (
+    "input_tokens",
+    "output_tokens",
+    "batch",
+    "ttft_slo_s",
+    "tpot_slo_s",
+    "zero_stage",
+    "pp_interleave",
+)
 #: Per-GPU figures the parallelism search reads (the rest only feed power, after it).
 _SEARCH_HW = (
     "tflops_per_gpu",
