@@ -37,7 +37,8 @@ def _split(loaded: Any, sets: list[str]) -> tuple[dict[str, Any], dict[str, Any]
     from dse.registry import builtin_evaluators
 
     known = set().union(*(e.params for e in builtin_evaluators().values()))
-    return split_sets(loaded.spec.space, sets, known)
+    # The spec's own fixed keys (gpu, technology, workload presets) can be replaced whole.
+    return split_sets(loaded.spec.space, sets, known | set(loaded.spec.fixed))
 
 
 def load_for_evaluate(spec_path: str | Path, sets: list[str]) -> tuple[StudyModel, dict[str, Any]]:
@@ -91,13 +92,13 @@ def run(
     directory = study_dir(name, create=True)
     url = storage_url(name, storage or model.spec.storage)
     lock = lock_dict(model, url)
-    write_lock(directory / LOCK_FILE, lock)
     study = run_study(
         model,
         storage_url=url,
         trials=trials if trials is not None else model.spec.search.trials,
         on_progress=on_progress,
         spec_lock=lock,
+        on_start=lambda _: write_lock(directory / LOCK_FILE, lock),
         **worker,
     )
     df, front = write_records(

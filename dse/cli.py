@@ -25,6 +25,7 @@ from dse.registry import builtin_evaluators
 from dse.sensitivity import sensitivity_command
 from dse.spec import json_schema
 from dse.status import status_command
+from dse.study_model import EvaluationError
 from dse.sweep import sweep_command
 from dse.workers import run_jobs, worker_command
 
@@ -40,12 +41,16 @@ err = Console(stderr=True, soft_wrap=True)
 
 SpecArg = Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output")]
+_INTERRUPTED = "interrupted; re-run the same command to resume"
 
 
 @app.command()
 def validate(spec: SpecArg) -> None:
     """Check a spec without running anything."""
+    from dse.samplers import make_sampler
+
     model = api.load(spec)
+    make_sampler(model)  # sampler options are checked here too, not first by 'dse run'
     out.print(
         f"[green]ok[/green] {spec}: study {model.spec.study!r}, {len(model.spec.space)} "
         f"parameters, {len(model.spec.objectives)} objectives, {len(model.constraints)} "
@@ -99,17 +104,23 @@ def run(
     with bar:
         task = bar.add_task(model.spec.study, total=target, feasible=0, front=0, failed=0)
         run_fn = partial(run_jobs, spec, jobs=jobs) if jobs > 1 else partial(api.run, model)
-        result = run_fn(
-            trials=target,
-            storage=storage,
-            on_progress=lambda p: bar.update(
-                task,
-                completed=p.finished,
-                feasible=p.feasible,
-                front=p.front_size,
-                failed=p.failed,
-            ),
-        )
+        try:
+            result = run_fn(
+                trials=target,
+                storage=storage,
+                on_progress=lambda p: bar.update(
+                    task,
+                    completed=p.finished,
+                    feasible=p.feasible,
+                    front=p.front_size,
+                    failed=p.failed,
+                ),
+            )
+        except KeyboardInterrupt:
+            # typer turns KeyboardInterrupt into a silent exit 130 before main() sees it.
+            bar.stop()
+            err.print(_INTERRUPTED)
+            raise typer.Exit(130) from None
     objectives = model.objective_names
     if as_json:
         payload = {
@@ -131,6 +142,15 @@ def run(
         f"{len(result.trials)} trials ({n_ok} complete, {n_feas} feasible), "
         f"front {len(result.front)}; records in {result.directory}"
     )
+    failed = result.trials[result.trials["state"] == "FAIL"]
+    if "stale" in failed:
+        failed = failed[~failed["stale"].astype(bool)]
+    if n_ok == 0 and len(failed):
+        err.print(
+            f"warning: every trial failed; the first: {failed['fail_reason'].iloc[0]}",
+            markup=False,
+            highlight=False,
+        )
 
 
 def _front_subset(front: pd.DataFrame, objectives: list[str]) -> pd.DataFrame:
@@ -344,8 +364,11 @@ def main() -> None:
     except DseError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         sys.exit(2)
+    except EvaluationError as exc:  # a fixed design given by the user (evaluate, compare)
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        sys.exit(2)
     except KeyboardInterrupt:
-        err.print("interrupted; re-run the same command to resume")
+        err.print(_INTERRUPTED)
         sys.exit(130)
 
 

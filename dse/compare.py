@@ -161,5 +161,8 @@ def compare_command(
         sets = ", ".join(d.sets) or "fixed design"
         out.print(f"{escape(d.label)}: {escape(str(d.spec))} ({escape(sets)})", highlight=False)
     if csv_path is not None:
-        csv_path.write_text(to_csv(rows), encoding="utf-8")
+        try:
+            csv_path.write_text(to_csv(rows), encoding="utf-8")
+        except OSError as exc:
+            raise DesignError(f"--csv {csv_path}: cannot write: {exc.strerror}") from None
         out.print(f"wrote {csv_path}")

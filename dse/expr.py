@@ -41,6 +41,8 @@ _CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
 }
+#: Violation of ``a < b`` at ``a == b``: positive (infeasible) but below any real violation.
+_STRICT_EPS = float(np.finfo(float).eps)
 _ALLOWED = "names, numbers, + - * / ** %, comparisons (< <= > >= == !=), and, or, not"
 
 
@@ -146,10 +148,13 @@ def _value(node: ast.AST, env: Mapping[str, Any]) -> Any:
 
 def _compare_violation(op: ast.cmpop, left: Any, right: Any) -> Any:
     scale = np.maximum(np.abs(right), 1.0)
-    if isinstance(op, ast.Lt | ast.LtE):
+    if isinstance(op, ast.LtE):
         return (left - right) / scale
-    if isinstance(op, ast.Gt | ast.GtE):
+    if isinstance(op, ast.GtE):
         return (right - left) / scale
+    if isinstance(op, ast.Lt | ast.Gt):  # equality violates a strict bound, by the least amount
+        v = (left - right) / scale if isinstance(op, ast.Lt) else (right - left) / scale
+        return np.where(_CMPOPS[type(op)](left, right), v, np.maximum(v, _STRICT_EPS))
     if isinstance(op, ast.Eq):
         return np.abs(left - right) / scale
     return np.where(left != right, 0.0, 1.0)  # NotEq

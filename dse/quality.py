@@ -231,12 +231,22 @@ def print_quality(name: str, *, storage: str | None = None, console: Any = None)
     ref = ", ".join(f"{v:.6g}" for v in r.reference_point)
     con.print(f"hypervolume {r.hypervolume:.6g} (reference point [{ref}] from {r.reference_from})")
     if r.sweep_hypervolume is not None:
+        from dse.sweep import read_sweep
+
         pct = 100 * (r.hypervolume_fraction or 0.0)
+        sweep = read_sweep(name)
+        summary = sweep[0] if sweep is not None else {}
+        # Only a grid sweep is exact; 'dse sweep --samples N' is a sampled front.
+        kind = (
+            "exact sweep front"
+            if summary.get("mode", "grid") == "grid"
+            else f"sampled sweep front ({summary.get('designs_evaluated')} designs, not exact)"
+        )
         con.print(
-            f"exact sweep front: {r.sweep_front_size} designs, hypervolume "
+            f"{kind}: {r.sweep_front_size} designs, hypervolume "
             f"{r.sweep_hypervolume:.6g}; this study reaches {pct:.2f} %"
         )
-        con.print(f"IGD+ {r.igd_plus:.6g} (normalised by the exact front's ideal and nadir)")
+        con.print(f"IGD+ {r.igd_plus:.6g} (normalised by the sweep front's ideal and nadir)")
     else:
         con.print("IGD+: no exact front recorded (run 'dse sweep SPEC' to get one)")
     return r

@@ -91,13 +91,33 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
+def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """Parquet columns hold one type: a categorical with mixed choices (``[1, "2", 4.0]``) is
+    stored as text there (trials.csv and the storage keep the values as sampled)."""
+    mixed = [
+        c
+        for c in df.columns
+        if df[c].dtype == object and len({type(v) for v in df[c] if not _missing(v)}) > 1
+    ]
+    if not mixed:
+        return df
+    out = df.copy()
+    for c in mixed:
+        out[c] = [None if _missing(v) else str(v) for v in out[c]]
+    return out
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
 def write_records(
     directory: Path, study: optuna.Study, *, objectives: list[str], maximize: list[bool]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     directory.mkdir(parents=True, exist_ok=True)
     df = trials_frame(study, objectives=objectives, maximize=maximize)
     front = front_frame(df, objectives=objectives, maximize=maximize)
-    df.to_parquet(directory / TRIALS_PARQUET, index=False)
+    _parquet_safe(df).to_parquet(directory / TRIALS_PARQUET, index=False)
     df.to_csv(directory / TRIALS_CSV, index=False)
     front.to_csv(directory / PARETO_CSV, index=False)
     return df, front

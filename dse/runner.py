@@ -165,13 +165,16 @@ def run_study(
     heartbeat_s: int | None = HEARTBEAT_S,
     grace_s: int | None = None,
     should_stop: Callable[[], bool] | None = None,
+    on_start: Callable[[optuna.Study], None] | None = None,
 ) -> optuna.Study:
     """Run until the study holds ``trials`` finished trials in total (resuming, not adding).
 
     Safe with any number of workers on one study: each claims a trial, then counts the
     finished and running trials (its own included) and gives the claim back if that exceeds
     the total, so concurrent workers never overshoot. When the last trials run elsewhere it
-    waits for them, taking them over if their worker dies.
+    waits for them, taking them over if their worker dies. ``on_start`` runs once the study
+    is opened and its spec accepted (the callers write ``spec.lock.yaml`` there, so a refused
+    spec or an unreachable storage never replaces the lock of the study that is there).
     """
     study = create_or_load(
         model,
@@ -181,6 +184,8 @@ def run_study(
         heartbeat_s=heartbeat_s,
         grace_s=grace_s,
     )
+    if on_start is not None:
+        on_start(study)
     recover_stale_trials(study)
     dists = {n: distribution(p) for n, p in model.spec.space.items()}
     tracker = FrontTracker(model.maximize)

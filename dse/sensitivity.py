@@ -134,6 +134,7 @@ def sensitivity_command(
     sets = [item for group in design or [] for item in group.split(",") if item.strip()]
     sets += set_ or []
     model, params = api.load_for_evaluate(spec, sets)
+    api.evaluate(model, params)  # the nominal design itself must evaluate (finite metrics)
     table = sensitivity(model, params, metrics=metric)
     source = "p10/p90 of the spec's distributions" if model.uncertain else "technology +/-20 %"
     if as_json:

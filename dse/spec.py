@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
@@ -79,7 +79,7 @@ class ObjectiveSpec(_Model):
 class SearchSpec(_Model):
     sampler: Literal["nsga2", "nsga3", "tpe", "random", "grid", "gp"] = "nsga2"
     trials: int = Field(default=500, ge=1, description="Total finished trials of the study")
-    seed: int | None = 0
+    seed: int | None = Field(default=0, ge=0, le=2**32 - 1)
     options: dict[str, Any] = Field(
         default_factory=dict, description="Keyword arguments of the Optuna sampler"
     )
@@ -127,15 +127,21 @@ class LoadedSpec:
 def _fields_at(loc: Loc) -> list[str]:
     """Valid keys of the model at ``loc`` (for did-you-mean on unknown keys)."""
     model: type[BaseModel] | None = StudySpec
+    in_list = False
     for part in loc[:-1]:
         if model is None:
             return []
+        if in_list:  # an item of a list of models (objectives.1.metrc)
+            in_list = False
+            continue
         if model is StudySpec and part == "space":
             return []
         f = model.model_fields.get(str(part))
         if f is None:
             return []
         ann = f.annotation
+        if get_origin(ann) is list and get_args(ann):
+            ann, in_list = get_args(ann)[0], True
         model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
     if model is None:
         return []
@@ -209,8 +215,17 @@ def _range_problems(loaded: LoadedSpec) -> list[Problem]:
                 problems.append(
                     loaded.problem((*loc, "step"), f"step ({p.step}) is larger than high - low")
                 )
-        elif isinstance(p, CategoricalParam) and len(set(map(repr, p.choices))) != len(p.choices):
-            problems.append(loaded.problem((*loc, "choices"), "choices must be distinct"))
+        elif isinstance(p, CategoricalParam):
+            # Optuna finds a choice by ==, so 1, 1.0 and true are one choice to it.
+            c = p.choices
+            same = [(a, b) for i, a in enumerate(c) for b in c[i + 1 :] if a == b]
+            if same:
+                a, b = same[0]
+                problems.append(
+                    loaded.problem(
+                        (*loc, "choices"), f"choices must be distinct ({a!r} equals {b!r})"
+                    )
+                )
     return problems
 
 

@@ -134,13 +134,18 @@ def _loop(
     results: dict[str, np.ndarray] = {}
     for idx in np.ndindex(shape):
         d = dict(design)
-        d.update({k: v[idx].item() for k, v in full.items()})
+        d.update({k: _scalar(v[idx]) for k, v in full.items()})
         d[MEMO_KEY] = {}
         for key, val in fn(d).items():
             if key not in results:
                 results[key] = np.full(shape, np.nan)
             results[key][idx] = float(val)
     return results
+
+
+def _scalar(v: Any) -> Any:
+    """One element of a batch as a Python value (object arrays hold them already)."""
+    return v.item() if isinstance(v, np.generic) else v
 
 
 # -- compiling a spec ---------------------------------------------------------------------------
@@ -356,5 +361,11 @@ def check_params(space: Mapping[str, ParamSpec], params: Mapping[str, Any]) -> N
         if isinstance(p, FloatParam | IntParam):
             if not isinstance(v, int | float) or isinstance(v, bool):
                 raise DesignError(f"--set {name}: expected a number, got {v!r}")
+            if isinstance(p, IntParam) and not float(v).is_integer():
+                raise DesignError(f"--set {name}: expected an integer, got {v!r}")
+            if not p.low <= v <= p.high:
+                raise DesignError(
+                    f"--set {name}: {v!r} is outside the searched range [{p.low}, {p.high}]"
+                )
         elif v not in p.choices:
             raise DesignError(f"--set {name}: {v!r} is not one of {p.choices}")

@@ -80,7 +80,7 @@ class SweepResult:
 
 def _axis(name: str, p: ParamSpec) -> np.ndarray:
     if isinstance(p, CategoricalParam):
-        return np.asarray(p.choices)
+        return _choices(p)
     if isinstance(p, IntParam):
         return np.arange(p.low, p.high + 1, p.step, dtype=np.int64)
     if p.step is None:
@@ -90,6 +90,16 @@ def _axis(name: str, p: ParamSpec) -> np.ndarray:
         )
     n = int(math.floor((p.high - p.low) / p.step + 1e-9))
     return p.low + p.step * np.arange(n + 1, dtype=float)
+
+
+def _choices(p: CategoricalParam) -> np.ndarray:
+    """The choices as an array; mixed types (``[0.5, big, 2]``) stay Python objects, since
+    numpy would turn them all into strings."""
+    if len({type(c) for c in p.choices}) == 1:
+        return np.asarray(p.choices)
+    out = np.empty(len(p.choices), dtype=object)
+    out[:] = p.choices
+    return out
 
 
 def grid_axes(space: dict[str, ParamSpec]) -> dict[str, np.ndarray]:
@@ -145,7 +155,7 @@ def halton(start: int, n: int, dim: int, *, seed: int | None) -> np.ndarray:
 def _from_unit(p: ParamSpec, u: np.ndarray) -> np.ndarray:
     """Map uniform ``u`` to a parameter the way Optuna's distributions sample it."""
     if isinstance(p, CategoricalParam):
-        choices = np.asarray(p.choices)
+        choices = _choices(p)
         return choices[np.minimum((u * len(choices)).astype(np.int64), len(choices) - 1)]
     if isinstance(p, IntParam):
         if p.log:

@@ -141,7 +141,6 @@ def worker_command(
     url = storage_url(name, storage or model.spec.storage)
     lock = api.lock_dict(model, url)
     directory = study_dir(name, create=True)
-    _write_lock_atomic(directory, lock)
     offset = seed_offset if seed_offset is not None else int.from_bytes(os.urandom(3), "big")
     target = trials if trials is not None else model.spec.search.trials
     study = run_study(
@@ -153,6 +152,7 @@ def worker_command(
         heartbeat_s=heartbeat_s,
         grace_s=grace_s,
         should_stop=_parent_gone(parent),
+        on_start=lambda _: _write_lock_atomic(directory, lock),
     )
     if records:
         write_records(directory, study, objectives=model.objective_names, maximize=model.maximize)
@@ -182,7 +182,6 @@ def run_jobs(
     name = model.spec.study
     directory = study_dir(name, create=True)
     url = storage_url(name, storage or model.spec.storage)
-    _write_lock_atomic(directory, api.lock_dict(model, url))
     target = trials if trials is not None else model.spec.search.trials
     logs = [tempfile.TemporaryFile() for _ in range(jobs)]
     cmd = [sys.executable, "-m", "dse.cli", "worker", str(spec), "--storage", url]

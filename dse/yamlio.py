@@ -28,17 +28,38 @@ class LineMap:
         return self._lines.get((), None)
 
 
-def _walk(node: yaml.Node, loc: Loc, out: dict[Loc, int]) -> None:
+def _walk(
+    node: yaml.Node, loc: Loc, out: dict[Loc, int], *, filename: str, path: frozenset[int]
+) -> None:
+    if id(node) in path:  # an alias inside its own anchor: the data would nest forever
+        raise SpecError(
+            [Problem(filename, node.start_mark.line + 1, "", "invalid YAML: recursive alias")]
+        )
+    path = path | {id(node)}
     out.setdefault(loc, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
         for key_node, value_node in node.value:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
+            if key in seen and key != "<<":
+                field = ".".join(map(str, (*loc, key)))
+                raise SpecError(
+                    [
+                        Problem(
+                            filename,
+                            key_node.start_mark.line + 1,
+                            field,
+                            f"duplicate key {key!r} (YAML keeps only the last one)",
+                        )
+                    ]
+                )
+            seen.add(key)
             out[(*loc, key)] = key_node.start_mark.line + 1
-            _walk(value_node, (*loc, key), out)
+            _walk(value_node, (*loc, key), out, filename=filename, path=path)
             out[(*loc, key)] = key_node.start_mark.line + 1
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _walk(item, (*loc, i), out)
+            _walk(item, (*loc, i), out, filename=filename, path=path)
 
 
 def load_yaml(path: Path) -> tuple[Any, LineMap]:
@@ -65,5 +86,5 @@ def loads_yaml(text: str, *, filename: str) -> tuple[Any, LineMap]:
         raise SpecError([Problem(filename, line, "", msg)]) from None
     lines: dict[Loc, int] = {}
     if node is not None:
-        _walk(node, (), lines)
+        _walk(node, (), lines, filename=filename, path=frozenset())
     return data, LineMap(lines)
