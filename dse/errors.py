@@ -34,7 +34,8 @@ class SpecError(DseError):
     """A spec has one or more problems; nothing was started."""
 
     def __init__(self, problems: Iterable[Problem]) -> None:
-        self.problems = list(problems)
+        # Several evaluators may reject the same field (cost and availability call perf).
+        self.problems = list(dict.fromkeys(problems))
         super().__init__("\n".join(str(p) for p in self.problems))
 
 

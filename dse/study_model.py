@@ -269,12 +269,24 @@ def compile_spec(
         uncertain=uncertain,
     )
 
-    # Metric catalog: declared, or discovered by probing the midpoint design.
+    # Metric catalog: declared, or discovered by probing the midpoint design. Every evaluator
+    # is probed once, so a bad fixed value its model rejects (an error carrying the ``path``
+    # of the offending field) stops the spec here instead of failing every trial later.
     probe_params = {n: midpoint(p) for n, p in spec.space.items()}
     for ev in evaluators.values():
         if ev.metrics is not None:
             for k, info in ev.metrics.items():
                 model.metrics[f"{ev.name}.{k}"] = info
+            try:
+                ev.fn({**model.design(probe_params), MEMO_KEY: {}})
+            except ValueError as exc:
+                path = getattr(exc, "path", None)
+                if path:
+                    head = path.split(".")[0]
+                    loc = ("space", head) if head in spec.space else ("fixed", *path.split("."))
+                    problems.append(loaded.problem(loc, getattr(exc, "message", str(exc))))
+            except Exception:  # noqa: BLE001 - other failures are per-trial, not spec errors
+                pass
             continue
         try:
             result = ev.fn(model.design(probe_params))

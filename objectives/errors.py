@@ -24,7 +24,8 @@ class ContextError(ValueError):
 def unknown_name(path: str, name: object, choices: Iterable[str], *, what: str) -> ContextError:
     """Build a ContextError for an unknown name, with a did-you-mean and the valid choices."""
     choices = sorted(choices)
-    close = get_close_matches(str(name), choices, n=1)
+    name = str(name)  # numpy string scalars would print as np.str_('...')
+    close = get_close_matches(name, choices, n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
     return ContextError(
         path,

@@ -463,6 +463,8 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     batch_pd = "batch" in fl.wl_keys  # a pinned batch that differs per design
     n, k = hw["tflops_per_gpu"].size, cand["tp"].size
     cluster = flat["cluster_size"]
+    if np.any(~(cluster >= 1)) or np.any(cluster != np.floor(cluster)):
+        raise ContextError("cluster_size", "expected a whole number of GPUs >= 1")
     chunk = max(1, _CHUNK_ELEMS // k)
     search = {key: hw[key] for key in _SEARCH_HW}
 

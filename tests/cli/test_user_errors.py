@@ -120,15 +120,35 @@ def test_validate_checks_sampler_options_and_seed(tmp_path: Path) -> None:
 
 
 def test_run_where_every_trial_fails_says_why(tmp_path: Path, studies_dir: Path) -> None:
+    # A bad fixed value is now a spec error; a simulator that crashes on every design is not.
+    (tmp_path / "always_fails.py").write_text(
+        "def f(design):\n    raise RuntimeError('license server unreachable')\n"
+        "f.metrics = {'x': ('1', 'never computed')}\n"
+    )
     data = yaml.safe_load((SPACES / "h100.yaml").read_text())
     data["study"] = "allfail"
-    data["fixed"]["link_type"] = "foo"
+    data["evaluators"] = {"sim": "always_fails:f"}
+    data["objectives"] = [{"metric": "sim.x", "direction": "minimize"}]
     data["search"] = {"sampler": "random", "trials": 3, "seed": 0}
     p = tmp_path / "allfail.yaml"
     p.write_text(yaml.safe_dump(data))
     res = run_dse("run", str(p), "--no-progress", env={"DSE_STUDIES_DIR": str(studies_dir)})
     assert res.returncode == 0, res.stderr
-    assert "every trial failed" in res.stderr and "link_type" in res.stderr
+    assert "every trial failed" in res.stderr and "license server unreachable" in res.stderr
+
+
+def test_bad_fixed_value_is_a_spec_error_not_failed_trials(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    data = yaml.safe_load((SPACES / "h100.yaml").read_text())
+    data["study"] = "badfixed"
+    data["fixed"]["link_type"] = "foo"
+    p = tmp_path / "badfixed.yaml"
+    p.write_text(yaml.safe_dump(data))
+    res = run_dse("run", str(p), "--no-progress", env={"DSE_STUDIES_DIR": str(studies_dir)})
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "fixed.link_type: unknown link type 'foo'" in res.stderr
+    assert not (studies_dir / "badfixed").exists()
 
 
 MIXED_MODULE = """
@@ -195,8 +215,9 @@ def test_pareto_quality_does_not_call_a_sampled_sweep_exact(
 
 
 def test_sensitivity_of_a_design_that_does_not_evaluate_exits_2() -> None:
-    # cluster_size=0 gives NaN tokens per joule; the tornado table used to print zeros.
+    # cluster_size=0 used to give NaN tokens per joule and a tornado table of zeros; the
+    # models now reject it as a bad value, before any table is printed.
     res = run_dse("sensitivity", str(SPACES / "h100.yaml"), "--set", "cluster_size=0")
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
-    assert "not finite" in res.stderr.strip().splitlines()[-1]
+    assert "cluster_size: expected a whole number of GPUs >= 1" in res.stderr
     assert res.stdout == ""

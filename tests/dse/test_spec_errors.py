@@ -50,6 +50,20 @@ def test_good_spec_loads(tmp_path: Path) -> None:
 
 # (replace this, with this) -> (line, field, fragment of the message)
 CASES = {
+    # Bad fixed values that only the models can judge are caught by probing the midpoint design.
+    "bad_link_type": (
+        ("cluster_size: 64", "cluster_size: 64\n  link_type: fibre"),
+        5,
+        "fixed.link_type",
+        "valid choices: cpo, electrical, pluggable",
+    ),
+    "zero_cluster": (("cluster_size: 64", "cluster_size: 0"), 4, "fixed.cluster_size", "whole"),
+    "bad_batch": (
+        ("gpu: h100-sxm", "gpu: h100-sxm\n  workload: {batch: -4}"),
+        4,
+        "fixed.workload.batch",
+        "",
+    ),
     "yaml_syntax": (("space:\n", "space:\n  bad: [1, 2\n"), 7, "", "invalid YAML"),
     "unknown_top_key": (("search:", "serch: {}\nsearch:"), 13, "serch", "did you mean 'search'"),
     "unknown_param_key": (
@@ -187,3 +201,11 @@ def test_shipped_specs_validate() -> None:
     for p in specs:
         load_spec(p)
         api.load(p)
+
+
+def test_a_field_rejected_by_several_evaluators_is_reported_once(tmp_path: Path) -> None:
+    # cost, perf and availability all evaluate the link type; the user sees one line.
+    lines = _problems(
+        tmp_path, GOOD.replace("cluster_size: 64", "cluster_size: 64\n  link_type: x")
+    )
+    assert len(lines) == 1 and "fixed.link_type" in lines[0]
