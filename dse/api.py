@@ -114,18 +114,40 @@ def read_lock(name: str) -> dict[str, Any]:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-def load_study(name: str, *, storage: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A recorded study's trials and feasible Pareto front, read live from its storage."""
+@dataclass
+class RecordedStudy:
+    """A study found by name: its lock, the storage URL used, and the live Optuna study."""
+
+    lock: dict[str, Any]
+    url: str
+    study: optuna.Study
+    objectives: list[str]
+    maximize: list[bool]
+
+
+def open_study(name: str, *, storage: str | None = None) -> RecordedStudy:
+    """Open a recorded study from the storage in its lock (or ``storage``)."""
     lock = read_lock(name)
     url = storage or lock["storage"]
-    objectives = [o["metric"] for o in lock["objectives"]]
-    maximize = [o["direction"] == "maximize" for o in lock["objectives"]]
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
     try:
         study = optuna.load_study(study_name=lock["study"], storage=open_storage(url))
     except KeyError:
         raise StudyNotFoundError(f"storage {url!r} holds no study {lock['study']!r}") from None
-    df = trials_frame(study, objectives=objectives, maximize=maximize)
-    return df, front_frame(df, objectives=objectives, maximize=maximize)
+    return RecordedStudy(
+        lock=lock,
+        url=url,
+        study=study,
+        objectives=[o["metric"] for o in lock["objectives"]],
+        maximize=[o["direction"] == "maximize" for o in lock["objectives"]],
+    )
+
+
+def load_study(name: str, *, storage: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A recorded study's trials and feasible Pareto front, read live from its storage."""
+    rec = open_study(name, storage=storage)
+    df = trials_frame(rec.study, objectives=rec.objectives, maximize=rec.maximize)
+    return df, front_frame(df, objectives=rec.objectives, maximize=rec.maximize)
 
 
 __all__ = [

@@ -16,7 +16,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from dse.errors import StudyNotFoundError
 from dse.records import STALE_ATTR, WORKER_ATTR, front_frame, trials_frame
 
 
@@ -26,16 +25,10 @@ def study_status(
     """Counts, recent workers and front size of a recorded study."""
     from dse import api
     from dse.recovery import counts_toward_total
-    from dse.storage import open_storage
 
-    lock = api.read_lock(name)
-    url = storage or lock["storage"]
-    objectives = [o["metric"] for o in lock["objectives"]]
-    maximize = [o["direction"] == "maximize" for o in lock["objectives"]]
-    try:
-        study = optuna.load_study(study_name=lock["study"], storage=open_storage(url))
-    except KeyError:
-        raise StudyNotFoundError(f"storage {url!r} holds no study {lock['study']!r}") from None
+    rec = api.open_study(name, storage=storage)
+    lock, url, study = rec.lock, rec.url, rec.study
+    objectives, maximize = rec.objectives, rec.maximize
     trials = study.get_trials(deepcopy=False)
     states: Counter[str] = Counter()
     for t in trials:

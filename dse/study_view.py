@@ -26,11 +26,10 @@ import numpy as np
 import optuna
 import pandas as pd
 
-from dse.api import read_lock
-from dse.errors import StudyNotFoundError
+from dse.api import open_study
 from dse.pareto import hypervolume
 from dse.records import front_frame, trials_frame
-from dse.storage import existing_study_dir, open_storage
+from dse.storage import existing_study_dir
 
 REF_MARGIN = 0.10
 MIN_IMPORTANCE_TRIALS = 8
@@ -82,26 +81,18 @@ def metric_units() -> dict[str, str]:
 def load_view(name: str, *, storage: str | None = None) -> StudyView:
     """Read a study's lock and storage; the front is ``records.front_frame`` of live trials."""
     existing_study_dir(name)
-    lock = read_lock(name)
-    url = storage or lock["storage"]
-    objectives = [o["metric"] for o in lock["objectives"]]
-    maximize = [o["direction"] == "maximize" for o in lock["objectives"]]
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    try:
-        study = optuna.load_study(study_name=lock["study"], storage=open_storage(url))
-    except KeyError:
-        raise StudyNotFoundError(f"storage {url!r} holds no study {lock['study']!r}") from None
-    df = trials_frame(study, objectives=objectives, maximize=maximize)
-    front = front_frame(df, objectives=objectives, maximize=maximize)
+    rec = open_study(name, storage=storage)
+    df = trials_frame(rec.study, objectives=rec.objectives, maximize=rec.maximize)
+    front = front_frame(df, objectives=rec.objectives, maximize=rec.maximize)
     return StudyView(
         name=name,
-        lock=lock,
-        url=url,
-        study=study,
+        lock=rec.lock,
+        url=rec.url,
+        study=rec.study,
         trials=df,
         front=front,
-        objectives=objectives,
-        maximize=maximize,
+        objectives=rec.objectives,
+        maximize=rec.maximize,
         units=metric_units(),
     )
 
