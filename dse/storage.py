@@ -61,10 +61,19 @@ def existing_study_dir(name: str) -> Path:
 
 
 def storage_url(name: str, url: str | None) -> str:
-    """The storage URL actually used: explicit, or the study's journal file."""
-    if url:
-        return url
-    return f"journal:{study_dir(name, create=True) / JOURNAL_FILE}"
+    """The storage URL actually used: explicit, or the study's journal file.
+
+    Relative file paths (``sqlite:///x.db``, ``journal:x.log``) are made absolute, so the URL
+    recorded in spec.lock.yaml works from any working directory.
+    """
+    if not url:
+        return f"journal:{study_dir(name, create=True) / JOURNAL_FILE}"
+    for prefix in ("sqlite:///", "journal:"):
+        if url.startswith(prefix):
+            path = url.removeprefix(prefix)
+            if path and not path.startswith("/") and path != ":memory:":
+                return prefix + str(Path(path).resolve())
+    return url
 
 
 class FlockLock(BaseJournalFileLock):

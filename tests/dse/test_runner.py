@@ -168,3 +168,18 @@ def test_custom_scalar_evaluator_is_looped_in_batches(tmp_path: Path) -> None:
     assert list(out["sq.a2"]) == [40000.0, 90000.0]
     one = model.evaluate({"die_area_mm2": 300.0, "hbm_stacks_per_die": 2, "cluster_size": 64})
     assert float(one["cost.die_yield"]) == pytest.approx(float(out["cost.die_yield"][1]))
+
+
+def test_relative_storage_paths_are_recorded_absolute(
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dse.storage import storage_url
+
+    monkeypatch.chdir(tmp_path)
+    assert storage_url("r", "sqlite:///x.db") == f"sqlite:///{tmp_path / 'x.db'}"
+    assert storage_url("r", "journal:j.log") == f"journal:{tmp_path / 'j.log'}"
+    assert storage_url("r", "postgresql://u@h/db") == "postgresql://u@h/db"
+    res = api.run(_spec(tmp_path, sampler="random", trials=2), storage="sqlite:///rel.db")
+    lock = yaml.safe_load((studies_dir / "r" / "spec.lock.yaml").read_text())
+    assert lock["storage"] == f"sqlite:///{tmp_path / 'rel.db'}"
+    assert len(res.trials) == 2
