@@ -65,7 +65,14 @@ def tech(design: Mapping[str, Any], name: str) -> Any:
 
 
 def broadcast(out: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Broadcast every metric to the common shape of the batch, as float arrays."""
+    """Broadcast every metric to the common shape of the batch, as writable float arrays.
+
+    Arrays already of that shape are returned as they are (no copy: this runs on every
+    evaluation of a million-design sweep); smaller ones are expanded into new arrays.
+    """
     arrays = [np.asarray(v, dtype=float) for v in out.values()]
-    shaped = np.broadcast_arrays(*arrays)
-    return {k: np.array(v) for k, v in zip(out, shaped, strict=True)}
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    return {
+        k: a if a.shape == shape else np.array(np.broadcast_to(a, shape))
+        for k, a in zip(out, arrays, strict=True)
+    }
