@@ -237,6 +237,54 @@ def tech_sweeps(summary: list[str], results: dict[str, Any]) -> None:
         pd.concat(frames).to_csv(OUT / f"sweep-{key}.csv", index=False, float_format="%.6g")
 
 
+def port_sweep(summary: list[str], results: dict[str, Any]) -> None:
+    """Fewer, fatter scale-up ports at the same bandwidth (1/4 die + gain, CPO, 70B decode).
+
+    Every Lite-GPU port is one optical circuit switch port (or one rail of a packet fat tree),
+    so port count, not bandwidth, sets the network bill; this sweep keeps 1.8 Tb/s per GPU and
+    trades ports for lanes per port.
+    """
+    h100 = api.evaluate(*api.load_for_evaluate(SPACES / "h100.yaml", []))
+    rows = []
+    summary.append(
+        "\n## Scale-up ports: 1/4 die + gain, CPO, 1.8 Tb/s per GPU (Llama-3-70B decode)\n"
+    )
+    summary.append("| ports x lanes | fabric | USD/Mtok | Lite / H100 | network USD | tok/J |")
+    summary.append("|---|---|---|---|---|---|")
+    for links, lanes in ((9, 2), (6, 3), (3, 6), (2, 9), (1, 18)):
+        for fabric in ("circuit", "packet"):
+            sets = [
+                f"links_per_gpu={links}",
+                f"optics_per_link={lanes}",
+                f"technology.optical_fabric={fabric}",
+            ]
+            m = api.evaluate(*api.load_for_evaluate(SPACES / "lite-quarter-shoreline.yaml", sets))
+            ratio = m["cost.usd_per_mtok"] / h100["cost.usd_per_mtok"]
+            rows.append(
+                {
+                    "links_per_gpu": links,
+                    "optics_per_link": lanes,
+                    "optical_fabric": fabric,
+                    "cost.usd_per_mtok": m["cost.usd_per_mtok"],
+                    "usd_per_mtok_ratio": ratio,
+                    "cost.network_cost_usd": m["cost.network_cost_usd"],
+                    "cost.network_tiers": m["cost.network_tiers"],
+                    "perf.tokens_per_joule": m["perf.tokens_per_joule"],
+                }
+            )
+            summary.append(
+                f"| {links} x {lanes} | {fabric} | {m['cost.usd_per_mtok']:.4g} | {ratio:.3f} "
+                f"| {m['cost.network_cost_usd']:.4g} | {m['perf.tokens_per_joule']:.4g} |"
+            )
+    pd.DataFrame(rows).to_csv(OUT / "sweep-ports.csv", index=False, float_format="%.6g")
+    results["ports"] = {
+        f"{r['links_per_gpu']}x{r['optics_per_link']}/{r['optical_fabric']}": round(
+            float(r["usd_per_mtok_ratio"]), 6
+        )
+        for r in rows
+    }
+
+
 def quarter_case(summary: list[str], results: dict[str, Any]) -> None:
     summary.append("\n## 1/4 die: cost per token vs D0 and optics (Llama-3-70B decode)\n")
     summary.append("| design | D0 /cm2 | Lite USD/Mtok | H100 USD/Mtok | Lite / H100 |")
@@ -344,6 +392,7 @@ def main() -> None:
     area_sweep(summary, results)
     tech_sweeps(summary, results)
     quarter_case(summary, results)
+    port_sweep(summary, results)
     tornado(summary)
     fronts(summary, results)
     report(scratch)
