@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -103,24 +105,33 @@ def run(
     )
     with bar:
         task = bar.add_task(model.spec.study, total=target, feasible=0, front=0, failed=0)
-        run_fn = partial(run_jobs, spec, jobs=jobs) if jobs > 1 else partial(api.run, model)
+        stop = GracefulStop()
+        if jobs > 1:
+            run_fn = partial(run_jobs, spec, jobs=jobs)
+        else:
+            run_fn = partial(api.run, model, should_stop=stop.requested)
         try:
-            result = run_fn(
-                trials=target,
-                storage=storage,
-                on_progress=lambda p: bar.update(
-                    task,
-                    completed=p.finished,
-                    feasible=p.feasible,
-                    front=p.front_size,
-                    failed=p.failed,
-                ),
-            )
+            with stop:
+                result = run_fn(
+                    trials=target,
+                    storage=storage,
+                    on_progress=lambda p: bar.update(
+                        task,
+                        completed=p.finished,
+                        feasible=p.feasible,
+                        front=p.front_size,
+                        failed=p.failed,
+                    ),
+                )
         except KeyboardInterrupt:
             # typer turns KeyboardInterrupt into a silent exit 130 before main() sees it.
             bar.stop()
             err.print(_INTERRUPTED)
             raise typer.Exit(130) from None
+        if stop.requested():
+            bar.stop()
+            err.print(_INTERRUPTED)
+            raise typer.Exit(130)
     objectives = model.objective_names
     if as_json:
         payload = {
@@ -151,6 +162,36 @@ def run(
             markup=False,
             highlight=False,
         )
+
+
+class GracefulStop:
+    """First Ctrl-C: finish the trial in flight, write the records, exit 130. Second: abort.
+
+    A flag set by a signal handler cannot be lost the way a KeyboardInterrupt raised inside a
+    finalizer or C callback can ("Exception ignored in ..."), so one Ctrl-C always stops.
+    """
+
+    def __init__(self) -> None:
+        self._flag = False
+        self._previous: Any = None
+
+    def requested(self) -> bool:
+        return self._flag
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self._flag:
+            raise KeyboardInterrupt
+        self._flag = True
+        err.print("stopping after the trial in flight (Ctrl-C again to abort now)")
+
+    def __enter__(self) -> GracefulStop:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
 
 
 def _front_subset(front: pd.DataFrame, objectives: list[str]) -> pd.DataFrame:
