@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.components import require_component
+
 __all__ = ["PostgresServer", "postgres_server", "postgres_url"]
 
 
@@ -117,7 +119,7 @@ class PostgresServer:
         return self.url(name)
 
     def url(self, db: str) -> str:
-        return f"postgresql+psycopg2://{self.user}@127.0.0.1:{self.port}/{db}"
+        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{db}"
 
     def stop(self) -> None:
         try:
@@ -135,7 +137,12 @@ class PostgresServer:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """One real PostgreSQL server for the whole test session."""
-    with PostgresServer() as server:
+    try:
+        server = PostgresServer()
+    except RuntimeError:
+        require_component("PostgreSQL server", "apt-get install postgresql")
+        raise
+    with server:
         yield server
 
 

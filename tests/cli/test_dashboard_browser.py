@@ -24,9 +24,8 @@ import pytest
 from dse.dashboard import FRONT_FIGURE_ID, NOTE_MARKER, annotate
 from dse.study_view import load_view
 from tests.cli.test_report_compare import assert_png_nontrivial, run_small
+from tests.components import chromium_path
 from tests.conftest import run_dse
-
-CHROMIUM = "/usr/bin/chromium"
 
 
 def free_port() -> int:
@@ -39,7 +38,7 @@ def chromium(url: str, tmp: Path, *, screenshot: Path | None = None) -> str:
     """Load ``url`` in a fresh headless Chromium; the DOM after scripts ran (or a PNG)."""
     profile = tmp / f"chrome-profile-{time.monotonic_ns()}"
     args = [
-        CHROMIUM,
+        str(chromium_path()),
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
