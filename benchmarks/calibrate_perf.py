@@ -1,4 +1,12 @@
-"""Fit the perf model's efficiency factors to the TensorRT-LLM 0.5.0 case (REFERENCE_DATA s5).
+"""Fit the perf model's efficiency factors.
+
+``--serving`` (the continuous scheduler, the default one): the ``cb_*`` efficiencies are fitted
+on the FIT split of benchmarks/validate_perf.py only (TensorRT-LLM perf-overview v0.11.0 and
+v0.17 in-flight-batching throughput rows) by coordinate search on the squared log errors; the
+other rows of that script validate them. Run ``python benchmarks/calibrate_perf.py --serving``
+and copy the printed values into objectives/presets/technology/performance.yaml.
+
+Without ``--serving`` (the static scheduler): the TensorRT-LLM 0.5.0 case (REFERENCE_DATA s5).
 
 LLaMA-70B (Llama 2) FP8 on 4x H100 SXM, TP4, static batch 64; four input/output lengths. The
 fixed priors (attention compute efficiency, per-layer overhead) stay at their preset values;
@@ -13,6 +21,8 @@ objectives/presets/technology/performance.yaml.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
@@ -43,6 +53,7 @@ def predict(overrides: dict[str, float] | None = None) -> dict[tuple[int, int], 
                     "tp": 4,
                     "pp": 1,
                     "batch": 64,
+                    "scheduler": "static",
                     "input_tokens": n_in,
                     "output_tokens": n_out,
                 },
@@ -77,7 +88,45 @@ def fit(rounds: int = 12) -> dict[str, float]:
     return x
 
 
-if __name__ == "__main__":
+SERVING_FREE = (
+    "cb_gemm_compute_efficiency",
+    "cb_gemm_memory_efficiency",
+    "cb_attention_memory_efficiency",
+    "cb_layer_overhead_s",
+    "cb_moe_gemm_efficiency",
+)
+
+
+def fit_serving(rounds: int = 10) -> dict[str, float]:
+    """Coordinate search of the cb_* constants on the FIT rows only."""
+    import validate_perf as vp
+
+    rows = [r for r in vp.ROWS if r.split == "fit"]
+    tech = resolve_context({"gpu": "h100-sxm"})["technology"]
+    x = {k: float(tech[k]) for k in SERVING_FREE}
+
+    def loss(over: dict[str, float]) -> float:
+        errs = [np.log(vp.predicted(r, vp.evaluate(r, over)) / r.value) for r in rows]
+        return float(np.sum(np.square(errs)))
+
+    span = 0.6
+    for _ in range(rounds):
+        for k in SERVING_FREE:
+            grid = x[k] * np.exp(np.linspace(-span, span, 13))
+            if k != "cb_layer_overhead_s":
+                grid = grid[grid <= 1.0]
+            errs = [loss({**x, k: float(g)}) for g in grid]
+            x[k] = float(grid[int(np.argmin(errs))])
+        span *= 0.7
+    print(f"fit rows: {[r.row for r in rows]}; loss {loss(x):.4f}")
+    return x
+
+
+if __name__ == "__main__" and "--serving" in sys.argv:
+    best = fit_serving()
+    for k, v in best.items():
+        print(f"  {k}: {v:.4g}")
+elif __name__ == "__main__":
     print("before:", {c: round(v) for c, v in predict().items()})
     best = fit()
     print("fitted:", {k: round(v, 3) for k, v in best.items()})

@@ -15,7 +15,7 @@ exact, every design gets what it would get evaluated alone.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -87,6 +87,7 @@ _WORKLOAD_NUMERIC = (
     "input_tokens",
     "output_tokens",
     "batch",
+    "max_batch",
     "ttft_slo_s",
     "tpot_slo_s",
     "zero_stage",
@@ -200,7 +201,12 @@ def _serving_rows(s: Serving, slo: tuple[Any, Any], index: Any) -> tuple[Serving
     def row(x: Any) -> Any:
         return x[index][None, :] if isinstance(x, np.ndarray) and x.ndim else x
 
-    s_rows = Serving(s.bytes_per_elem, row(s.input_tokens), row(s.output_tokens), s.phase)
+    s_rows = replace(
+        s,
+        input_tokens=row(s.input_tokens),
+        output_tokens=row(s.output_tokens),
+        max_batch=row(s.max_batch),
+    )
     return s_rows, (row(slo[0]), row(slo[1]))
 
 
@@ -245,10 +251,9 @@ def _timing(
     h = {k: v[None, :] for k, v in hw.items()}
     tp, pp = cand["tp"][:, None], cand["pp"][:, None]
     _links(d, h, tp, pp, None)
-    r = serve(d, h, a, s, tp, pp, batch)
-    usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
-    shape = np.broadcast_shapes(tp.shape, usable.shape)
-    mem_ratio = np.broadcast_to(r["mem_need_bytes"] / usable, shape)
+    r = serve(d, h, a, s, tp, pp, batch, slo)
+    shape = np.broadcast_shapes(tp.shape, h["hbm_gb_per_gpu"].shape)
+    mem_ratio = np.broadcast_to(r["mem_ratio"], shape)
     memok = mem_ratio <= 1
     # Scores, as documented in _choose: fitting candidates rank by throughput (>= 0), then
     # least SLO excess; the rest by least memory overflow, so nothing is ever left unranked.
@@ -286,6 +291,7 @@ _PICKED = (
     "step_s",
     "compute_utilization",
     "hbm_bytes_per_s",
+    "batch",
 )
 
 
@@ -518,7 +524,6 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     best = np.concatenate(best_parts)
     sel = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
     sel["tp"], sel["pp"] = cand["tp"][best], cand["pp"][best]
-    sel["batch"] = fl.workload["batch"] if batch_pd else cand["batch"][best]
 
     group = sel["tp"] * sel["pp"]
     busy = sel["replicas"] * group

@@ -7,6 +7,16 @@ and per-design figures (hardware, and technology or workload values that vary pe
 Each operator (the layer's GEMMs, its attention, the LM head) costs max(compute, memory) at its
 own efficiency factor and the tensor-parallel all-reduces add exposed communication, per layer,
 as in LLMCompass/GenZ-style operator rooflines.
+
+Two schedulers (``workload.scheduler``):
+
+* ``static``: the whole batch is prefilled, then decoded (TensorRT-LLM 0.5 gptSessionBenchmark);
+  it keeps the 2023 kernel efficiencies it was fitted with.
+* ``continuous``: steady-state in-flight batching with chunked prefill (TensorRT-LLM >= 0.10,
+  vLLM, SGLang). Every step decodes the running batch B and prefills the B/out requests that
+  replace the ones finishing, so a step carries B decode tokens plus B*S/out prompt tokens;
+  B is solved (``continuous``), not searched. With ``disaggregated`` prompts run on a separate
+  prefill pool sized so both pools keep up (Splitwise, DistServe).
 """
 
 from __future__ import annotations
@@ -21,15 +31,44 @@ from objectives._evaluator import tech
 from objectives.perf.model import Arch
 from objectives.perf.network import allreduce_s, p2p_s
 
+SCHEDULERS = ("continuous", "static")
+#: Kernel efficiencies each scheduler reads: (GEMM compute, GEMM memory, attention compute,
+#: attention memory, per-layer overhead). Static keeps the TensorRT-LLM 0.5 fit.
+_EFF = {
+    "static": (
+        "gemm_compute_efficiency",
+        "gemm_memory_efficiency",
+        "attention_compute_efficiency",
+        "attention_memory_efficiency",
+        "layer_overhead_s",
+    ),
+    "continuous": (
+        "cb_gemm_compute_efficiency",
+        "cb_gemm_memory_efficiency",
+        "cb_attention_compute_efficiency",
+        "cb_attention_memory_efficiency",
+        "cb_layer_overhead_s",
+    ),
+}
+_BISECT = 24  # halvings of the batch interval when an SLO bounds the batch
+
 
 @dataclass(frozen=True)
 class Serving:
     """Workload fields the timing needs, already validated."""
 
-    bytes_per_elem: float  # weights, activations and KV cache share the precision
+    bytes_per_elem: float  # weights and activations
     input_tokens: Any  # a float, or an array broadcasting against the design batch
     output_tokens: Any
     phase: str
+    kv_bytes_per_elem: float | None = None  # KV cache; None: as the weights
+    scheduler: str = "static"
+    disaggregated: bool = False
+    max_batch: Any = None  # a cap on the continuous batch (None: none)
+
+    @property
+    def kv_elem(self) -> float:
+        return self.bytes_per_elem if self.kv_bytes_per_elem is None else self.kv_bytes_per_elem
 
 
 @dataclass
@@ -62,14 +101,37 @@ def stage_step(
     ``ctx_per_seq`` is the sum over the q queries of the keys each attends to (q*L in decode,
     S(S+1)/2 for a causal prefill); ``kv_len`` is the KV-cache length read per sequence.
     """
+    return mixed_step(d, hw, a, s, tp, pp, b * q, b, [(b * ctx_per_seq, b * kv_len)])
+
+
+def mixed_step(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    tp: np.ndarray,
+    pp: np.ndarray,
+    tokens: Any,
+    seqs: Any,
+    attention: list[tuple[Any, Any]],
+) -> Step:
+    """One stage over ``tokens`` new tokens of ``seqs`` sequences; ``attention`` lists parts
+    (keys attended summed over the queries, KV entries read), each its own roofline: a decode
+    part is memory-bound, a prefill chunk compute-bound, and they do not hide each other."""
+    ec, em, ac, am, overhead = (tech(d, k) for k in _EFF[s.scheduler])
     peak_f = hw["tflops_per_gpu"] * 1e12
     peak_bw = hw["hbm_tbps_per_gpu"] * 1e12
     net_bw = hw["net_bytes_per_s"]
     alpha = tech(d, "collective_step_latency_s")
     launch = tech(d, "collective_launch_s")
-    e = s.bytes_per_elem
-    tokens = b * q
+    e, ekv = s.bytes_per_elem, s.kv_elem
+    # The continuous engines keep activations in 16 bits between FP8 GEMMs, so all-reduces
+    # move 2 bytes per element (TensorRT-LLM all-reduce plugin runs in the activation dtype).
+    ce = 2.0 if s.scheduler == "continuous" else e
     layers_stage = np.ceil(a.layers / pp)
+    if a.experts > 1 and s.scheduler == "continuous":  # grouped expert GEMMs, routing, imbalance
+        moe = tech(d, "cb_moe_gemm_efficiency")
+        ec, em = ec * moe, em * moe
 
     # GEMMs: MoE layers stream only the experts the micro-batch's tokens are routed to
     # (expected distinct experts with uniform top-k routing).
@@ -78,47 +140,30 @@ def stage_step(
     act_elems = tokens * (8 * a.hidden + 3 * a.experts_per_token * a.ffn / tp)
     gemm_flops = 2 * tokens * a.layer_active_params / tp
     gemm_bytes = w_elems * e / tp + act_elems * e
-    t_gemm = _roofline(
-        gemm_flops,
-        gemm_bytes,
-        peak_f,
-        peak_bw,
-        tech(d, "gemm_compute_efficiency"),
-        tech(d, "gemm_memory_efficiency"),
-    )
+    t_gemm = _roofline(gemm_flops, gemm_bytes, peak_f, peak_bw, ec, em)
 
     # Attention: heads split over TP; KV heads are replicated once tp exceeds them.
     heads_gpu = a.heads / tp
     kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
-    attn_flops = 4 * a.head_dim * heads_gpu * b * ctx_per_seq
-    kv_read = b * kv_len * 2 * kv_heads_gpu * a.head_dim * e
     qkvo = tokens * (2 * heads_gpu + 2 * kv_heads_gpu) * a.head_dim * e
-    attn_bytes = kv_read + qkvo
-    t_attn = _roofline(
-        attn_flops,
-        attn_bytes,
-        peak_f,
-        peak_bw,
-        tech(d, "attention_compute_efficiency"),
-        tech(d, "attention_memory_efficiency"),
-    )
+    t_attn: Any = 0.0
+    attn_flops: Any = 0.0
+    attn_bytes: Any = 0.0
+    for i, (ctx_sum, kv_sum) in enumerate(attention):
+        fl = 4 * a.head_dim * heads_gpu * ctx_sum
+        by = kv_sum * 2 * kv_heads_gpu * a.head_dim * ekv + (qkvo if i == 0 else 0.0)
+        t_attn = t_attn + _roofline(fl, by, peak_f, peak_bw, ac, am)
+        attn_flops, attn_bytes = attn_flops + fl, attn_bytes + by
 
     # Two all-reduces per layer (after attention and after the MLP), not overlapped.
-    allreduce = allreduce_s(tokens * a.hidden * e, tp, net_bw, alpha)
+    allreduce = allreduce_s(tokens * a.hidden * ce, tp, net_bw, alpha)
     comm = 2 * (allreduce + np.where(tp > 1, launch, 0.0))
 
-    t_layer = t_gemm + t_attn + comm + tech(d, "layer_overhead_s")
+    t_layer = t_gemm + t_attn + comm + overhead
     # LM head on the last stage: logits of the last position of each sequence only.
-    head_flops = 2 * b * a.hidden * a.vocab / tp
+    head_flops = 2 * seqs * a.hidden * a.vocab / tp
     head_bytes = a.embedding_params * e / tp
-    t_head = _roofline(
-        head_flops,
-        head_bytes,
-        peak_f,
-        peak_bw,
-        tech(d, "gemm_compute_efficiency"),
-        tech(d, "gemm_memory_efficiency"),
-    )
+    t_head = _roofline(head_flops, head_bytes, peak_f, peak_bw, ec, em)
     return Step(
         time_s=layers_stage * t_layer + t_head,
         flops=layers_stage * (gemm_flops + attn_flops) + head_flops,
@@ -136,7 +181,7 @@ def memory_need_bytes(
     weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
     kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
     seq_len = s.input_tokens + s.output_tokens
-    kv = batch * seq_len * layers_stage * 2 * kv_heads_gpu * a.head_dim * e
+    kv = batch * seq_len * layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
     act = micro * s.input_tokens * (a.hidden + 2 * a.experts_per_token * a.ffn / tp) * e
     return {"weights": weights, "kv": kv, "act": act, "total": weights + kv + act}
 
@@ -149,8 +194,17 @@ def serve(
     tp: np.ndarray,
     pp: np.ndarray,
     batch: np.ndarray,
+    slo: tuple[Any, Any] = (None, None),
 ) -> dict[str, np.ndarray]:
-    """Throughput and latency of one replica for every (design, candidate) pair."""
+    """Throughput and latency of one replica for every (design, candidate) pair.
+
+    Besides the figures, ``mem_ratio`` (HBM need / what the engine may use; > 1 does not fit)
+    and ``batch`` (the batch served: ``batch`` itself when static, the solved one otherwise).
+    """
+    if s.scheduler == "continuous":
+        from objectives.perf.continuous import serve_continuous
+
+        return serve_continuous(d, hw, a, s, tp, pp, batch, slo)
     n_micro = np.minimum(pp, batch)  # micro-batches in flight through the pipeline
     b = batch / n_micro
     e = s.bytes_per_elem
@@ -181,6 +235,7 @@ def serve(
         flops = n_micro * (pre.flops + steps * dec.flops)
         nbytes = n_micro * (pre.hbm_bytes + steps * dec.hbm_bytes)
     mem = memory_need_bytes(a, s, tp, pp, batch, b)
+    usable = hw["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
     return {
         "replica_tokens_per_s": tokens / cycle,
         "ttft_s": t_prefill,
@@ -189,5 +244,7 @@ def serve(
         "compute_utilization": flops / (cycle * hw["tflops_per_gpu"] * 1e12),
         "hbm_bytes_per_s": nbytes / cycle,
         "mem_need_bytes": mem["total"],
+        "mem_ratio": mem["total"] / usable,
         "kv_bytes": mem["kv"],
+        "batch": batch + 0.0 * cycle,
     }

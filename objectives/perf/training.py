@@ -190,4 +190,5 @@ def train(
         "hbm_bytes_per_s": hbm,
         "mem_need_bytes": state + act,
         "kv_bytes": np.zeros_like(t_step),
+        "batch": batch + np.zeros_like(t_step),
     }

@@ -10,10 +10,11 @@ import numpy as np
 from objectives._evaluator import tech
 from objectives.errors import ContextError, unknown_name
 from objectives.perf.model import Arch
-from objectives.perf.serving import Serving
+from objectives.perf.serving import SCHEDULERS, Serving
 
 PRECISION_BYTES = {"bf16": 2.0, "fp8": 1.0}
 PHASES = ("serve", "prefill", "decode", "train")
+KV_PRECISIONS = ("auto", *PRECISION_BYTES)
 
 
 def _positive(wl: Mapping[str, Any], key: str) -> Any:
@@ -46,11 +47,26 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     phase = str(wl.get("phase"))
     if phase not in PHASES:
         raise unknown_name("workload.phase", phase, PHASES, what="phase")
+    scheduler = str(wl.get("scheduler", "continuous"))
+    if scheduler not in SCHEDULERS:
+        raise unknown_name("workload.scheduler", scheduler, SCHEDULERS, what="scheduler")
+    kv = str(wl.get("kv_precision", "auto") or "auto")
+    if kv not in KV_PRECISIONS:
+        raise unknown_name("workload.kv_precision", kv, KV_PRECISIONS, what="KV precision")
+    # auto: an FP8 KV cache with FP8 weights (TensorRT-LLM's FP8 recipes), else the weights'
+    kv_bytes = PRECISION_BYTES[precision if kv == "auto" else kv]
+    disagg = wl.get("disaggregated", False)
+    if disagg not in (True, False, None, 0, 1):
+        raise ContextError("workload.disaggregated", f"expected true or false, got {disagg!r}")
     s = Serving(
         bytes_per_elem=PRECISION_BYTES[precision],
         input_tokens=_positive(wl, "input_tokens"),
         output_tokens=_positive(wl, "output_tokens"),
         phase=phase,
+        kv_bytes_per_elem=kv_bytes,
+        scheduler=scheduler,
+        disaggregated=bool(disagg),
+        max_batch=None if wl.get("max_batch") is None else _positive(wl, "max_batch"),
     )
     return s, (_optional_slo(wl, "ttft_slo_s"), _optional_slo(wl, "tpot_slo_s")), precision
 
@@ -80,7 +96,11 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
     if pp.size == 0:
         raise ContextError("workload.pp", f"must not exceed the model's {a.layers} layers")
     b = wl.get("batch", "auto")
-    if isinstance(b, str) and b == "auto":
+    continuous = str(wl.get("scheduler", "continuous")) == "continuous"
+    continuous = continuous and str(wl.get("phase")) != "train"
+    if isinstance(b, str) and b == "auto" and continuous:
+        batch = np.array([np.inf])  # solved per design and candidate (no cap)
+    elif isinstance(b, str) and b == "auto":
         batch = np.asarray(tech(d, "batch_choices"), dtype=float).reshape(-1)
     else:
         pinned = _positive(wl, "batch")

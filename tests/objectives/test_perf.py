@@ -211,9 +211,10 @@ def test_model_that_does_not_fit_reports_zero_not_nan():
 
 def test_parallelism_search_picks_smallest_group_that_fits():
     # Llama 2 70B FP8 (69 GB) + KV of 64 x 2176 tokens: too big for one H100, fits on two.
-    r = perf(cluster_size=8, workload={"model": "llama2-70b"})
+    st = {"model": "llama2-70b", "scheduler": "static"}
+    r = perf(cluster_size=8, workload=st)
     assert (r["tp"], r["pp"], r["replicas"], r["gpus_per_replica"]) == (2, 1, 4, 2)
-    h200 = perf("h200", cluster_size=8, workload={"model": "llama2-70b"})
+    h200 = perf("h200", cluster_size=8, workload=st)
     assert h200["gpus_per_replica"] == 1 and h200["replicas"] == 8
 
 
@@ -223,7 +224,7 @@ def test_replicas_floor_cluster_size():
 
 
 def test_memory_accounting_by_hand_for_a_gqa_free_model():
-    wl = {"model": "gpt3-175b", "tp": 8, "pp": 1}
+    wl = {"model": "gpt3-175b", "tp": 8, "pp": 1, "scheduler": "static"}
     one = perf(cluster_size=8, workload={**wl, "batch": 1})
     many = perf(cluster_size=8, workload={**wl, "batch": 64})
     # GPT-3 has no GQA: 96 KV heads / 8 GPUs = 12 per GPU; per token per GPU

@@ -2,7 +2,7 @@
 
 Published output tokens/s (NVIDIA/TensorRT-LLM release/0.5.0 docs/source/performance.md,
 REFERENCE_DATA.md s5). The efficiency factors in performance.yaml were fitted to these four
-numbers (benchmarks/calibrate_perf.py); the model must stay within +-15 %.
+numbers (benchmarks/calibrate_perf.py); the static scheduler must stay within +-15 %.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def test_tensorrt_llm_050_llama70b_fp8_tp4(io, tokens_per_s):
         "gpu": "h100-sxm",
         "cluster_size": 4,
         "workload": {"model": "llama2-70b", "precision": "fp8", "tp": 4, "pp": 1, "batch": 64,
-                     "input_tokens": n_in, "output_tokens": n_out},
+                     "input_tokens": n_in, "output_tokens": n_out, "scheduler": "static"},
     })  # fmt: skip
     r = evaluate_perf(d)
     assert (float(r["tp"]), float(r["replicas"])) == (4, 1)

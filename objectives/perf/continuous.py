@@ -1,0 +1,225 @@
+"""Continuous (in-flight) batching at saturation, optionally with disaggregated prefill.
+
+Steady state of an engine with chunked prefill (TensorRT-LLM >= 0.10 in-flight batching,
+vLLM, SGLang) with every request queued: each step decodes the running batch of B sequences
+and prefills the B/out requests that replace those finishing, so one step carries B decode
+tokens and B*S/out prompt tokens, bounded by the engine's token budget per step.
+
+The batch is solved, not searched: the largest B that
+
+* fits the paged KV cache: the engine keeps ``kv_cache_free_fraction`` of the HBM left after
+  weights, one step's activations and the runtime reserve, and reserves input + output tokens
+  per sequence (TensorRT-LLM's guaranteed-no-evict scheduler);
+* keeps a step within ``cb_max_num_tokens`` and at most ``cb_max_batch`` sequences (or the
+  workload's ``batch``/``max_batch`` when set);
+* meets the TPOT and TTFT SLOs when they are set (an integer bisection, both grow with B).
+
+``ttft_s`` is one request's prefill plus one step of waiting for the running step (the
+queueing estimate at the operating point), never the prefill of the whole batch.
+
+Disaggregated (Splitwise, Isca'24; DistServe, OSDI'24): a prefill pool runs prompts in
+token-budget chunks, a decode pool runs decode-only steps, both of the same parallelism, their
+sizes in the ratio that balances them (a fluid pool split): the per-group output rate is
+out / (1/P + 1/D) with P, D the request rates of one prefill and one decode group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from objectives._evaluator import tech
+from objectives.perf.model import Arch
+from objectives.perf.network import p2p_s
+from objectives.perf.serving import Serving, Step, mixed_step, stage_step
+
+
+def _memory(
+    d: Mapping[str, Any], hw: Mapping[str, np.ndarray], a: Arch, s: Serving, tp: Any, pp: Any
+) -> dict[str, Any]:
+    """Per-GPU bytes of the bottleneck stage and the batch the KV cache holds."""
+    e = s.bytes_per_elem
+    layers_stage = np.ceil(a.layers / pp)
+    emb_copies = np.where(pp > 1, 1.0, 2.0)
+    weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
+    kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
+    kv_token = layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
+    kv_seq = (s.input_tokens + s.output_tokens) * kv_token
+    act = tech(d, "cb_max_num_tokens") * (a.hidden + 2 * a.experts_per_token * a.ffn / tp) * e
+    capacity = hw["hbm_gb_per_gpu"] * tech(d, "hbm_bytes_per_gb")
+    fixed = weights + act + tech(d, "cb_runtime_reserve_gb") * 1e9
+    frac = tech(d, "kv_cache_free_fraction")
+    b_kv = np.floor(np.maximum(capacity - fixed, 0.0) * frac / kv_seq)
+    return {"kv_token": kv_token, "kv_seq": kv_seq, "fixed": fixed, "frac": frac,
+            "capacity": capacity, "b_kv": b_kv}  # fmt: skip
+
+
+def _prefill_one(
+    d: Mapping[str, Any], hw: Mapping[str, np.ndarray], a: Arch, s: Serving, tp: Any, pp: Any
+) -> Any:
+    """Latency of one request's prompt through all pipeline stages."""
+    S, e = s.input_tokens, 2.0  # 16-bit activations between stages
+    one = stage_step(d, hw, a, s, tp, pp, 1.0, S, S * (S + 1) / 2, S)
+    hop = np.where(pp > 1, p2p_s(S * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d)), 0.0)
+    return pp * (one.time_s + hop)
+
+
+def _alpha(d: Mapping[str, Any]) -> Any:
+    return tech(d, "collective_step_latency_s")
+
+
+def _round(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    tp: Any,
+    pp: Any,
+    batch: Any,
+    mixed: bool,
+) -> tuple[Any, Step, Any]:
+    """(time of one decode round of the whole batch, the stage's step, micro-batches)."""
+    S, out, e = s.input_tokens, s.output_tokens, 2.0
+    n_micro = np.minimum(pp, batch)
+    b = batch / n_micro
+    ctx = S + out / 2  # mean context of a running sequence
+    parts = [(b * ctx, b * ctx)]
+    tokens, seqs = b, b
+    if mixed:  # the prompts of the requests that replace the finishing ones, in chunks
+        bp = b / out
+        parts.append((bp * S * (S + 1) / 2, bp * S))
+        tokens, seqs = b + bp * S, b + bp
+    st = mixed_step(d, hw, a, s, tp, pp, tokens, seqs, parts)
+    hop = np.where(pp > 1, p2p_s(tokens * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d)), 0.0)
+    return pp * (st.time_s + hop), st, n_micro
+
+
+def _bound(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    tp: Any,
+    pp: Any,
+    cap: Any,
+    mixed: bool,
+) -> tuple[Any, dict[str, Any]]:
+    """The largest batch the KV cache, the step budget and the caps allow (0: nothing fits)."""
+    mem = _memory(d, hw, a, s, tp, pp)
+    per_seq = 1 + s.input_tokens / s.output_tokens if mixed else 1.0
+    # a prompt longer than the budget is chunked over several steps: at least one sequence
+    budget = np.maximum(np.floor(tech(d, "cb_max_num_tokens") / per_seq), 1.0)
+    b = np.minimum(mem["b_kv"], budget)
+    b = np.minimum(b, tech(d, "cb_max_batch"))
+    b = np.minimum(b, cap)
+    if s.max_batch is not None:
+        b = np.minimum(b, s.max_batch)
+    return np.floor(np.maximum(b, 0.0)), mem
+
+
+def _solve(bmax: Any, ok: Any) -> Any:
+    """Largest whole B in [1, bmax] with ok(B) (ok grows false with B); 1 if none."""
+    lo = np.ones_like(bmax)
+    good = ok(np.maximum(bmax, 1.0))
+    hi = np.where(good, lo, np.maximum(bmax, 1.0))
+    lo = np.where(good, np.maximum(bmax, 1.0), lo)
+    top = float(np.max(hi)) if hi.size else 1.0
+    for _ in range(int(np.ceil(np.log2(max(top, 1.0)))) + 1):
+        mid = np.floor((lo + hi + 1) / 2)
+        m_ok = ok(mid) & (mid <= hi)
+        lo = np.where(m_ok, mid, lo)
+        hi = np.where(m_ok, hi, np.minimum(hi, mid - 1))
+        hi = np.maximum(hi, lo)
+    return lo
+
+
+def serve_continuous(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    tp: np.ndarray,
+    pp: np.ndarray,
+    cap: Any,
+    slo: tuple[Any, Any],
+) -> dict[str, np.ndarray]:
+    """``serve``'s figures for the continuous scheduler (see the module docstring)."""
+    S, out = s.input_tokens, s.output_tokens
+    peak = hw["tflops_per_gpu"] * 1e12
+    disagg = s.disaggregated and s.phase == "serve"
+    mixed = s.phase == "serve" and not disagg
+    ttft_slo, tpot_slo = slo
+    t_one = _prefill_one(d, hw, a, s, tp, pp)
+    kv_move: Any = 0.0
+    if disagg:  # the prompt's KV cache moves from the prefill to the decode group
+        mem0 = _memory(d, hw, a, s, tp, pp)
+        kv_move = S * mem0["kv_token"] / hw["p2p_bytes_per_s"] + _alpha(d)
+
+    if s.phase == "prefill":
+        # Prompts in token-budget chunks; tokens/s counts prompt tokens.
+        bmax, mem = _bound(d, hw, a, s, tp, pp, cap, False)
+        per_step = np.maximum(np.floor(tech(d, "cb_max_num_tokens") / S), 1.0)
+        batch = np.minimum(bmax, per_step)
+        bt = np.maximum(batch, 1.0)
+        n_micro = np.minimum(pp, bt)
+        b = bt / n_micro
+        pre = stage_step(d, hw, a, s, tp, pp, b, S, S * (S + 1) / 2, S)
+        e = 2.0
+        hop = np.where(pp > 1, p2p_s(b * S * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d)), 0)
+        cycle = (n_micro + pp - 1) * (pre.time_s + hop)
+        tokens, flops, nbytes = bt * S, n_micro * pre.flops, n_micro * pre.hbm_bytes
+        # TPOT as the static model reports it in this phase: a decode step of this batch
+        ttft, tpot = t_one, _round(d, hw, a, s, tp, pp, bt, False)[0]
+    else:
+        bmax, mem = _bound(d, hw, a, s, tp, pp, cap, mixed)
+        queue = 0.0 if disagg else 1.0
+
+        def ok(bb: Any) -> Any:
+            t = _round(d, hw, a, s, tp, pp, bb, mixed)[0]
+            good = np.ones(np.shape(t), dtype=bool)
+            if tpot_slo is not None:
+                good &= t <= tpot_slo
+            if ttft_slo is not None:
+                good &= t_one + kv_move + queue * t <= ttft_slo
+            return good
+
+        batch = bmax if tpot_slo is None and ttft_slo is None else _solve(bmax, ok)
+        bt = np.maximum(batch, 1.0)
+        t_round, st, n_micro = _round(d, hw, a, s, tp, pp, bt, mixed)
+        tokens, cycle = bt, t_round
+        flops, nbytes = n_micro * st.flops, n_micro * st.hbm_bytes
+        ttft, tpot = t_one + kv_move + queue * t_round, t_round
+        if disagg:
+            # One prefill group runs budget-sized chunks back to back, pipelined over pp.
+            bp = np.maximum(tech(d, "cb_max_num_tokens") / S, 1.0)
+            pre = stage_step(d, hw, a, s, tp, pp, bp, S, S * (S + 1) / 2, S)
+            hop = np.where(
+                pp > 1,
+                p2p_s(bp * S * a.hidden * 2.0, hw["p2p_bytes_per_s"], _alpha(d)),
+                0.0,
+            )
+            t_p = pre.time_s + hop  # per chunk of bp requests, pipeline full
+            per_req_p = t_p / bp  # group-seconds of prefill per request
+            per_req_d = t_round * out / bt  # group-seconds of decode per request
+            share = per_req_p / (per_req_p + per_req_d)  # fraction of groups prefilling
+            tokens, cycle = out, per_req_p + per_req_d  # out tokens per request-time
+            util_p = pre.flops / (t_p * peak)
+            util_d = flops / (t_round * peak)
+            bw_p, bw_d = pre.hbm_bytes / t_p, nbytes / t_round
+            flops = (share * util_p + (1 - share) * util_d) * cycle * peak
+            nbytes = (share * bw_p + (1 - share) * bw_d) * cycle
+    need = mem["fixed"] + np.maximum(batch, 1.0) * mem["kv_seq"] / mem["frac"]
+    return {
+        "replica_tokens_per_s": tokens / cycle,
+        "ttft_s": ttft,
+        "tpot_s": tpot,
+        "step_s": cycle,
+        "compute_utilization": flops / (cycle * peak),
+        "hbm_bytes_per_s": nbytes / cycle,
+        "mem_need_bytes": need,
+        "mem_ratio": need / mem["capacity"],
+        "kv_bytes": batch * mem["kv_seq"],
+        "batch": batch,
+    }
