@@ -5,7 +5,7 @@ vLLM, SGLang) with every request queued: each step decodes the running batch of 
 and prefills the B/out requests that replace those finishing, so one step carries B decode
 tokens and B*S/out prompt tokens, bounded by the engine's token budget per step.
 
-The batch is solved, not searched: the largest B that
+With ``workload.batch: auto`` the batch is solved, not searched: the largest B that
 
 * fits the paged KV cache: the engine keeps ``kv_cache_free_fraction`` of the HBM left after
   weights, one step's activations and the runtime reserve, and reserves input + output tokens
@@ -13,6 +13,9 @@ The batch is solved, not searched: the largest B that
 * keeps a step within ``cb_max_num_tokens`` and at most ``cb_max_batch`` sequences (or the
   workload's ``batch``/``max_batch`` when set);
 * meets the TPOT and TTFT SLOs when they are set (an integer bisection, both grow with B).
+
+A number in ``workload.batch`` is the running batch itself, served as given: it must fit the
+KV cache (``model_fits``) and is checked against the SLOs, as the static scheduler does.
 
 ``ttft_s`` is one request's prefill plus one step of waiting for the running step (the
 queueing estimate at the operating point), never the prefill of the whole batch.
@@ -151,6 +154,8 @@ def serve_continuous(
     disagg = s.disaggregated and s.phase == "serve"
     mixed = s.phase == "serve" and not disagg
     ttft_slo, tpot_slo = slo
+    # ``cap`` is +inf where the batch is auto (solved); a finite value is a pinned batch
+    pinned = bool(np.all(np.isfinite(cap)))
     t_one = _prefill_one(d, hw, a, s, tp, pp)
     kv_move: Any = 0.0
     if disagg:  # the prompt's KV cache moves from the prefill to the decode group
@@ -161,7 +166,7 @@ def serve_continuous(
         # Prompts in token-budget chunks; tokens/s counts prompt tokens.
         bmax, mem = _bound(d, hw, a, s, tp, pp, cap, False)
         per_step = np.maximum(np.floor(tech(d, "cb_max_num_tokens") / S), 1.0)
-        batch = np.minimum(bmax, per_step)
+        batch = cap if pinned else np.minimum(bmax, per_step)
         bt = np.maximum(batch, 1.0)
         n_micro = np.minimum(pp, bt)
         b = bt / n_micro
@@ -173,8 +178,12 @@ def serve_continuous(
         # TPOT as the static model reports it in this phase: a decode step of this batch
         ttft, tpot = t_one, _round(d, hw, a, s, tp, pp, bt, False)[0]
     else:
-        bmax, mem = _bound(d, hw, a, s, tp, pp, cap, mixed)
         queue = 0.0 if disagg else 1.0
+        if pinned:  # a pinned running batch is served as given; it must fit the KV cache
+            mem = _memory(d, hw, a, s, tp, pp)
+            bmax = cap
+        else:
+            bmax, mem = _bound(d, hw, a, s, tp, pp, cap, mixed)
 
         def ok(bb: Any) -> Any:
             t = _round(d, hw, a, s, tp, pp, bb, mixed)[0]
@@ -185,8 +194,9 @@ def serve_continuous(
                 good &= t_one + kv_move + queue * t <= ttft_slo
             return good
 
-        batch = bmax if tpot_slo is None and ttft_slo is None else _solve(bmax, ok)
-        bt = np.maximum(batch, 1.0)
+        solve = not pinned and (tpot_slo is not None or ttft_slo is not None)
+        batch = _solve(bmax, ok) if solve else bmax
+        bt = batch if pinned else np.maximum(batch, 1.0)
         t_round, st, n_micro = _round(d, hw, a, s, tp, pp, bt, mixed)
         tokens, cycle = bt, t_round
         flops, nbytes = n_micro * st.flops, n_micro * st.hbm_bytes
@@ -210,7 +220,7 @@ def serve_continuous(
             bw_p, bw_d = pre.hbm_bytes / t_p, nbytes / t_round
             flops = (share * util_p + (1 - share) * util_d) * cycle * peak
             nbytes = (share * bw_p + (1 - share) * bw_d) * cycle
-    need = mem["fixed"] + np.maximum(batch, 1.0) * mem["kv_seq"] / mem["frac"]
+    need = mem["fixed"] + np.maximum(batch, 1.0) * (mem["kv_seq"] / mem["frac"])
     return {
         "replica_tokens_per_s": tokens / cycle,
         "ttft_s": ttft,

@@ -133,37 +133,45 @@ def mixed_step(
         moe = tech(d, "cb_moe_gemm_efficiency")
         ec, em = ec * moe, em * moe
 
+    inv_f, inv_bw = 1.0 / (peak_f * ec), 1.0 / (peak_bw * em)  # s per FLOP, s per byte
+
     # GEMMs: MoE layers stream only the experts the micro-batch's tokens are routed to
-    # (expected distinct experts with uniform top-k routing).
-    touched = a.experts * (1 - (1 - a.experts_per_token / a.experts) ** tokens)
-    w_elems = a.attn_params + a.router_params + touched * a.expert_params
-    act_elems = tokens * (8 * a.hidden + 3 * a.experts_per_token * a.ffn / tp)
-    gemm_flops = 2 * tokens * a.layer_active_params / tp
-    gemm_bytes = w_elems * e / tp + act_elems * e
-    t_gemm = _roofline(gemm_flops, gemm_bytes, peak_f, peak_bw, ec, em)
+    # (expected distinct experts with uniform top-k routing); a dense layer streams them all.
+    if a.experts > 1:
+        touched = a.experts * (1 - (1 - a.experts_per_token / a.experts) ** tokens)
+        w_bytes = (a.attn_params + a.router_params + touched * a.expert_params) * (e / tp)
+    else:
+        w_bytes = a.layer_active_params * e / tp
+    act_per_token = (8 * a.hidden + 3 * a.experts_per_token * a.ffn / tp) * e
+    gemm_flops = tokens * (2 * a.layer_active_params / tp)
+    gemm_bytes = w_bytes + tokens * act_per_token
+    t_gemm = np.maximum(gemm_flops * inv_f, gemm_bytes * inv_bw)
 
     # Attention: heads split over TP; KV heads are replicated once tp exceeds them.
     heads_gpu = a.heads / tp
     kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
-    qkvo = tokens * (2 * heads_gpu + 2 * kv_heads_gpu) * a.head_dim * e
+    qkvo = tokens * ((2 * heads_gpu + 2 * kv_heads_gpu) * a.head_dim * e)
+    flop_per_key = 4 * a.head_dim * heads_gpu
+    byte_per_kv = 2 * kv_heads_gpu * a.head_dim * ekv
+    inv_af, inv_am = 1.0 / (peak_f * ac), 1.0 / (peak_bw * am)
     t_attn: Any = 0.0
     attn_flops: Any = 0.0
     attn_bytes: Any = 0.0
     for i, (ctx_sum, kv_sum) in enumerate(attention):
-        fl = 4 * a.head_dim * heads_gpu * ctx_sum
-        by = kv_sum * 2 * kv_heads_gpu * a.head_dim * ekv + (qkvo if i == 0 else 0.0)
-        t_attn = t_attn + _roofline(fl, by, peak_f, peak_bw, ac, am)
+        fl = ctx_sum * flop_per_key
+        by = kv_sum * byte_per_kv + qkvo if i == 0 else kv_sum * byte_per_kv
+        t_attn = t_attn + np.maximum(fl * inv_af, by * inv_am)
         attn_flops, attn_bytes = attn_flops + fl, attn_bytes + by
 
     # Two all-reduces per layer (after attention and after the MLP), not overlapped.
-    allreduce = allreduce_s(tokens * a.hidden * ce, tp, net_bw, alpha)
-    comm = 2 * (allreduce + np.where(tp > 1, launch, 0.0))
-
-    t_layer = t_gemm + t_attn + comm + overhead
+    t_layer = t_gemm + t_attn + overhead
+    if np.any(tp > 1):
+        allreduce = allreduce_s(tokens * (a.hidden * ce), tp, net_bw, alpha)
+        t_layer = t_layer + 2 * (allreduce + np.where(tp > 1, launch, 0.0))
     # LM head on the last stage: logits of the last position of each sequence only.
-    head_flops = 2 * seqs * a.hidden * a.vocab / tp
+    head_flops = seqs * (2 * a.hidden * a.vocab / tp)
     head_bytes = a.embedding_params * e / tp
-    t_head = _roofline(head_flops, head_bytes, peak_f, peak_bw, ec, em)
+    t_head = np.maximum(head_flops * inv_f, head_bytes * inv_bw)
     return Step(
         time_s=layers_stage * t_layer + t_head,
         flops=layers_stage * (gemm_flops + attn_flops) + head_flops,
