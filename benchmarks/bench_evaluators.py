@@ -21,8 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from dse import api
-from dse.study_model import StudyModel
-from dse.sweep import _sample_chunks
+from dse.model.study_model import StudyModel
+from dse.search.sweep import _sample_chunks
 
 
 def _rate(fn: Callable[[], Any], n: int) -> float:

@@ -32,11 +32,11 @@ import optuna
 import pandas as pd
 
 from dse import api
-from dse.quality import front_hypervolume, hypervolume_history, reference_point
-from dse.samplers import distribution, make_sampler
-from dse.spec import SearchSpec
-from dse.study_model import StudyModel
-from dse.sweep import warm_start_designs
+from dse.results.quality import front_hypervolume, hypervolume_history, reference_point
+from dse.search.samplers import distribution, make_sampler
+from dse.spec.schema import SearchSpec
+from dse.model.study_model import StudyModel
+from dse.search.sweep import warm_start_designs
 
 CHECKPOINTS = [100, 250, 500, 1000, 2000, 4000]
 BATCHED = {"nsga2", "nsga3", "random"}
@@ -139,7 +139,7 @@ def run_pymoo(model: StudyModel, seed: int, evaluations: int) -> dict[str, Any]:
     from pymoo.core.problem import Problem
     from pymoo.optimize import minimize
 
-    from dse.sweep import _from_unit
+    from dse.search.sweep import _from_unit
 
     space = dict(model.spec.space)
     names = list(space)

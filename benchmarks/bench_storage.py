@@ -19,9 +19,9 @@ from pathlib import Path
 import optuna
 
 from dse import api
-from dse.runner import run_trial
-from dse.samplers import distribution
-from dse.storage import open_storage
+from dse.search.runner import run_trial
+from dse.search.samplers import distribution
+from dse.search.storage import open_storage
 
 EVALUATOR = """
 def trivial(design):

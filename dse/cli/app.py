@@ -18,18 +18,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from dse import api
-from dse.compare import compare_command
-from dse.errors import DseError, SpecError
-from dse.formatting import fmt
-from dse.inspect_commands import dashboard_command, report_command
-from dse.quality import print_quality
-from dse.registry import builtin_evaluators
-from dse.sensitivity import sensitivity_command
-from dse.spec import json_schema
-from dse.status import status_command
-from dse.study_model import EvaluationError
-from dse.sweep import sweep_command
-from dse.workers import run_jobs, worker_command
+from dse.cli.compare import compare_command
+from dse.cli.inspect import dashboard_command, report_command
+from dse.cli.sensitivity import sensitivity_command
+from dse.cli.status import status_command
+from dse.cli.sweep import sweep_command
+from dse.cli.worker import worker_command
+from dse.inspect.formatting import fmt
+from dse.model.registry import builtin_evaluators
+from dse.model.study_model import EvaluationError
+from dse.results.quality import print_quality
+from dse.spec.errors import DseError, SpecError
+from dse.spec.schema import json_schema
 
 app = typer.Typer(
     help="Declarative design-space explorer for AI clusters.",
@@ -49,7 +49,7 @@ _INTERRUPTED = "interrupted; re-run the same command to resume"
 @app.command()
 def validate(spec: SpecArg) -> None:
     """Check a spec without running anything."""
-    from dse.samplers import make_sampler
+    from dse.search.samplers import make_sampler
 
     model = api.load(spec)
     make_sampler(model)  # sampler options are checked here too, not first by 'dse run'
@@ -87,7 +87,7 @@ def run(
     if jobs > 1 and robust is not None:
         raise DseError("--jobs > 1 cannot be combined with --robust yet (use --jobs 1)")
     if robust is not None:
-        from dse.robust import robust_model
+        from dse.model.robust import robust_model
 
         model = robust_model(model, k=robust, statistic=statistic)
     target = trials if trials is not None else model.spec.search.trials
@@ -107,7 +107,7 @@ def run(
         task = bar.add_task(model.spec.study, total=target, feasible=0, front=0, failed=0)
         stop = GracefulStop()
         if jobs > 1:
-            run_fn = partial(run_jobs, spec, jobs=jobs)
+            run_fn = partial(api.run_jobs, spec, jobs=jobs)
         else:
             run_fn = partial(api.run, model, should_stop=stop.requested)
         try:

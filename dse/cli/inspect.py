@@ -16,7 +16,7 @@ StorageOpt = Annotated[str | None, typer.Option(help="Override the recorded stor
 
 def report_command(study: StudyArg, storage: StorageOpt = None) -> None:
     """Write studies/<study>/report.html (self-contained, offline) and figures/*.png."""
-    from dse.report import write_report
+    from dse.inspect.report import write_report
 
     result = write_report(study, storage=storage)
     print(f"wrote {result.html}")
@@ -33,6 +33,6 @@ def dashboard_command(
     storage: StorageOpt = None,
 ) -> None:
     """Serve optuna-dashboard on the study, with our feasible front as a figure and notes."""
-    from dse.dashboard import serve
+    from dse.inspect.dashboard import serve
 
     serve(study, host=host, port=port, storage=storage)

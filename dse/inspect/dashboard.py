@@ -27,9 +27,8 @@ from optuna_dashboard import run_server, save_note, save_plotly_graph_object
 from optuna_dashboard._custom_plot_data import get_plotly_graph_objects
 from optuna_dashboard._note import get_note_from_system_attrs, save_note_with_version
 
-from dse.errors import DseError
-from dse.formatting import fmt
-from dse.study_view import (
+from dse.inspect.formatting import fmt
+from dse.inspect.study_view import (
     StudyView,
     category,
     front_table,
@@ -39,6 +38,7 @@ from dse.study_view import (
     load_view,
     reference_point,
 )
+from dse.spec.errors import DseError
 
 FRONT_FIGURE_ID = "dse-feasible-pareto-front"
 NOTE_MARKER = "dse: feasible Pareto front"
@@ -167,7 +167,7 @@ def trial_note(view: StudyView, row: dict[str, Any], cat: str, knee_no: int | No
 
 def annotate(view: StudyView) -> Annotation:
     """Store the front figure, the study note and per-trial notes in the study's storage."""
-    from dse.report import front_figure
+    from dse.inspect.report import front_figure
 
     study = view.study
     storage, study_id = study._storage, study._study_id

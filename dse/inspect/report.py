@@ -16,11 +16,10 @@ import plotly.graph_objects as go
 import yaml
 from plotly.offline import get_plotlyjs
 
-from dse.formatting import fmt
-from dse.report_png import write_pngs
-from dse.report_robust import robust_sections
-from dse.storage import existing_study_dir
-from dse.study_view import (
+from dse.inspect.formatting import fmt
+from dse.inspect.report_png import write_pngs
+from dse.inspect.report_robust import robust_sections
+from dse.inspect.study_view import (
     StudyView,
     category,
     front_table,
@@ -30,6 +29,7 @@ from dse.study_view import (
     param_importances,
     reference_point,
 )
+from dse.search.storage import existing_study_dir
 
 REPORT_FILE = "report.html"
 MAX_TITLE_NUMBERS = 20  # front trial numbers listed in the figure title up to this many

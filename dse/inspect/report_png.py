@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dse.study_view import StudyView, category, knee_index  # noqa: E402
+from dse.inspect.study_view import StudyView, category, knee_index  # noqa: E402
 
 # Colours and markers match the plotly figures of the HTML report.
 LOOK = {

@@ -15,10 +15,10 @@ import itertools
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dse.formatting import fmt
-from dse.records import LOCK_FILE
-from dse.storage import studies_root
-from dse.study_view import StudyView, load_view
+from dse.inspect.formatting import fmt
+from dse.inspect.study_view import StudyView, load_view
+from dse.search.storage import studies_root
+from dse.search.stored import LOCK_FILE
 
 NOMINAL_PREFIX = "nominal."
 

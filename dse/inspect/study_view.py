@@ -26,10 +26,10 @@ import numpy as np
 import optuna
 import pandas as pd
 
-from dse.api import open_study
-from dse.pareto import hypervolume
-from dse.records import front_frame, trials_frame
-from dse.storage import existing_study_dir
+from dse.model.pareto import hypervolume
+from dse.results.records import front_frame, trials_frame
+from dse.search.storage import existing_study_dir
+from dse.search.stored import open_study
 
 REF_MARGIN = 0.10
 MIN_IMPORTANCE_TRIALS = 8
@@ -69,7 +69,7 @@ class StudyView:
 
 def metric_units() -> dict[str, str]:
     """Units of the installed evaluators' metrics (custom metrics without a unit stay blank)."""
-    from dse.registry import builtin_evaluators
+    from dse.model.registry import builtin_evaluators
 
     units: dict[str, str] = {}
     for name, ev in builtin_evaluators().items():

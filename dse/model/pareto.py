@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import moocore
 import numpy as np
+
+from dse.spec.errors import DseError
+
+#: The reference point's margin past the nadir, as a fraction of the front's range.
+REF_MARGIN = 0.1
 
 
 def nondominated_mask(points: np.ndarray, maximize: Sequence[bool]) -> np.ndarray:
@@ -21,3 +27,36 @@ def hypervolume(points: np.ndarray, ref: Sequence[float], maximize: Sequence[boo
     if points.shape[0] == 0:
         return 0.0
     return float(moocore.hypervolume(points, ref=np.asarray(ref, float), maximise=list(maximize)))
+
+
+def as_min(points: np.ndarray, maximize: Sequence[bool]) -> np.ndarray:
+    """Objective vectors as minimisation (maximised columns negated)."""
+    sign = np.where(np.asarray(maximize, dtype=bool), -1.0, 1.0)
+    return np.asarray(points, dtype=float).reshape(-1, len(sign)) * sign
+
+
+def reference_point(
+    *,
+    thresholds: Sequence[float | None],
+    maximize: Sequence[bool],
+    reference_set: np.ndarray | None,
+) -> np.ndarray:
+    """The hypervolume reference point: thresholds, else the set's nadir plus 10 % of its range."""
+    ref = np.full(len(maximize), np.nan)
+    if reference_set is not None and len(reference_set):
+        pts = as_min(reference_set, maximize)
+        nadir, ideal = pts.max(axis=0), pts.min(axis=0)
+        span = nadir - ideal
+        span = np.where(span > 0, span, np.maximum(np.abs(nadir), 1.0))
+        sign = np.where(np.asarray(maximize, dtype=bool), -1.0, 1.0)
+        ref = (nadir + REF_MARGIN * span) * sign
+    for i, t in enumerate(thresholds):
+        if t is not None:
+            ref[i] = float(t)
+    if np.any(~np.isfinite(ref)):
+        missing = [i for i in range(len(ref)) if not math.isfinite(ref[i])]
+        raise DseError(
+            f"no hypervolume reference point for objectives {missing}: set their 'threshold' "
+            "in the spec, or record feasible trials or a sweep first"
+        )
+    return ref

@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dse.errors import EvaluatorError, choices_text, did_you_mean
+from dse.spec.errors import EvaluatorError, choices_text, did_you_mean
 
 ENTRY_POINT_GROUP = "dse.evaluators"
 F = TypeVar("F", bound=Callable[..., Any])

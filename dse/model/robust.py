@@ -29,13 +29,19 @@ import copy
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
-from dse.errors import DesignError, DseError, choices_text
-from dse.study_model import EvaluationError, StudyModel
+from dse.model.study_model import EvaluationError, StudyModel, midpoint
+from dse.model.uncertain import (
+    DISTRIBUTIONS,
+    Uncertain,
+    context_with,
+    extract_uncertain,
+    sample,
+)
+from dse.spec.errors import DesignError, DseError
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -49,174 +55,7 @@ __all__ = [
     "robust_study_name",
 ]
 
-DIST_KEY = "dist"
-DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
-    "normal": ("mean", "sd"),
-    "lognormal": ("median", "sigma"),
-    "uniform": ("low", "high"),
-    "triangular": ("low", "mode", "high"),
-}
 STATISTICS = ("mean", "p10", "p90", "pessimistic", "optimistic")
-_Z = NormalDist()
-
-
-class UncertainError(DseError):
-    """A distribution in ``fixed`` is malformed (carries the spec location)."""
-
-    def __init__(self, loc: tuple[str, ...], message: str) -> None:
-        self.loc = loc
-        self.message = message
-        super().__init__(f"{'.'.join(loc)}: {message}")
-
-
-@dataclass(frozen=True)
-class Uncertain:
-    """One uncertain assumption: where it sits in ``fixed`` and its distribution."""
-
-    path: tuple[str, ...]  # location in the spec's ``fixed`` mapping
-    dist: str
-    params: Mapping[str, float]
-
-    @property
-    def name(self) -> str:
-        return ".".join(self.path)
-
-    @property
-    def context_path(self) -> tuple[str, ...]:
-        """Location in the resolved context: GPU preset fields land at the top level."""
-        return self.path[1:] if self.path[0] == "gpu" and len(self.path) > 1 else self.path
-
-    @property
-    def nominal(self) -> float:
-        p = self.params
-        return float(
-            {
-                "normal": lambda: p["mean"],
-                "lognormal": lambda: p["median"],
-                "uniform": lambda: (p["low"] + p["high"]) / 2,
-                "triangular": lambda: p["mode"],
-            }[self.dist]()
-        )
-
-    def ppf(self, q: Any) -> np.ndarray:
-        """The quantile function (inverse CDF) at probabilities ``q`` in (0, 1)."""
-        q = np.asarray(q, dtype=float)
-        p = self.params
-        if self.dist in ("normal", "lognormal"):
-            z = np.vectorize(_Z.inv_cdf, otypes=[float])(q)
-            if self.dist == "normal":
-                return p["mean"] + p["sd"] * z
-            return p["median"] * np.exp(p["sigma"] * z)
-        lo, hi = p["low"], p["high"]
-        if self.dist == "uniform":
-            return lo + q * (hi - lo)
-        c = (p["mode"] - lo) / (hi - lo)
-        left = lo + np.sqrt(q * (hi - lo) * (p["mode"] - lo))
-        right = hi - np.sqrt((1 - q) * (hi - lo) * (hi - p["mode"]))
-        return np.where(q < c, left, right)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {DIST_KEY: self.dist, **{k: float(v) for k, v in self.params.items()}}
-
-
-def _parse(loc: tuple[str, ...], raw: Mapping[str, Any]) -> Uncertain:
-    kind = raw.get(DIST_KEY)
-    if kind not in DISTRIBUTIONS:
-        raise UncertainError(
-            (*loc, DIST_KEY),
-            f"unknown distribution {kind!r} (valid choices: {choices_text(DISTRIBUTIONS)})",
-        )
-    need = DISTRIBUTIONS[kind]
-    extra = sorted(set(raw) - {DIST_KEY, *need})
-    if extra:
-        raise UncertainError(
-            (*loc, extra[0]),
-            f"unknown field {extra[0]!r} for a {kind} distribution "
-            f"(valid fields: {', '.join(need)})",
-        )
-    params: dict[str, float] = {}
-    for key in need:
-        if key not in raw:
-            raise UncertainError(
-                loc, f"a {kind} distribution needs {', '.join(need)}; {key!r} is missing"
-            )
-        v = raw[key]
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise UncertainError((*loc, key), f"expected a finite number, got {v!r}")
-        params[key] = float(v)
-    positive = {"normal": ("sd",), "lognormal": ("median", "sigma")}.get(kind, ())
-    for key in positive:
-        if params[key] <= 0:
-            raise UncertainError((*loc, key), f"must be > 0, got {params[key]}")
-    if kind in ("uniform", "triangular") and not params["low"] < params["high"]:
-        raise UncertainError((*loc, "low"), f"low ({params['low']}) must be below high")
-    if kind == "triangular" and not params["low"] <= params["mode"] <= params["high"]:
-        raise UncertainError((*loc, "mode"), "mode must lie between low and high")
-    return Uncertain(path=loc, dist=kind, params=params)
-
-
-def extract_uncertain(fixed: Mapping[str, Any]) -> tuple[dict[str, Any], list[Uncertain]]:
-    """``fixed`` with every ``{dist: ...}`` mapping replaced by its nominal value, and the list.
-
-    Raises UncertainError (with the location) for a malformed distribution.
-    """
-    found: list[Uncertain] = []
-
-    def walk(node: Any, loc: tuple[str, ...]) -> Any:
-        if isinstance(node, Mapping):
-            if DIST_KEY in node and loc:
-                u = _parse(loc, node)
-                found.append(u)
-                return u.nominal
-            return {k: walk(v, (*loc, str(k))) for k, v in node.items()}
-        return node
-
-    return walk(copy.deepcopy(dict(fixed)), ()), found
-
-
-# -- sampling and batch evaluation ---------------------------------------------------------------
-
-
-def sample(uncertain: list[Uncertain], k: int, *, seed: int) -> dict[str, np.ndarray]:
-    """K Latin-hypercube samples of every assumption (independent), keyed by name."""
-    rng = np.random.default_rng(seed)
-    out: dict[str, np.ndarray] = {}
-    for u in uncertain:
-        strata = rng.permutation(k)
-        q = (strata + rng.random(k)) / k
-        out[u.name] = u.ppf(np.clip(q, 1e-12, 1 - 1e-12))
-    return out
-
-
-def _context_with(
-    context: Mapping[str, Any], uncertain: list[Uncertain], values: Mapping[str, Any]
-) -> dict[str, Any]:
-    """A copy of the resolved context with the assumptions set to ``values`` (copy on write)."""
-    ctx = dict(context)
-    for u in uncertain:
-        if u.name not in values:
-            continue
-        *head, last = u.context_path
-        node = ctx
-        for part in head:
-            node[part] = dict(node[part])
-            node = node[part]
-        node[last] = values[u.name]
-    return ctx
-
-
-def check_paths(context: Mapping[str, Any], uncertain: list[Uncertain]) -> list[UncertainError]:
-    """Each assumption must land on a number in the resolved context."""
-    problems = []
-    for u in uncertain:
-        node: Any = context
-        for part in u.context_path:
-            node = node.get(part) if isinstance(node, Mapping) else None
-        if isinstance(node, bool) or not isinstance(node, int | float):
-            problems.append(
-                UncertainError(u.path, f"a distribution needs a numeric field, found {node!r}")
-            )
-    return problems
 
 
 def _batch_params(model: StudyModel, params: Mapping[str, Any], n: int) -> dict[str, Any]:
@@ -258,11 +97,11 @@ def evaluate_under(
     n = len(next(iter(values.values()))) if values else 1
     base = copy.copy(model)
     if vectorized:
-        base.context = _context_with(model.context, uncertain, values)
+        base.context = context_with(model.context, uncertain, values)
         return StudyModel.evaluate(base, _batch_params(model, params, n), strict=strict)
     rows: list[dict[str, np.ndarray]] = []
     for i in range(n):
-        base.context = _context_with(
+        base.context = context_with(
             model.context, uncertain, {k: float(v[i]) for k, v in values.items()}
         )
         rows.append(StudyModel.evaluate(base, params, strict=strict))
@@ -432,6 +271,4 @@ def robust_model(
 
 
 def _probe_params(model: StudyModel) -> dict[str, Any]:
-    from dse.study_model import midpoint
-
     return {n: midpoint(p) for n, p in model.spec.space.items()}

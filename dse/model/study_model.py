@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 import yaml
 
-from dse.errors import (
+from dse.model.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_path
+from dse.model.uncertain import UncertainError, check_paths, extract_uncertain
+from dse.spec.errors import (
     DesignError,
     DseError,
     EvaluatorError,
@@ -23,9 +25,8 @@ from dse.errors import (
     choices_text,
     did_you_mean,
 )
-from dse.expr import Expr, ExprError, parse_expr
-from dse.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_path
-from dse.spec import CategoricalParam, FloatParam, IntParam, LoadedSpec, ParamSpec
+from dse.spec.expr import Expr, ExprError, parse_expr
+from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec, ParamSpec
 
 #: Every evaluated design carries a fresh scratch dict under this key, so evaluators that call
 #: one another (a TCO model needing the performance model) can compute shared parts once.
@@ -44,8 +45,8 @@ class StudyModel:
     metrics: dict[str, MetricInfo]
     constraints: list[Expr]
     fixed_overrides: dict[str, Any] = field(default_factory=dict)
-    # Uncertain assumptions (dse.robust.Uncertain): ``fixed`` values given as distributions;
-    # the context holds their nominal values.
+    # Uncertain assumptions (dse.model.uncertain.Uncertain): ``fixed`` values given as
+    # distributions; the context holds their nominal values.
     uncertain: list[Any] = field(default_factory=list)
 
     @property
@@ -216,7 +217,6 @@ def compile_spec(
     fixed = copy.deepcopy(spec.fixed)
     for dotted, value in (fixed_overrides or {}).items():
         apply_dotted(fixed, dotted, value)
-    from dse.robust import UncertainError, check_paths, extract_uncertain
 
     try:
         fixed, uncertain = extract_uncertain(fixed)

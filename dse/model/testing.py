@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dse.registry import Evaluator
+from dse.model.registry import Evaluator
 
 
 class ConformanceError(AssertionError):

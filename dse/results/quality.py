@@ -29,12 +29,15 @@ import moocore
 import numpy as np
 import pandas as pd
 
-from dse.errors import DseError
-from dse.pareto import hypervolume, nondominated_mask
+from dse.model.pareto import as_min, hypervolume, nondominated_mask, reference_point
+from dse.results.records import load_study
+from dse.search.storage import existing_study_dir
+from dse.search.stored import read_lock
+from dse.search.sweep import read_sweep
+from dse.spec.errors import DseError
 
 QUALITY_JSON = "quality.json"
 HV_HISTORY_CSV = "hv_history.csv"
-REF_MARGIN = 0.1
 
 __all__ = [
     "QualityReport",
@@ -46,41 +49,9 @@ __all__ = [
 ]
 
 
-def _as_min(points: np.ndarray, maximize: Sequence[bool]) -> np.ndarray:
-    sign = np.where(np.asarray(maximize, dtype=bool), -1.0, 1.0)
-    return np.asarray(points, dtype=float).reshape(-1, len(sign)) * sign
-
-
-def reference_point(
-    *,
-    thresholds: Sequence[float | None],
-    maximize: Sequence[bool],
-    reference_set: np.ndarray | None,
-) -> np.ndarray:
-    """The hypervolume reference point: thresholds, else the set's nadir plus 10 % of its range."""
-    ref = np.full(len(maximize), np.nan)
-    if reference_set is not None and len(reference_set):
-        pts = _as_min(reference_set, maximize)
-        nadir, ideal = pts.max(axis=0), pts.min(axis=0)
-        span = nadir - ideal
-        span = np.where(span > 0, span, np.maximum(np.abs(nadir), 1.0))
-        sign = np.where(np.asarray(maximize, dtype=bool), -1.0, 1.0)
-        ref = (nadir + REF_MARGIN * span) * sign
-    for i, t in enumerate(thresholds):
-        if t is not None:
-            ref[i] = float(t)
-    if np.any(~np.isfinite(ref)):
-        missing = [i for i in range(len(ref)) if not math.isfinite(ref[i])]
-        raise DseError(
-            f"no hypervolume reference point for objectives {missing}: set their 'threshold' "
-            "in the spec, or record feasible trials or a sweep first"
-        )
-    return ref
-
-
 def _dominating(points: np.ndarray, ref: np.ndarray, maximize: Sequence[bool]) -> np.ndarray:
     """Rows that strictly dominate the reference point (the only ones with volume)."""
-    return np.all(_as_min(points, maximize) < _as_min(ref, maximize), axis=1)
+    return np.all(as_min(points, maximize) < as_min(ref, maximize), axis=1)
 
 
 def front_hypervolume(points: np.ndarray, ref: np.ndarray, maximize: Sequence[bool]) -> float:
@@ -92,10 +63,10 @@ def front_hypervolume(points: np.ndarray, ref: np.ndarray, maximize: Sequence[bo
 
 def igd_plus(points: np.ndarray, front: np.ndarray, maximize: Sequence[bool]) -> float:
     """IGD+ of ``points`` against the exact ``front``, normalised by the front's ideal/nadir."""
-    exact = _as_min(front, maximize)
+    exact = as_min(front, maximize)
     if len(exact) == 0:
         raise DseError("the exact front is empty; run 'dse sweep' on a feasible space first")
-    pts = _as_min(points, maximize)
+    pts = as_min(points, maximize)
     if len(pts) == 0:
         return math.inf
     ideal, nadir = exact.min(axis=0), exact.max(axis=0)
@@ -107,8 +78,8 @@ def hypervolume_history(
     points: np.ndarray, feasible: np.ndarray, ref: np.ndarray, maximize: Sequence[bool]
 ) -> np.ndarray:
     """Hypervolume of the feasible front after each row (rows in trial order)."""
-    pts = _as_min(points, maximize)
-    r = _as_min(ref, maximize)[0]
+    pts = as_min(points, maximize)
+    r = as_min(ref, maximize)[0]
     ok = np.asarray(feasible, dtype=bool) & np.all(np.isfinite(pts), axis=1) & np.all(pts < r, 1)
     out = np.zeros(len(pts))
     front = np.empty((0, pts.shape[1]))
@@ -157,13 +128,9 @@ def study_quality(
     With ``write`` the report goes to ``studies/<study>/quality.json`` and the per-trial history
     to ``hv_history.csv``.
     """
-    from dse import api
-    from dse.storage import existing_study_dir
-    from dse.sweep import read_sweep
-
-    lock = api.read_lock(name)
+    lock = read_lock(name)
     names, maximize, thresholds = _objective_specs(lock)
-    df, front = api.load_study(name, storage=storage)
+    df, front = load_study(name, storage=storage)
     if len(df):  # finished trials only: not queued, running or retired (stale) ones
         done = df["state"].isin(["COMPLETE", "FAIL", "PRUNED"])
         if "stale" in df:
@@ -231,8 +198,6 @@ def print_quality(name: str, *, storage: str | None = None, console: Any = None)
     ref = ", ".join(f"{v:.6g}" for v in r.reference_point)
     con.print(f"hypervolume {r.hypervolume:.6g} (reference point [{ref}] from {r.reference_from})")
     if r.sweep_hypervolume is not None:
-        from dse.sweep import read_sweep
-
         pct = 100 * (r.hypervolume_fraction or 0.0)
         sweep = read_sweep(name)
         summary = sweep[0] if sweep is not None else {}

@@ -9,24 +9,13 @@ from typing import Any
 import numpy as np
 import optuna
 import pandas as pd
-import yaml
 
-from dse import __version__
-from dse.pareto import nondominated_mask
+from dse.model.pareto import nondominated_mask
+from dse.search.stored import FAIL_ATTR, STALE_ATTR, is_feasible, open_study
 
 TRIALS_PARQUET = "trials.parquet"
 TRIALS_CSV = "trials.csv"
 PARETO_CSV = "pareto.csv"
-LOCK_FILE = "spec.lock.yaml"
-STALE_ATTR = "dse.stale"
-FAIL_ATTR = "dse.fail_reason"
-FEASIBLE_ATTR = "dse.feasible"
-WORKER_ATTR = "dse.worker"
-META_KEY = "dse.spec"
-
-
-def is_feasible(trial: optuna.trial.FrozenTrial) -> bool:
-    return all(v <= 0.0 for v in trial.constraints.values())
 
 
 def trials_frame(
@@ -75,22 +64,6 @@ def front_frame(df: pd.DataFrame, *, objectives: list[str], maximize: list[bool]
     return front.sort_values(objectives[0], ascending=not maximize[0]).reset_index(drop=True)
 
 
-def write_lock(path: Path, lock: dict[str, Any]) -> None:
-    lock = {"dse_version": __version__, **lock}
-    path.write_text(yaml.safe_dump(_plain(lock), sort_keys=False), encoding="utf-8")
-
-
-def _plain(obj: Any) -> Any:
-    """numpy scalars and tuples -> plain YAML-safe values."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
-
-
 def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
     """Parquet columns hold one type: a categorical with mixed choices (``[1, "2", 4.0]``) is
     stored as text there (trials.csv and the storage keep the values as sampled)."""
@@ -121,3 +94,10 @@ def write_records(
     df.to_csv(directory / TRIALS_CSV, index=False)
     front.to_csv(directory / PARETO_CSV, index=False)
     return df, front
+
+
+def load_study(name: str, *, storage: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A recorded study's trials and feasible Pareto front, read live from its storage."""
+    rec = open_study(name, storage=storage)
+    df = trials_frame(rec.study, objectives=rec.objectives, maximize=rec.maximize)
+    return df, front_frame(df, objectives=rec.objectives, maximize=rec.maximize)

@@ -19,8 +19,8 @@ from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import FrozenTrial, TrialState
 
-from dse.records import FAIL_ATTR, STALE_ATTR, WORKER_ATTR
-from dse.storage import set_trial_user_attrs
+from dse.search.storage import set_trial_user_attrs
+from dse.search.stored import FAIL_ATTR, STALE_ATTR, WORKER_ATTR
 
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 #: The kernel's start time of the worker process, to tell a reused pid from the dead owner.

@@ -24,9 +24,9 @@ from optuna.exceptions import DuplicatedStudyError, UpdateFinishedTrialError
 from optuna.storages._heartbeat import get_heartbeat_thread
 from optuna.trial import TrialState
 
-from dse.pareto import nondominated_mask
-from dse.records import FAIL_ATTR, FEASIBLE_ATTR, STALE_ATTR, is_feasible
-from dse.recovery import (
+from dse.model.pareto import nondominated_mask
+from dse.model.study_model import EvaluationError, StudyModel
+from dse.search.recovery import (
     FINISHED,
     claim_trial,
     finished_count,
@@ -34,9 +34,10 @@ from dse.recovery import (
     recover_stale_trials,
     study_load,
 )
-from dse.samplers import distribution, enqueue_grid, enqueue_warm_start, make_sampler
-from dse.storage import HEARTBEAT_S, open_storage, set_trial_user_attrs
-from dse.study_model import EvaluationError, StudyModel
+from dse.search.samplers import distribution, enqueue_grid, enqueue_warm_start, make_sampler
+from dse.search.spec_check import check_spec
+from dse.search.storage import HEARTBEAT_S, open_storage, set_trial_user_attrs
+from dse.search.stored import FAIL_ATTR, FEASIBLE_ATTR, STALE_ATTR, is_feasible
 
 #: How often a worker re-checks a study whose last trials run elsewhere.
 POLL_S = 0.2
@@ -84,9 +85,7 @@ def create_or_load(
 ) -> optuna.Study:
     """Create the study or join it. Creation is race-free (the storage lets exactly one of
     many starting workers create it); the creator stores ``spec_lock`` in the study and
-    everyone else must match it (``dse.workers.check_spec``)."""
-    from dse.workers import check_spec
-
+    everyone else must match it (``dse.search.spec_check.check_spec``)."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = open_storage(storage_url, heartbeat_s=heartbeat_s, grace_s=grace_s)
     directions = [

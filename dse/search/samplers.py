@@ -21,10 +21,11 @@ from optuna.distributions import (
     IntDistribution,
 )
 
-from dse.errors import SpecError
-from dse.records import STALE_ATTR
-from dse.spec import CategoricalParam, FloatParam, IntParam, ParamSpec, SearchSpec
-from dse.study_model import StudyModel
+from dse.model.study_model import StudyModel
+from dse.search.stored import STALE_ATTR
+from dse.search.sweep import warm_start_designs
+from dse.spec.errors import SpecError
+from dse.spec.schema import CategoricalParam, FloatParam, IntParam, ParamSpec, SearchSpec
 
 
 def distribution(p: ParamSpec) -> BaseDistribution:
@@ -145,8 +146,6 @@ def enqueue_grid(model: StudyModel, study: optuna.Study, target: int) -> int:
 
 def enqueue_warm_start(model: StudyModel, study: optuna.Study) -> None:
     """Seed a new study's first population from a coarse vectorized sweep (dse.sweep)."""
-    from dse.sweep import warm_start_designs
-
     search = model.spec.search
     k = int(search.options.get("population_size", 50))
     for p in warm_start_designs(model, samples=search.warm_start, k=k, seed=search.seed):

@@ -24,8 +24,8 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.storages.journal._file import BaseJournalFileLock
 from optuna.storages.journal._storage import JournalOperation
 
-from dse.errors import StorageError, StudyNotFoundError, choices_text, did_you_mean
-from dse.spec import STUDY_NAME_PATTERN
+from dse.spec.errors import StorageError, StudyNotFoundError, choices_text, did_you_mean
+from dse.spec.schema import STUDY_NAME_PATTERN
 
 JOURNAL_FILE = "journal.log"
 

@@ -15,18 +15,17 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import moocore
 import numpy as np
 import pandas as pd
-import typer
 
-from dse.errors import DseError
-from dse.pareto import nondominated_mask
-from dse.spec import CategoricalParam, FloatParam, IntParam, ParamSpec
-from dse.storage import study_dir
-from dse.study_model import StudyModel
+from dse.model.pareto import as_min, nondominated_mask, reference_point
+from dse.model.study_model import StudyModel
+from dse.search.storage import study_dir
+from dse.spec.errors import DseError
+from dse.spec.schema import CategoricalParam, FloatParam, IntParam, ParamSpec
 
 SWEEP_FRONT_CSV = "sweep_front.csv"
 SWEEP_JSON = "sweep.json"
@@ -312,10 +311,9 @@ def warm_start_designs(
     generation on the front instead of at random: the vectorized sweep costs about a second
     for 10^5 designs, while as many Optuna trials would take minutes. The ``k`` designs are
     chosen by greedily dropping the design of least hypervolume contribution (moocore), with
-    the reference point of :mod:`dse.quality` (thresholds, else the coarse front's nadir + 10 %).
+    the reference point of :func:`dse.model.pareto.reference_point` (thresholds, else the
+    coarse front's nadir + 10 %).
     """
-    from dse.quality import _as_min, reference_point
-
     front = sweep(model, samples=samples, seed=seed, write=False).front
     if front.empty or k < 1:
         return []
@@ -326,7 +324,7 @@ def warm_start_designs(
         maximize=maximize,
         reference_set=values,
     )
-    pts, r = _as_min(values, maximize), _as_min(ref, maximize)[0]
+    pts, r = as_min(values, maximize), as_min(ref, maximize)[0]
     idx = np.flatnonzero(np.all(pts < r, axis=1))
     while len(idx) > k:
         contrib = moocore.hv_contributions(pts[idx], ref=r)
@@ -347,65 +345,3 @@ def read_sweep(name: str) -> tuple[dict[str, Any], pd.DataFrame] | None:
     if not js.is_file() or not csv.is_file():
         return None
     return json.loads(js.read_text(encoding="utf-8")), pd.read_csv(csv)
-
-
-# -- command line -------------------------------------------------------------------------------
-
-
-def sweep_command(
-    spec: Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)],
-    grid: Annotated[
-        bool, typer.Option("--grid", help="Every step/choice combination (the default)")
-    ] = False,
-    samples: Annotated[
-        int | None, typer.Option(help="N quasi-random (Halton) designs instead of the grid")
-    ] = None,
-    chunk: Annotated[int, typer.Option(help="Designs per vectorized call", min=1)] = DEFAULT_CHUNK,
-    seed: Annotated[int, typer.Option(help="Seed of the quasi-random shift")] = 0,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
-) -> None:
-    """Evaluate the whole space in vectorized chunks and record its exact feasible front."""
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    from dse import api
-
-    if grid and samples is not None:
-        raise SweepError("give either --grid or --samples N, not both")
-    model = api.load(spec)
-    err = Console(stderr=True)
-    bar = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("front {task.fields[front]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        disable=not progress or as_json,
-    )
-    with bar:
-        task = bar.add_task(f"sweep {model.spec.study}", total=None, front=0)
-
-        def update(done: int, total: int, front: int) -> None:
-            bar.update(task, completed=done, total=total, front=front)
-
-        result = sweep(model, samples=samples, chunk=chunk, seed=seed, on_progress=update)
-    summary = result.summary()
-    if as_json:
-        print(json.dumps(summary, indent=2))
-        return
-    out = Console()
-    out.print(
-        f"{result.designs_evaluated:,} designs ({result.mode}) in {result.seconds:.1f} s: "
-        f"{result.designs_per_s:,.0f} designs/s; {result.feasible:,} feasible; "
-        f"front {result.front_size}; written to {result.directory}"
-    )

@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from dse.errors import Problem, SpecError, choices_text, did_you_mean
-from dse.yamlio import LineMap, Loc, load_yaml
+from dse.spec.errors import Problem, SpecError, choices_text, did_you_mean
+from dse.spec.yamlio import LineMap, Loc, load_yaml
 
 SAMPLERS = ("nsga2", "nsga3", "tpe", "random", "grid", "gp")
 STUDY_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"

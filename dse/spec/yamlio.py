@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from dse.errors import Problem, SpecError
+from dse.spec.errors import Problem, SpecError
 
 Loc = tuple[str | int, ...]
 

@@ -28,9 +28,9 @@ SPACES = ROOT / "spaces" / "paper"
 sys.path.insert(0, str(ROOT))
 
 from dse import api  # noqa: E402
-from dse.compare import compare, to_csv  # noqa: E402
-from dse.robust import Uncertain, evaluate_under, robust_model  # noqa: E402
-from dse.sensitivity import sensitivity  # noqa: E402
+from dse.inspect.compare import compare, to_csv  # noqa: E402
+from dse.model.robust import Uncertain, evaluate_under, robust_model  # noqa: E402
+from dse.inspect.sensitivity import sensitivity  # noqa: E402
 
 WORKLOADS: dict[str, list[str]] = {
     "llama3-70b-decode": [],
@@ -375,7 +375,7 @@ def fronts(summary: list[str], results: dict[str, Any]) -> None:
 
 def report(scratch: str) -> None:
     """The nominal study's HTML report, with the robust front beside it (dse report)."""
-    from dse.report import write_report
+    from dse.inspect.report import write_report
 
     result = write_report("paper-robust")
     html = result.html.read_text(encoding="utf-8").replace(scratch, "$SCRATCH")

@@ -21,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dse.dashboard import FRONT_FIGURE_ID, NOTE_MARKER, annotate
-from dse.study_view import load_view
+from dse.inspect.dashboard import FRONT_FIGURE_ID, NOTE_MARKER, annotate
+from dse.inspect.study_view import load_view
 from tests.cli.test_report_compare import assert_png_nontrivial, run_small
 from tests.components import chromium_path
 from tests.conftest import run_dse

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from dse.study_view import hypervolume_history, knee_index, load_view, reference_point
+from dse.inspect.study_view import hypervolume_history, knee_index, load_view, reference_point
 from tests.conftest import SPACES, run_dse
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dse.expr import ExprError, parse_expr
+from dse.spec.expr import ExprError, parse_expr
 
 
 def test_names_are_dotted_metrics_and_params() -> None:

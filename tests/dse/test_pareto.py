@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dse.pareto import hypervolume, nondominated_mask
+from dse.model.pareto import hypervolume, nondominated_mask
 
 
 def _brute_force(points: np.ndarray, maximize: list[bool]) -> np.ndarray:

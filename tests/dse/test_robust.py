@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dse import api
-from dse.errors import SpecError
-from dse.robust import (
+from dse.spec.errors import SpecError
+from dse.model.robust import (
     Uncertain,
     evaluate_under,
     extract_uncertain,
@@ -202,7 +202,7 @@ def test_workload_assumption_is_vectorized(spec: Path, tmp_path: Path) -> None:
 
 
 def test_robust_needs_distributions(tmp_path: Path) -> None:
-    from dse.errors import DseError
+    from dse.spec.errors import DseError
 
     p = tmp_path / "plain.yaml"
     p.write_text(

@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from dse import api
-from dse.errors import SpecError
-from dse.records import STALE_ATTR, WORKER_ATTR
-from dse.recovery import recover_stale_trials
-from dse.storage import open_storage
+from dse.spec.errors import SpecError
+from dse.search.stored import STALE_ATTR, WORKER_ATTR
+from dse.search.recovery import recover_stale_trials
+from dse.search.storage import open_storage
 
 SPEC = {
     "study": "r",
@@ -173,7 +173,7 @@ def test_custom_scalar_evaluator_is_looped_in_batches(tmp_path: Path) -> None:
 def test_relative_storage_paths_are_recorded_absolute(
     tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dse.storage import storage_url
+    from dse.search.storage import storage_url
 
     monkeypatch.chdir(tmp_path)
     assert storage_url("r", "sqlite:///x.db") == f"sqlite:///{tmp_path / 'x.db'}"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dse import api
-from dse.sensitivity import assumptions_of, sensitivity
+from dse.inspect.sensitivity import assumptions_of, sensitivity
 from tests.conftest import ROOT, run_dse
 from tests.dse.test_robust import SPEC
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from dse import api
-from dse.errors import SpecError
-from dse.expr import parse_expr
+from dse.spec.errors import SpecError
+from dse.spec.expr import parse_expr
 from tests.dse.test_spec_errors import GOOD
 
 

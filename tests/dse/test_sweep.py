@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from dse import api
-from dse.pareto import nondominated_mask
-from dse.quality import front_hypervolume, reference_point
-from dse.sweep import SweepError, grid_axes, halton, sweep, warm_start_designs
+from dse.model.pareto import nondominated_mask
+from dse.results.quality import front_hypervolume, reference_point
+from dse.search.sweep import SweepError, grid_axes, halton, sweep, warm_start_designs
 from tests.conftest import SPACES, run_dse
 
 SMALL_SPACE = {

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dse.registry import builtin_evaluators
+from dse.model.registry import builtin_evaluators
 from dse.testing import ConformanceError, check_evaluator
 from objectives import resolve_context
 

@@ -1,0 +1,45 @@
+"""``dse status STUDY``: a study's progress across workers (see :mod:`dse.inspect.status`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from dse.inspect.status import study_status
+
+
+def status_command(
+    study: Annotated[str, typer.Argument(help="Study name (folder under studies/)")],
+    storage: Annotated[str | None, typer.Option(help="Override the recorded storage URL")] = None,
+    recent_s: Annotated[
+        float, typer.Option(help="A worker counts as recent if it touched a trial this recently")
+    ] = 300.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+) -> None:
+    """Show a study's trials by state, recent workers, feasible count and front size."""
+    info = study_status(study, storage=storage, recent_s=recent_s)
+    if as_json:
+        print(json.dumps(info, indent=2))
+        return
+    out = Console(soft_wrap=True)
+    target = f" of {info['spec_trials']} in the spec" if info["spec_trials"] else ""
+    out.print(
+        f"[bold]{info['study']}[/bold]: {info['finished']} finished{target}, "
+        f"{info['feasible']} feasible, front {info['front_size']}  ({info['storage']})",
+        highlight=False,
+    )
+    states = "  ".join(f"{k} {v}" for k, v in info["states"].items()) or "no trials yet"
+    out.print(f"trials by state: {states}", highlight=False)
+    if not info["workers"]:
+        out.print(f"no worker seen in the last {recent_s:g} s")
+        return
+    table = Table(title=f"workers seen in the last {recent_s:g} s")
+    for c in ("worker", "finished", "running", "last seen"):
+        table.add_column(c, justify="left" if c == "worker" else "right")
+    for name, w in info["workers"].items():
+        table.add_row(name, str(w["finished"]), str(w["running"]), f"{w['last_seen_s']:.0f} s ago")
+    out.print(table)

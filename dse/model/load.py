@@ -1,0 +1,56 @@
+"""A spec file to a compiled model: load, validate, apply ``--set`` overrides, evaluate, lock.
+
+The operations behind ``dse validate``, ``dse evaluate`` and every run; :mod:`dse.api` is their
+public face.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from dse.model.registry import builtin_evaluators
+from dse.model.study_model import StudyModel, check_params, compile_spec, split_sets
+from dse.spec.schema import LoadedSpec, load_spec
+
+__all__ = ["evaluate", "load", "load_for_evaluate", "lock_dict"]
+
+
+def load(spec_path: str | Path, *, sets: list[str] | None = None) -> StudyModel:
+    """Load, validate and compile a spec; ``sets`` are dotted fixed overrides (``a.b=v``)."""
+    loaded = load_spec(spec_path)
+    _, fixed = _split(loaded, sets or [])
+    return compile_spec(loaded, fixed_overrides=fixed)
+
+
+def _split(loaded: LoadedSpec, sets: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    known = set().union(*(e.params for e in builtin_evaluators().values()))
+    # The spec's own fixed keys (gpu, technology, workload presets) can be replaced whole.
+    return split_sets(loaded.spec.space, sets, known | set(loaded.spec.fixed))
+
+
+def load_for_evaluate(spec_path: str | Path, sets: list[str]) -> tuple[StudyModel, dict[str, Any]]:
+    """A compiled spec and the full parameter set of its fixed design (``dse evaluate``)."""
+    loaded = load_spec(spec_path)
+    params, fixed = _split(loaded, sets)
+    model = compile_spec(loaded, fixed_overrides=fixed)
+    check_params(model.spec.space, params)
+    return model, params
+
+
+def evaluate(model: StudyModel, params: Mapping[str, Any]) -> dict[str, float]:
+    """Every metric of one design, as plain floats."""
+    return {k: float(v) for k, v in model.evaluate(params).items()}
+
+
+def lock_dict(model: StudyModel, url: str) -> dict[str, Any]:
+    """The fully resolved spec: every preset value spelled out."""
+    spec = model.spec.model_dump(mode="json")
+    spec["fixed"] = model.context
+    spec["storage"] = url
+    spec["fixed_overrides"] = model.fixed_overrides
+    if model.uncertain:  # distributions from fixed (dse.model.uncertain); fixed holds nominals
+        spec["uncertain"] = {u.name: u.as_dict() for u in model.uncertain}
+    spec.update(getattr(model, "lock_extras", dict)())
+    return spec

@@ -1,0 +1,90 @@
+"""What dse keeps in a study and beside it: trial attribute names, the resolved spec
+(``spec.lock.yaml`` and the copy stored in the study), and opening a recorded study by name."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+import yaml
+
+from dse import __version__
+from dse.search.storage import existing_study_dir, open_storage
+from dse.spec.errors import StudyNotFoundError
+
+LOCK_FILE = "spec.lock.yaml"
+STALE_ATTR = "dse.stale"
+FAIL_ATTR = "dse.fail_reason"
+FEASIBLE_ATTR = "dse.feasible"
+WORKER_ATTR = "dse.worker"
+META_KEY = "dse.spec"
+
+
+def is_feasible(trial: optuna.trial.FrozenTrial) -> bool:
+    return all(v <= 0.0 for v in trial.constraints.values())
+
+
+def plain(obj: Any) -> Any:
+    """numpy scalars and tuples -> plain YAML-safe values."""
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [plain(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def write_lock(path: Path, lock: dict[str, Any]) -> None:
+    lock = {"dse_version": __version__, **lock}
+    path.write_text(yaml.safe_dump(plain(lock), sort_keys=False), encoding="utf-8")
+
+
+def write_lock_atomic(directory: Path, lock: dict[str, Any]) -> None:
+    """Several local workers write the same lock file; readers never see half of one."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".lock-", suffix=".yaml")
+    os.close(fd)
+    write_lock(Path(tmp), lock)
+    os.replace(tmp, directory / LOCK_FILE)
+
+
+def read_lock(name: str) -> dict[str, Any]:
+    path = existing_study_dir(name) / LOCK_FILE
+    if not path.is_file():
+        raise StudyNotFoundError(f"study {name!r} has no {LOCK_FILE}; run it with 'dse run' first")
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+@dataclass
+class RecordedStudy:
+    """A study found by name: its lock, the storage URL used, and the live Optuna study."""
+
+    lock: dict[str, Any]
+    url: str
+    study: optuna.Study
+    objectives: list[str]
+    maximize: list[bool]
+
+
+def open_study(name: str, *, storage: str | None = None) -> RecordedStudy:
+    """Open a recorded study from the storage in its lock (or ``storage``)."""
+    lock = read_lock(name)
+    url = storage or lock["storage"]
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        study = optuna.load_study(study_name=lock["study"], storage=open_storage(url))
+    except KeyError:
+        raise StudyNotFoundError(f"storage {url!r} holds no study {lock['study']!r}") from None
+    return RecordedStudy(
+        lock=lock,
+        url=url,
+        study=study,
+        objectives=[o["metric"] for o in lock["objectives"]],
+        maximize=[o["direction"] == "maximize" for o in lock["objectives"]],
+    )

@@ -1,0 +1,116 @@
+"""The engine's layering (docs/architecture in DESIGN: spec -> model -> search -> results ->
+inspect -> cli): every import in ``dse/``, function-level ones included, points down or
+sideways within a layer, and no chain of imports comes back to where it started."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DSE = ROOT / "dse"
+#: Layer rank per top-level part of ``dse``; a module may import only ranks <= its own.
+#: ``dse`` itself (the package, holding ``__version__``) is importable from anywhere; ``api``
+#: is the public facade over every layer, imported only by the CLI; ``testing`` re-exports
+#: ``dse.model.testing``.
+LAYERS = {"spec": 0, "model": 1, "testing": 1, "search": 2, "results": 3, "inspect": 4}
+LAYERS |= {"api": 5, "cli": 6}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_module(name: str) -> bool:
+    base = ROOT.joinpath(*name.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def imports_of(path: Path, me: str | None = None) -> list[tuple[str, int]]:
+    """Every ``dse`` module ``path`` (module ``me``) imports, anywhere in the file, with its
+    line."""
+    me = me or module_name(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    found: list[tuple[str, int]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                found.append((sub if is_module(sub) else base, node.lineno))
+    return [(m, line) for m, line in found if m == "dse" or m.startswith("dse.")]
+
+
+def rank(module: str) -> int:
+    parts = module.split(".")
+    return -1 if len(parts) == 1 else LAYERS[parts[1]]
+
+
+MODULES = sorted(DSE.rglob("*.py"))
+GRAPH = {module_name(p): imports_of(p) for p in MODULES}
+
+
+def test_every_module_sits_in_a_layer() -> None:
+    loose = [m for m in GRAPH if m != "dse" and m.split(".")[1] not in LAYERS]
+    assert not loose, f"modules outside the layers {sorted(LAYERS)}: {loose}"
+    assert len(GRAPH) > 30  # the walk found the engine
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_imports_point_down(module: str) -> None:
+    up = [
+        f"line {line}: {target}" for target, line in GRAPH[module] if rank(target) > rank(module)
+    ]
+    assert not up, f"{module} imports a higher layer: {up}"
+
+
+def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
+    """A cycle of the directed graph as a list of nodes, or None (iterative DFS)."""
+    colour = dict.fromkeys(graph, 0)  # 0 new, 1 on the stack, 2 done
+    for start in graph:
+        if colour[start]:
+            continue
+        stack = [(start, iter(graph[start]))]
+        path = [start]
+        colour[start] = 1
+        while stack:
+            node, children = stack[-1]
+            for child in children:
+                if colour.get(child, 2) == 1:
+                    return path[path.index(child) :] + [child]
+                if colour.get(child) == 0:
+                    colour[child] = 1
+                    stack.append((child, iter(graph[child])))
+                    path.append(child)
+                    break
+            else:
+                colour[node] = 2
+                stack.pop()
+                path.pop()
+    return None
+
+
+def test_no_import_cycles() -> None:
+    edges = {m: sorted({t for t, _ in imps if t in GRAPH and t != m}) for m, imps in GRAPH.items()}
+    assert find_cycle(edges) is None, " -> ".join(find_cycle(edges) or [])
+
+
+def test_checker_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
+    # The checker itself: a two-module cycle through a function-level import is caught.
+    assert find_cycle({"a": ["b"], "b": ["a"], "c": []}) in (["a", "b", "a"], ["b", "a", "b"])
+    assert find_cycle({"a": ["b"], "b": ["c"], "c": []}) is None
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def f():\n    from dse.search import runner\n    from ..results import records\n"
+    )
+    found = imports_of(probe, "dse.model.probe")
+    assert found == [("dse.search.runner", 2), ("dse.results.records", 3)]
+    assert all(rank(t) > rank("dse.model.probe") for t, _ in found)
