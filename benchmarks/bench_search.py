@@ -3,8 +3,8 @@
 For each sampler and seed, run a study on the spec (in-memory storage: this measures search,
 not storage) and record the hypervolume of its feasible front after 100..2000 trials as a
 fraction of the exact grid front's hypervolume (``dse sweep SPEC --grid``), with the same
-reference point (the exact front's nadir pushed out by 10 % of its range, dse.quality). pymoo's
-NSGA-II at equal evaluations is the outside reference.
+reference point (the exact front's nadir pushed out by 10 % of its range,
+dse.model.pareto). pymoo's NSGA-II at equal evaluations is the outside reference.
 
 Samplers whose choice does not depend on trials still running (NSGA-II/III within a generation,
 random) are asked a generation at a time and evaluated vectorized, which gives the same samples
@@ -32,11 +32,11 @@ import optuna
 import pandas as pd
 
 from dse import api
+from dse.model.study_model import StudyModel
 from dse.results.quality import front_hypervolume, hypervolume_history, reference_point
 from dse.search.samplers import distribution, make_sampler
-from dse.spec.schema import SearchSpec
-from dse.model.study_model import StudyModel
 from dse.search.sweep import warm_start_designs
+from dse.spec.schema import SearchSpec
 
 CHECKPOINTS = [100, 250, 500, 1000, 2000, 4000]
 BATCHED = {"nsga2", "nsga3", "random"}

@@ -1,7 +1,7 @@
 """Benchmark 2: storage overhead per trial (in-memory, journal file, SQLite).
 
-Runs the runner's own trial path (``dse.runner.run_trial``: ask, evaluate, one user attribute
-per metric, constraints, tell) with a trivial custom evaluator that returns ``--metrics``
+Runs the runner's own trial path (``dse.search.runner.run_trial``: ask, evaluate, one user
+attribute per metric, constraints, tell) with a trivial custom evaluator that returns ``--metrics``
 constants (78 is what ``spaces/litegpu.yaml`` records per trial), a random sampler, and each
 storage. Evaluation costs microseconds, so the time per trial is the storage and Optuna overhead.
 

@@ -24,8 +24,8 @@ import optuna
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dse.search.stored import STALE_ATTR  # noqa: E402
 from dse.search.storage import open_storage  # noqa: E402
+from dse.search.stored import STALE_ATTR  # noqa: E402
 from tests.cli.test_crash_resume import slow_spec  # noqa: E402
 from tests.postgres import PostgresServer  # noqa: E402
 

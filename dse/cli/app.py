@@ -332,7 +332,8 @@ def pareto(
     ] = "table",
     storage: Annotated[str | None, typer.Option(help="Override the recorded storage URL")] = None,
     quality: Annotated[
-        bool, typer.Option("--quality", help="Also print hypervolume and IGD+ (dse.quality)")
+        bool,
+        typer.Option("--quality", help="Also print hypervolume and IGD+ (dse.results.quality)"),
     ] = False,
 ) -> None:
     """Print a study's feasible Pareto front."""

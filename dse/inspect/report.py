@@ -1,8 +1,8 @@
 """``dse report STUDY``: one self-contained HTML file (plotly.js inline, works offline) and
 static PNGs (matplotlib) for papers and slides, under ``studies/<study>/``.
 
-Every figure is built from ``dse.study_view`` so the report's front is the one ``dse pareto``
-prints; definitions of the reference point, hypervolume and knee live there.
+Every figure is built from ``dse.inspect.study_view`` so the report's front is the one
+``dse pareto`` prints; definitions of the reference point, hypervolume and knee live there.
 """
 
 from __future__ import annotations

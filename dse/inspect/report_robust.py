@@ -1,10 +1,10 @@
 """Robust fronts beside the nominal one in ``dse report``.
 
 ``dse run SPEC --robust K --statistic S`` records its study as ``<study>-robust-<S>-k<K>``
-(``dse.robust.robust_study_name``). The nominal study's report finds those siblings and draws,
-for every pair of objectives, the nominal front at its nominal values next to the robust front
-at its robust statistic, and the robust designs at their nominal values: the distance between
-the last two is what hedging against the uncertain assumptions costs.
+(``dse.model.robust.robust_study_name``). The nominal study's report finds those siblings and
+draws, for every pair of objectives, the nominal front at its nominal values next to the robust
+front at its robust statistic, and the robust designs at their nominal values: the distance
+between the last two is what hedging against the uncertain assumptions costs.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each assumption is swung to a low and a high value while every other one stays n
 change of each objective is recorded: a tornado table, sorted by swing. The swings are
 
 - the p10 and p90 of the distribution, for every assumption the spec declares uncertain
-  (``{dist: ...}`` in ``fixed``, see :mod:`dse.robust`);
+  (``{dist: ...}`` in ``fixed``, see :mod:`dse.model.uncertain`);
 - otherwise (no distribution in the spec) -20 % and +20 % of every numeric technology constant
   of the resolved context (``technology.*``), integers included; lists and names are skipped,
   and a value in (0, 1] (a yield, efficiency or fraction) swings up to 1 at most.

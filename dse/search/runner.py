@@ -1,5 +1,5 @@
-"""The Optuna glue: the ask/tell loop that runs a study (samplers in dse.samplers, trial
-ownership and crash recovery in dse.recovery).
+"""The Optuna glue: the ask/tell loop that runs a study (samplers in dse.search.samplers, trial
+ownership and crash recovery in dse.search.recovery).
 
 One trial = ask the sampler, evaluate the design with the same code path as ``dse evaluate``,
 store every metric as a user attribute, set constraints with ``trial.set_constraint``, tell.

@@ -145,7 +145,7 @@ def enqueue_grid(model: StudyModel, study: optuna.Study, target: int) -> int:
 
 
 def enqueue_warm_start(model: StudyModel, study: optuna.Study) -> None:
-    """Seed a new study's first population from a coarse vectorized sweep (dse.sweep)."""
+    """Seed a new study's first population from a coarse vectorized sweep (dse.search.sweep)."""
     search = model.spec.search
     k = int(search.options.get("population_size", 50))
     for p in warm_start_designs(model, samples=search.warm_start, k=k, seed=search.seed):

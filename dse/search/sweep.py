@@ -4,7 +4,7 @@ The evaluators take numpy arrays, so a grid (every ``step``/choice combination) 
 quasi-random samples are evaluated in chunks with the same :meth:`StudyModel.evaluate` that
 serves one trial. Only the running non-dominated feasible set is kept (moocore), so memory is
 bounded by the chunk size plus the front, whatever the size of the space. The grid front is the
-yardstick for the samplers' search quality (:mod:`dse.quality`).
+yardstick for the samplers' search quality (:mod:`dse.results.quality`).
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from dse import api  # noqa: E402
 from dse.inspect.compare import compare, to_csv  # noqa: E402
-from dse.model.robust import Uncertain, evaluate_under, robust_model  # noqa: E402
 from dse.inspect.sensitivity import sensitivity  # noqa: E402
+from dse.model.robust import Uncertain, evaluate_under, robust_model  # noqa: E402
 
 WORKLOADS: dict[str, list[str]] = {
     "llama3-70b-decode": [],

@@ -19,8 +19,8 @@ import optuna
 import yaml
 from optuna.storages.journal._storage import JournalOperation
 
-from dse.search.stored import STALE_ATTR
 from dse.search.storage import open_storage
+from dse.search.stored import STALE_ATTR
 from tests.conftest import ROOT, run_dse
 
 SLOW_MODULE = '''

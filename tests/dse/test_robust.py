@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from dse import api
-from dse.spec.errors import SpecError
 from dse.model.robust import (
     Uncertain,
     evaluate_under,
@@ -17,6 +16,7 @@ from dse.model.robust import (
     robust_model,
     sample,
 )
+from dse.spec.errors import SpecError
 from tests.conftest import run_dse
 
 SPEC = """\

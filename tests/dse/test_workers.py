@@ -12,9 +12,9 @@ import optuna
 import yaml
 
 from dse import api
-from dse.search.stored import STALE_ATTR, WORKER_ATTR
 from dse.search.recovery import recover_stale_trials
 from dse.search.runner import create_or_load
+from dse.search.stored import STALE_ATTR, WORKER_ATTR
 from tests.cli.test_crash_resume import assert_exact, dse_popen, slow_spec
 from tests.conftest import run_dse
 
