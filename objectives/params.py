@@ -33,5 +33,10 @@ PARAMS: dict[str, Param] = {
         "-", "Cooling of the GPU package: air | liquid (bounds W/mm2 via DVFS)", "air"
     ),
     "cluster_size": Param("GPUs", "GPUs in the cluster", 8),
+    "disaggregated": Param(
+        "0/1",
+        "Serving with separate prefill and decode pools (1) or both on every replica (0); "
+        "overrides workload.disaggregated, so a study can search it",
+    ),
     "spare_fraction": Param("1", "Hot-spare GPUs as a fraction of the serving GPUs", 0.0),
 }

@@ -42,9 +42,21 @@ METRICS: dict[str, tuple[str, str]] = {
         "tokens/s",
         "output tokens/s of the cluster (prefill: input, train: trained)",
     ),
-    "ttft_s": ("s", "time to first token (prefill of the batch); 0 when training"),
-    "tpot_s": ("s", "mean time per output token (one decode step of the batch); 0 when training"),
-    "step_s": ("s", "serve: one static-batch cycle (prefill + decode); train: one optimizer step"),
+    "ttft_s": (
+        "s",
+        "time to first token: one request's prefill plus one step of waiting (continuous), "
+        "the prefill of the whole batch (static); 0 when training",
+    ),
+    "tpot_s": (
+        "s",
+        "mean time per output token: one step of the running batch, with its prefill chunks "
+        "when prefill is co-located; 0 when training",
+    ),
+    "step_s": (
+        "s",
+        "serve: one engine step (continuous; disaggregated: group-seconds per request) or one "
+        "static-batch cycle; train: one optimizer step",
+    ),
     "mfu": ("1", "model FLOPs / (peak FLOPs x time) of the busy GPUs (training MFU)"),
     "gpu_power_w": ("W", "power of one serving GPU package at this workload"),
     "package_power_w": ("W", "peak (TDP-like) package power: full compute, HBM and links"),
@@ -58,7 +70,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "ep": ("GPUs", "expert-parallel degree (MoE experts spread over the TP group; 1 if dense)"),
     "replicas": ("replicas", "model replicas serving in the cluster"),
     "gpus_per_replica": ("GPUs", "tp x pp: the model-parallel group a failure takes down"),
-    "batch": ("sequences", "concurrent sequences per replica"),
+    "batch": ("sequences", "concurrent sequences per replica (continuous auto: solved)"),
     "compute_utilization": ("1", "achieved / peak tensor FLOPs over the serving cycle"),
     "hbm_utilization": ("1", "achieved / peak HBM bandwidth over the serving cycle"),
     "memory_used_fraction": ("1", "HBM need / usable HBM of the chosen configuration"),
@@ -457,6 +469,8 @@ def evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
 
 def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    if "disaggregated" in design:  # the design parameter: searchable, overrides the workload
+        return _by_serving_mode(design)
     wl = design["workload"]
     a = arch_of(wl["model"])
     fl = _flatten(design)
@@ -564,6 +578,54 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "die_perimeter_mm": hw["die_perimeter_mm"],
     }
     return {key: v.reshape(shape) for key, v in _own(out, n).items()}
+
+
+def _by_serving_mode(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Designs with the ``disaggregated`` parameter (0/1, may vary per design): each mode's
+    designs are evaluated as one vectorized batch and the results put back in place."""
+    rest = {k: v for k, v in design.items() if k != "disaggregated"}
+    try:
+        flag = np.asarray(design["disaggregated"], dtype=float)
+    except (TypeError, ValueError):
+        raise ContextError("disaggregated", "expected 0 or 1") from None
+    if not np.isin(flag, (0.0, 1.0)).all():
+        raise ContextError(
+            "disaggregated", f"expected 0 or 1, got {flag[~np.isin(flag, (0.0, 1.0))].flat[0]}"
+        )
+    if flag.ndim == 0 or np.all(flag == flag.flat[0]):
+        rest["workload"] = {**design["workload"], "disaggregated": bool(flag.flat[0])}
+        out = _evaluate_perf(rest)
+        return (
+            out
+            if flag.ndim == 0
+            else {
+                k: np.broadcast_to(v, np.broadcast_shapes(v.shape, flag.shape)).copy()
+                for k, v in out.items()
+            }
+        )
+    fl = _flatten(
+        {
+            **rest,
+            "cluster_size": np.broadcast_to(
+                rest["cluster_size"],
+                np.broadcast_shapes(np.shape(rest["cluster_size"]), flag.shape),
+            ),
+        }
+    )
+    f = np.broadcast_to(flag, fl.shape).reshape(-1)
+    res: dict[str, np.ndarray] = {}
+    for mode in (0.0, 1.0):
+        idx = np.flatnonzero(f == mode)
+        sub: dict[str, Any] = {k: v[idx] for k, v in fl.values.items()}
+        sub["technology"] = {**fl.technology, **{k: fl.technology[k][idx] for k in fl.tech_keys}}
+        w = {**fl.workload, **{k: fl.workload[k][idx] for k in fl.wl_keys}}
+        sub["workload"] = {**w, "disaggregated": bool(mode)}
+        part = _evaluate_perf(sub)
+        for k, v in part.items():
+            if k not in res:
+                res[k] = np.empty(f.size)
+            res[k][idx] = v
+    return {k: v.reshape(fl.shape) for k, v in res.items()}
 
 
 def _own(out: Mapping[str, Any], n: int) -> dict[str, np.ndarray]:

@@ -152,3 +152,26 @@ def test_issue_cli_command_end_to_end():
             output_tokens=1000,
         )["tokens_per_s"]
     )
+
+
+def test_disaggregated_design_parameter_varies_per_design():
+    """``disaggregated`` is a design parameter too (0/1), so a study can search it: a batch
+    mixing both modes equals each design evaluated alone."""
+    d = resolve_context({"gpu": "h100-sxm", "cluster_size": 8,
+                         "workload": {"batch": "auto", "output_tokens": 256}})  # fmt: skip
+    d["die_area_mm2"] = np.array([400.0, 814.0, 400.0, 814.0])
+    d["disaggregated"] = np.array([0.0, 0.0, 1.0, 1.0])
+    out = evaluate_perf(d)
+    for i in range(4):
+        one = {**d, "die_area_mm2": float(d["die_area_mm2"][i]),
+               "disaggregated": float(d["disaggregated"][i])}  # fmt: skip
+        s = evaluate_perf(one)
+        for k, v in out.items():
+            assert float(s[k]) == pytest.approx(float(v[i]), rel=1e-12), k
+    assert out["tpot_s"][3] < out["tpot_s"][1]  # decode-only steps
+    wl = {**d["workload"], "disaggregated": True}
+    via_workload = evaluate_perf({**d, "die_area_mm2": 814.0, "workload": wl,
+                                  "disaggregated": 1.0})  # fmt: skip
+    assert float(via_workload["tokens_per_s"]) == pytest.approx(float(out["tokens_per_s"][3]))
+    with pytest.raises(Exception, match="disaggregated"):
+        evaluate_perf({**d, "disaggregated": 2.0})
