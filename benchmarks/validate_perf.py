@@ -339,8 +339,8 @@ def markdown(res: list[dict[str, Any]]) -> str:
         f"**Fit split** (declared before fitting): the in-flight-batching throughput rows of the "
         f"TensorRT-LLM perf-overview v0.11.0 and v0.17 ({', '.join(FIT_SOURCES)}). The "
         "continuous-batching efficiencies `cb_gemm_compute_efficiency`, "
-        "`cb_gemm_memory_efficiency`, `cb_attention_memory_efficiency` and "
-        "`cb_layer_overhead_s` were fitted on them by `benchmarks/calibrate_perf.py --serving`; "
+        "`cb_gemm_memory_efficiency`, `cb_attention_memory_efficiency`, "
+        "`cb_layer_overhead_s` and `cb_moe_gemm_efficiency` were fitted on them by `benchmarks/calibrate_perf.py --serving`; "
         "every other row below is **validation**: nothing was fitted to it. The `static` rows "
         "use the static scheduler, whose constants were fitted on the TensorRT-LLM 0.5.0 case "
         "only. Errors are predicted / published - 1.",
