@@ -56,7 +56,7 @@ def test_fit_split_is_declared_and_disjoint(res):
     vp, r = res
     fit = [x["row"] for x in r if x["row"].split == "fit"]
     assert fit and all(row.src in vp.FIT_SOURCES and row.kind == "tput" for row in fit)
-    assert len({row.row for row in vp.ROWS}) == len(vp.ROWS)
+    assert len({(row.row, row.kind) for row in vp.ROWS}) == len(vp.ROWS)
 
 
 def test_validation_median_within_15_percent(res):
