@@ -542,11 +542,11 @@ def plot(res: list[dict[str, Any]], path: Path) -> None:
         ]
         if pts:
             a = np.array(pts)
-            ax.scatter(a[:, 0], a[:, 1], marker=mk, color=col, label=label, s=28)
+            ax.scatter(a[:, 0], a[:, 1], marker=mk, color=col, label=label, s=28, zorder=3)
     lo, hi = 100, 1e5
     xs = np.array([lo, hi])
-    ax.plot(xs, xs, "k-", lw=0.8)
-    ax.fill_between(xs, xs / 1.3, xs * 1.3, color="0.9", label="±30 %")
+    ax.plot(xs, xs, "k-", lw=0.8, zorder=2)
+    ax.fill_between(xs, xs / 1.3, xs * 1.3, color="0.9", label="±30 %", zorder=1)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
