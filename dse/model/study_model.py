@@ -9,11 +9,13 @@ import copy
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 import yaml
 
+from dse.model.deadline import CallFailed, DeadlineExceeded, call_with_deadline
 from dse.model.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_path
 from dse.model.uncertain import UncertainError, check_paths, extract_uncertain
 from dse.spec.errors import (
@@ -97,13 +99,27 @@ class StudyModel:
             for key, v in result.items():
                 try:
                     arr = np.broadcast_to(np.asarray(v, dtype=float), shape)
+                except OverflowError:  # an int beyond float range, e.g. 10**400
+                    if strict:
+                        raise EvaluationError(
+                            f"metric '{ev.name}.{key}' is not finite (too large for a float)"
+                        ) from None
+                    arr = np.full(shape, np.nan)
                 except (TypeError, ValueError) as exc:
                     raise EvaluationError(
                         f"metric '{ev.name}.{key}' is not numeric or has the wrong shape: {exc}"
                     ) from None
                 if strict and not np.all(np.isfinite(arr)):
-                    raise EvaluationError(f"metric '{ev.name}.{key}' is not finite ({v!r})")
+                    raise EvaluationError(f"metric '{ev.name}.{key}' is not finite ({_short(v)})")
                 out[f"{ev.name}.{key}"] = arr
+            # A declared metric the evaluator left out fails the design (NaN in a sweep).
+            for key in ev.metrics or {}:
+                if f"{ev.name}.{key}" not in out:
+                    if strict:
+                        raise EvaluationError(
+                            f"evaluator {ev.name!r} returned no declared metric {key!r}"
+                        )
+                    out[f"{ev.name}.{key}"] = np.full(shape, np.nan)
         return out
 
     def env(self, params: Mapping[str, Any], metrics: Mapping[str, Any]) -> dict[str, Any]:
@@ -122,6 +138,11 @@ class StudyModel:
 
     def objective_values(self, metrics: Mapping[str, Any]) -> list[Any]:
         return [metrics[m] for m in self.objective_names]
+
+
+def _short(v: Any, limit: int = 80) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _loop(
@@ -273,12 +294,15 @@ def compile_spec(
     # is probed once, so a bad fixed value its model rejects (an error carrying the ``path``
     # of the offending field) stops the spec here instead of failing every trial later.
     probe_params = {n: midpoint(p) for n, p in spec.space.items()}
+    timeout_s = spec.search.trial_timeout_s
     for ev in evaluators.values():
         if ev.metrics is not None:
             for k, info in ev.metrics.items():
                 model.metrics[f"{ev.name}.{k}"] = info
             try:
-                ev.fn({**model.design(probe_params), MEMO_KEY: {}})
+                _probe(ev, {**model.design(probe_params), MEMO_KEY: {}}, timeout_s)
+            except ProbeTimeout as exc:
+                problems.append(loaded.problem(("evaluators", ev.name), str(exc)))
             except ValueError as exc:
                 path = getattr(exc, "path", None)
                 if path:
@@ -289,8 +313,10 @@ def compile_spec(
                 pass
             continue
         try:
-            result = ev.fn(model.design(probe_params))
-            keys = list(result)
+            keys = _probe(ev, model.design(probe_params), timeout_s)
+        except ProbeTimeout as exc:
+            problems.append(loaded.problem(("evaluators", ev.name), str(exc)))
+            continue
         except Exception as exc:
             problems.append(
                 loaded.problem(
@@ -331,6 +357,34 @@ def compile_spec(
     if problems:
         raise SpecError(problems)
     return model
+
+
+class ProbeTimeout(Exception):
+    """Probing an evaluator ran past ``search.trial_timeout_s``."""
+
+
+def _keys_or_exception(fn: Callable[[Any], Any], design: Any) -> tuple[str, Any]:
+    try:
+        return "ok", list(fn(design))
+    except Exception as exc:  # noqa: BLE001 - re-raised in the caller
+        return "raised", exc
+
+
+def _probe(ev: Evaluator, design: dict[str, Any], timeout_s: float | None) -> list[str]:
+    """The metric names an evaluator returns on one design; bounded by ``timeout_s`` (a hung
+    evaluator stops ``validate`` with a clear problem instead of hanging it)."""
+    try:
+        status, value = call_with_deadline(partial(_keys_or_exception, ev.fn), design, timeout_s)
+    except DeadlineExceeded:
+        raise ProbeTimeout(
+            f"probing the evaluator on the midpoint design timed out after {timeout_s:g} s "
+            "(search.trial_timeout_s)"
+        ) from None
+    except CallFailed as exc:  # the child died, or the exception could not come back
+        raise RuntimeError(str(exc)) from None
+    if status == "raised":
+        raise value
+    return value
 
 
 def split_sets(

@@ -24,6 +24,7 @@ from optuna.exceptions import DuplicatedStudyError, UpdateFinishedTrialError
 from optuna.storages._heartbeat import get_heartbeat_thread
 from optuna.trial import TrialState
 
+from dse.model.guarded import EvaluationTimeout, TrialEvaluation, evaluate_trial, trial_evaluator
 from dse.model.pareto import nondominated_mask
 from dse.model.study_model import EvaluationError, StudyModel
 from dse.search.recovery import (
@@ -37,7 +38,7 @@ from dse.search.recovery import (
 from dse.search.samplers import distribution, enqueue_grid, enqueue_warm_start, make_sampler
 from dse.search.spec_check import check_spec
 from dse.search.storage import HEARTBEAT_S, open_storage, set_trial_user_attrs
-from dse.search.stored import FAIL_ATTR, FEASIBLE_ATTR, STALE_ATTR, is_feasible
+from dse.search.stored import FAIL_ATTR, FEASIBLE_ATTR, STALE_ATTR, TIMED_OUT_ATTR, is_feasible
 
 #: How often a worker re-checks a study whose last trials run elsewhere.
 POLL_S = 0.2
@@ -122,9 +123,14 @@ def run_trial(
     dists: dict[str, BaseDistribution],
     *,
     trial_id: int | None = None,
+    evaluate: Callable[[dict[str, Any]], TrialEvaluation] | None = None,
 ) -> optuna.trial.FrozenTrial | None:
     """Evaluate, record and tell one claimed trial (claiming one if not given); return it as
-    stored, or None when another worker retired it meanwhile (its heartbeat was late)."""
+    stored, or None when another worker retired it meanwhile (its heartbeat was late).
+
+    Whatever the evaluation does wrong (dse.model.guarded) fails this trial with its reason;
+    ``evaluate`` (from ``trial_evaluator``) applies the spec's time limit.
+    """
     if trial_id is None:
         trial_id = claim_trial(study)
     storage = study._storage
@@ -134,18 +140,22 @@ def run_trial(
             for name, dist in dists.items():
                 trial._suggest(name, dist)
             try:
-                metrics = {k: float(v) for k, v in model.evaluate(trial.params).items()}
-                violations = [float(v) for v in model.violations(trial.params, metrics)]
-                values = [metrics[m] for m in model.objective_names]
+                if evaluate is None:
+                    result = evaluate_trial(model, trial.params)
+                else:
+                    result = evaluate(trial.params)
             except EvaluationError as exc:
-                storage.set_trial_user_attr(trial_id, FAIL_ATTR, str(exc))
+                attrs: dict[str, Any] = {FAIL_ATTR: str(exc)}
+                if isinstance(exc, EvaluationTimeout):
+                    attrs[TIMED_OUT_ATTR] = True
+                set_trial_user_attrs(storage, trial_id, attrs)
                 return study.tell(trial, state=TrialState.FAIL)
             # Feasibility as a user attr too, so optuna-dashboard shows it on every trial page.
-            feasible = all(v <= 0.0 for v in violations)
-            set_trial_user_attrs(storage, trial_id, {**metrics, FEASIBLE_ATTR: feasible})
-            for expr, v in zip(model.constraints, violations, strict=True):
+            feasible = all(v <= 0.0 for v in result.violations)
+            set_trial_user_attrs(storage, trial_id, {**result.metrics, FEASIBLE_ATTR: feasible})
+            for expr, v in zip(model.constraints, result.violations, strict=True):
                 trial.set_constraint(expr.source, v)
-            return study.tell(trial, values)
+            return study.tell(trial, result.values)
     except (UpdateFinishedTrialError, ValueError):
         if storage.get_trial(trial_id).state.is_finished():
             return None
@@ -194,6 +204,26 @@ def run_study(
         trials = min(trials, enqueue_grid(model, study, trials))
     elif model.spec.search.warm_start and not study.get_trials(deepcopy=False):
         enqueue_warm_start(model, study)
+    evaluate, close_evaluator = trial_evaluator(model)
+    try:
+        _loop(model, study, dists, tracker, trials, evaluate, on_progress, timeout_s, should_stop)
+    finally:
+        close_evaluator()
+    return study
+
+
+def _loop(
+    model: StudyModel,
+    study: optuna.Study,
+    dists: dict[str, BaseDistribution],
+    tracker: FrontTracker,
+    trials: int,
+    evaluate: Callable[[dict[str, Any]], TrialEvaluation],
+    on_progress: Callable[[Progress], None] | None,
+    timeout_s: float | None,
+    should_stop: Callable[[], bool] | None,
+) -> None:
+    """Claim, evaluate and tell trials until the study-wide total (see ``run_study``)."""
     start = time.monotonic()
     jitter = random.Random()
     while True:
@@ -217,7 +247,7 @@ def run_study(
             time.sleep(jitter.uniform(0.0, POLL_S))
             continue
         try:
-            t = run_trial(model, study, dists, trial_id=trial_id)
+            t = run_trial(model, study, dists, trial_id=trial_id, evaluate=evaluate)
         except BaseException:
             give_back_trial(study, trial_id, "interrupted; parameters re-queued")
             raise
@@ -229,4 +259,3 @@ def run_study(
             on_progress(
                 Progress(done, trials, len(tracker.points), tracker.front_size(), tracker.failed)
             )
-    return study

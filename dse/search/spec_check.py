@@ -14,7 +14,13 @@ from dse.spec.errors import SpecMismatchError
 
 #: Keys that may differ between workers of one study: how each reaches the storage, and the
 #: total each is asked to reach (raising it extends the study).
-VOLATILE_KEYS = ("storage", "search.trials", "dse_version", "description")
+VOLATILE_KEYS = (
+    "storage",
+    "search.trials",
+    "search.trial_timeout_s",
+    "dse_version",
+    "description",
+)
 #: Keys that describe reporting, not the problem: a hypervolume threshold may be set later.
 VOLATILE_SUFFIXES = (".threshold",)
 #: How long a joining worker waits for the creator to store its spec.

@@ -20,6 +20,8 @@ from dse.spec.errors import StudyNotFoundError
 LOCK_FILE = "spec.lock.yaml"
 STALE_ATTR = "dse.stale"
 FAIL_ATTR = "dse.fail_reason"
+#: A trial failed by ``search.trial_timeout_s``: final, its design is not tried again.
+TIMED_OUT_ATTR = "dse.timed_out"
 FEASIBLE_ATTR = "dse.feasible"
 WORKER_ATTR = "dse.worker"
 META_KEY = "dse.spec"

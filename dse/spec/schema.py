@@ -89,6 +89,15 @@ class SearchSpec(_Model):
         description="Designs of a quasi-random vectorized sweep whose feasible front seeds the "
         "first trials (one population); 0: off. See docs/search.md",
     )
+    trial_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=7 * 86400,
+        allow_inf_nan=False,
+        description="Longest one design's evaluation may take; a trial past it fails (its "
+        "design is not tried again) and the study goes on. Also bounds the evaluator probe of "
+        "'dse validate'. null: no limit (evaluations run in-process)",
+    )
 
 
 class StudySpec(_Model):

@@ -1,0 +1,97 @@
+"""One trial's evaluation, guarded: whatever goes wrong fails that trial, never the study.
+
+``evaluate_trial`` turns every exception, non-finite or oversized value, missing metric and
+constraint error into an ``EvaluationError`` carrying the reason. With a time limit
+(``search.trial_timeout_s``) evaluations run in a persistent forked child process
+(``dse.model.deadline``): a design that hangs, even inside C code holding the GIL, is killed at
+the deadline and the child replaced, at the cost of one pipe round trip per trial. Without a
+limit they run in-process, free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dse.model.deadline import CallFailed, DeadlineCaller, DeadlineExceeded
+from dse.model.study_model import EvaluationError, StudyModel
+
+
+class EvaluationTimeout(EvaluationError):
+    """The evaluation ran past ``search.trial_timeout_s``; the design is not tried again."""
+
+
+@dataclass
+class TrialEvaluation:
+    """What one design's trial records: every metric, each constraint's violation, objectives."""
+
+    metrics: dict[str, float]
+    violations: list[float]
+    values: list[float]
+
+
+def evaluate_trial(model: StudyModel, params: Mapping[str, Any]) -> TrialEvaluation:
+    """Evaluate one design for a trial; any failure raises EvaluationError with the reason."""
+    try:
+        raw = model.evaluate(params)
+        metrics = {k: float(v) for k, v in raw.items()}
+    except EvaluationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any evaluator failure is this trial's
+        raise EvaluationError(f"evaluation raised {type(exc).__name__}: {exc}") from exc
+    missing = [m for m in model.objective_names if m not in metrics]
+    if missing:
+        raise EvaluationError(
+            f"the evaluators returned no {', '.join(repr(m) for m in missing)} "
+            f"(returned: {', '.join(sorted(metrics)) or 'nothing'})"
+        )
+    violations: list[float] = []
+    if model.constraints:
+        env = model.env(params, metrics)
+        for c in model.constraints:
+            try:
+                with np.errstate(all="ignore"):
+                    v = float(c.violation(env))
+            except Exception as exc:  # noqa: BLE001 - ZeroDivisionError, OverflowError, ...
+                raise EvaluationError(
+                    f"constraint {c.source!r} raised {type(exc).__name__}: {exc}"
+                ) from exc
+            if np.isnan(v):
+                raise EvaluationError(f"constraint {c.source!r} is not a number (nan)")
+            violations.append(v)
+    return TrialEvaluation(metrics, violations, [metrics[m] for m in model.objective_names])
+
+
+def _reasoned(model: StudyModel, params: Mapping[str, Any]) -> tuple[str, Any]:
+    """In the child: the evaluation, or the reason it failed (kept word for word)."""
+    try:
+        return "ok", evaluate_trial(model, params)
+    except EvaluationError as exc:
+        return "failed", str(exc)
+
+
+def trial_evaluator(
+    model: StudyModel,
+) -> tuple[Callable[[Mapping[str, Any]], TrialEvaluation], Callable[[], None]]:
+    """The function a runner evaluates each trial's design with, and how to close it:
+    in-process without ``search.trial_timeout_s``, in a deadline child with it."""
+    timeout = model.spec.search.trial_timeout_s
+    if timeout is None:
+        return (lambda params: evaluate_trial(model, params)), (lambda: None)
+    caller = DeadlineCaller(lambda params: _reasoned(model, params), timeout)
+
+    def evaluate(params: Mapping[str, Any]) -> TrialEvaluation:
+        try:
+            status, value = caller(dict(params))
+        except DeadlineExceeded as exc:
+            raise EvaluationTimeout(f"{exc} (search.trial_timeout_s)") from None
+        except CallFailed as exc:
+            raise EvaluationError(f"evaluation raised {exc}") from None
+        if status == "failed":
+            raise EvaluationError(value)
+        return value
+
+    return evaluate, caller.close

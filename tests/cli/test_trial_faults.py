@@ -1,0 +1,166 @@
+"""A trial's failure stays the trial's: exceptions, non-finite or oversized values, a missing
+metric, a failing constraint and a time-out each fail one trial with its reason, and the study
+(and every re-run) goes on. Real ``dse`` processes on real journal files."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from tests.conftest import run_dse
+
+FAULTY = '''
+import math
+
+
+def faulty(design):
+    """One kind of fault per value of ``a``; ``b`` makes designs distinct."""
+    a, b = int(design["a"]), float(design["b"])
+    if a == 1:
+        raise RuntimeError("simulator crashed")
+    if a == 2:
+        return {"x": math.inf, "y": 1.0, "z": 1.0}
+    if a == 3:
+        return {"x": 10**400, "y": 1.0, "z": 1.0}
+    if a == 4:
+        return {"y": 1.0, "z": 1.0}  # the objective metric is missing
+    if a == 5:
+        return {"x": b, "y": 1.0, "z": 0.0}  # the constraint divides by zero
+    if a == 6:
+        return {"x": float(sum(range(10**13))), "y": 1.0, "z": 1.0}  # hangs, GIL held
+    return {"x": b, "y": 2.0 - b, "z": 1.0}
+'''
+
+REASONS = {
+    1: "RuntimeError: simulator crashed",
+    2: "not finite",
+    3: "too large for a float",
+    4: "returned no 'f.x'",
+    5: "ZeroDivisionError",
+    6: "timed out after 0.5 s",
+}
+
+
+def faulty_spec(tmp_path: Path, *, trials: int, timeout_s: float | None, hang: bool) -> Path:
+    (tmp_path / "faultymod.py").write_text(FAULTY)
+    search: dict = {"sampler": "random", "trials": trials, "seed": 1}
+    if timeout_s is not None:
+        search["trial_timeout_s"] = timeout_s
+    data = {
+        "study": "faults",
+        "space": {
+            "a": {"type": "categorical", "choices": list(range(7 if hang else 6))},
+            "b": {"type": "float", "low": 0.0, "high": 1.0},
+        },
+        "evaluators": {"f": "faultymod:faulty"},
+        "objectives": [
+            {"metric": "f.x", "direction": "minimize"},
+            {"metric": "f.y", "direction": "minimize"},
+        ],
+        "constraints": ["f.y / f.z <= 10"],
+        "search": search,
+    }
+    path = tmp_path / "faults.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _check_records(studies_dir: Path, trials: int, kinds: range) -> pd.DataFrame:
+    t = pd.read_csv(studies_dir / "faults" / "trials.csv")
+    assert len(t) == trials
+    assert set(t["state"]) <= {"COMPLETE", "FAIL"}
+    for a in kinds:
+        rows = t[t["params.a"] == a]
+        assert len(rows), f"no trial drew a={a}; pick another seed"
+        if a == 0:
+            assert (rows["state"] == "COMPLETE").all()
+            continue
+        assert (rows["state"] == "FAIL").all(), rows
+        assert rows["fail_reason"].str.contains(REASONS[a], regex=False).all(), (
+            rows["fail_reason"].tolist()
+        )
+    return t
+
+
+@pytest.mark.parametrize("timeout_s", [None, 30.0], ids=["in-process", "deadline-child"])
+def test_every_fault_fails_its_trial_and_the_study_goes_on(
+    tmp_path: Path, studies_dir: Path, timeout_s: float | None
+) -> None:
+    env = {"DSE_STUDIES_DIR": str(studies_dir)}
+    spec = faulty_spec(tmp_path, trials=36, timeout_s=timeout_s, hang=False)
+    res = run_dse("run", str(spec), "--no-progress", env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr
+    _check_records(studies_dir, 36, range(6))
+    # Re-runs work too (the issue: every re-run died on the same trial).
+    res = run_dse("run", str(spec), "--no-progress", "--trials", "48", env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    _check_records(studies_dir, 48, range(6))
+
+
+def test_hanging_evaluator_times_out_and_is_not_requeued(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    env = {"DSE_STUDIES_DIR": str(studies_dir)}
+    spec = faulty_spec(tmp_path, trials=28, timeout_s=0.5, hang=True)
+    t0 = time.monotonic()
+    res = run_dse("run", str(spec), "--no-progress", env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    t = _check_records(studies_dir, 28, range(7))
+    hung = t[t["params.a"] == 6]
+    # Each hang costs its 0.5 s time-out, not more (generous bound for a loaded machine).
+    assert time.monotonic() - t0 < 30 + 2 * len(hung)
+    res = run_dse("run", str(spec), "--no-progress", "--trials", "40", env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    t2 = pd.read_csv(studies_dir / "faults" / "trials.csv")
+    assert len(t2) == 40
+    # A timed-out design is final: the resume did not queue it again.
+    again = t2[t2["params.b"].isin(hung["params.b"])]
+    assert len(again) == len(hung)
+    assert (t2["state"] != "WAITING").all()
+
+
+def test_validate_probe_is_bounded_by_trial_timeout(tmp_path: Path) -> None:
+    (tmp_path / "hangmod.py").write_text(
+        textwrap.dedent("""
+        def hang(design):
+            return {"x": float(sum(range(10**13)))}
+        """)
+    )
+    spec = tmp_path / "hang.yaml"
+    spec.write_text(
+        textwrap.dedent("""
+        study: hang
+        space:
+          a: {type: float, low: 0, high: 1}
+        evaluators:
+          h: hangmod:hang
+        objectives:
+          - {metric: h.x, direction: minimize}
+        search: {sampler: random, trials: 5, trial_timeout_s: 1}
+        """)
+    )
+    t0 = time.monotonic()
+    res = run_dse("validate", str(spec), timeout=60)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert "timed out after 1 s (search.trial_timeout_s)" in res.stderr
+    assert "hang.yaml:" in res.stderr and "Traceback" not in res.stderr
+    assert time.monotonic() - t0 < 30
+
+
+def test_trial_timeout_must_be_a_positive_finite_number(tmp_path: Path) -> None:
+    for bad in ("0", "-1", ".inf", "'soon'"):
+        spec = tmp_path / "t.yaml"
+        spec.write_text(
+            "study: t\nspace:\n  die_area_mm2: {type: float, low: 100, high: 800}\n"
+            "objectives:\n  - {metric: cost.tco_usd, direction: minimize}\n"
+            f"search: {{sampler: random, trials: 5, trial_timeout_s: {bad}}}\n"
+        )
+        res = run_dse("validate", str(spec), timeout=60)
+        assert res.returncode == 2, (bad, res.stdout, res.stderr)
+        assert "trial_timeout_s" in res.stderr and "Traceback" not in res.stderr
