@@ -23,6 +23,20 @@ def sweep_command(
     ] = None,
     chunk: Annotated[int, typer.Option(help="Designs per vectorized call", min=1)] = DEFAULT_CHUNK,
     seed: Annotated[int, typer.Option(help="Seed of the quasi-random shift")] = 0,
+    jobs: Annotated[
+        int, typer.Option(help="Local worker processes (Dask LocalCluster) running the chunks")
+    ] = 1,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="Run the chunks on an existing Dask cluster (tcp://HOST:PORT); its workers "
+            "need this project installed"
+        ),
+    ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option(help="Reuse the finished chunks of an interrupted sweep of the same spec"),
+    ] = True,
     progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
 ) -> None:
@@ -38,6 +52,10 @@ def sweep_command(
 
     if grid and samples is not None:
         raise SweepError("give either --grid or --samples N, not both")
+    if jobs < 1:
+        raise SweepError(f"--jobs must be at least 1 (got {jobs})")
+    if scheduler is not None and jobs != 1:
+        raise SweepError("give either --jobs N (local workers) or --scheduler URL, not both")
     model = load(spec)
     err = Console(stderr=True)
     bar = Progress(
@@ -56,14 +74,26 @@ def sweep_command(
         def update(done: int, total: int, front: int) -> None:
             bar.update(task, completed=done, total=total, front=front)
 
-        result = sweep(model, samples=samples, chunk=chunk, seed=seed, on_progress=update)
+        result = sweep(
+            model,
+            samples=samples,
+            chunk=chunk,
+            seed=seed,
+            on_progress=update,
+            jobs=jobs,
+            scheduler=scheduler,
+            resume=resume,
+        )
     summary = result.summary()
     if as_json:
         print(json.dumps(summary, indent=2))
         return
     out = Console()
     out.print(
-        f"{result.designs_evaluated:,} designs ({result.mode}) in {result.seconds:.1f} s: "
+        f"{result.designs_evaluated:,} designs ({result.mode}) in {result.seconds:.1f} s"
+        f" on {result.workers} worker{'s' if result.workers != 1 else ''}"
+        + (f" ({result.chunks_resumed} chunks resumed)" if result.chunks_resumed else "")
+        + ": "
         f"{result.designs_per_s:,.0f} designs/s; {result.feasible:,} feasible; "
         f"front {result.front_size}; written to {result.directory}"
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -21,9 +22,20 @@ import moocore
 import numpy as np
 import pandas as pd
 
-from dse.model.pareto import as_min, nondominated_mask, reference_point
+from dse.model.pareto import as_min, reference_point
 from dse.model.study_model import StudyModel
 from dse.search.storage import study_dir
+from dse.search.sweep_chunks import (
+    ChunkFront,
+    ChunkStore,
+    FrontArchive,
+    SweepPlan,
+    _choices,
+    _from_unit,
+    evaluate_chunk,
+    halton,
+    sweep_key,
+)
 from dse.spec.errors import DseError
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, ParamSpec
 
@@ -66,6 +78,8 @@ class SweepResult:
     objectives: list[dict[str, Any]]
     front: pd.DataFrame
     directory: Path | None = None
+    workers: int = 1
+    chunks_resumed: int = 0
 
     def summary(self) -> dict[str, Any]:
         d = asdict(self)
@@ -91,16 +105,6 @@ def _axis(name: str, p: ParamSpec) -> np.ndarray:
     return p.low + p.step * np.arange(n + 1, dtype=float)
 
 
-def _choices(p: CategoricalParam) -> np.ndarray:
-    """The choices as an array; mixed types (``[0.5, big, 2]``) stay Python objects, since
-    numpy would turn them all into strings."""
-    if len({type(c) for c in p.choices}) == 1:
-        return np.asarray(p.choices)
-    out = np.empty(len(p.choices), dtype=object)
-    out[:] = p.choices
-    return out
-
-
 def grid_axes(space: dict[str, ParamSpec]) -> dict[str, np.ndarray]:
     """Every parameter's grid values; continuous floats (no ``step``) are refused."""
     bad = [n for n, p in space.items() if isinstance(p, FloatParam) and p.step is None]
@@ -122,55 +126,6 @@ def _grid_chunks(
         flat = np.arange(start, min(start + chunk, total), dtype=np.int64)
         idx = np.unravel_index(flat, shape) if shape else ()
         yield len(flat), {n: axes[n][i] for n, i in zip(names, idx, strict=True)}
-
-
-_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79)
-
-
-def halton(start: int, n: int, dim: int, *, seed: int | None) -> np.ndarray:
-    """Rows ``start..start+n`` of a randomly shifted Halton sequence in ``[0, 1)^dim``.
-
-    numpy only, so samples are identical with or without scipy installed. The Cranley-Patterson
-    shift (seeded) decorrelates runs with different seeds while keeping low discrepancy.
-    """
-    if dim > len(_PRIMES):
-        raise SweepError(f"quasi-random samples support at most {len(_PRIMES)} parameters")
-    idx = np.arange(start + 1, start + n + 1, dtype=np.int64)  # skip the all-zero point
-    out = np.empty((n, dim))
-    for j in range(dim):
-        base = _PRIMES[j]
-        k = idx.copy()
-        f = 1.0
-        r = np.zeros(n)
-        while np.any(k > 0):
-            f /= base
-            r += f * (k % base)
-            k //= base
-        out[:, j] = r
-    shift = np.random.default_rng(seed).random(dim)
-    return (out + shift) % 1.0
-
-
-def _from_unit(p: ParamSpec, u: np.ndarray) -> np.ndarray:
-    """Map uniform ``u`` to a parameter the way Optuna's distributions sample it."""
-    if isinstance(p, CategoricalParam):
-        choices = _choices(p)
-        return choices[np.minimum((u * len(choices)).astype(np.int64), len(choices) - 1)]
-    if isinstance(p, IntParam):
-        if p.log:
-            lo, hi = math.log(p.low - 0.5), math.log(p.high + 0.5)
-            v = np.rint(np.exp(lo + u * (hi - lo))).astype(np.int64)
-        else:
-            k = (p.high - p.low) // p.step + 1
-            v = p.low + p.step * np.minimum((u * k).astype(np.int64), k - 1)
-        return np.clip(v, p.low, p.high)
-    if p.step is not None:
-        k = int(math.floor((p.high - p.low) / p.step + 1e-9)) + 1
-        return p.low + p.step * np.minimum((u * k).astype(np.int64), k - 1).astype(float)
-    if p.log:
-        lo, hi = math.log(p.low), math.log(p.high)
-        return np.exp(lo + u * (hi - lo))
-    return p.low + u * (p.high - p.low)
 
 
 def _sample_chunks(
@@ -202,104 +157,129 @@ def sweep(
     seed: int | None = 0,
     write: bool = True,
     on_progress: Callable[[int, int, int], None] | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    resume: bool = True,
 ) -> SweepResult:
     """Evaluate the grid (``samples=None``) or N quasi-random samples; keep the feasible front.
 
     ``on_progress(done, total, front_size)`` is called after each chunk. With ``write`` the
-    front goes to ``studies/<study>/sweep_front.csv`` and the counts to ``sweep.json``.
+    front goes to ``studies/<study>/sweep_front.csv`` and the counts to ``sweep.json``, and
+    every finished chunk's front is kept under ``sweep_chunks/`` until the sweep completes, so
+    an interrupted sweep resumes from its finished chunks (``resume``). ``jobs > 1`` runs the
+    chunks on that many local Dask worker processes, ``scheduler`` (``tcp://host:port``) on an
+    existing Dask cluster; the front is the same in every case (:mod:`dse.search.sweep_chunks`).
     """
     if chunk < 1:
         raise SweepError(f"--chunk must be at least 1 (got {chunk})")
+    if jobs < 1:
+        raise SweepError(f"--jobs must be at least 1 (got {jobs})")
     space = dict(model.spec.space)
     size = space_size(space)
     if samples is None:
         axes = grid_axes(space)
-        total = math.prod(len(a) for a in axes.values())
-        chunks = _grid_chunks(axes, chunk)
-        mode = "grid"
+        plan = SweepPlan("grid", math.prod(len(a) for a in axes.values()), chunk, None, axes=axes)
     else:
         if samples < 1:
             raise SweepError(f"--samples must be at least 1 (got {samples})")
-        total = samples
-        chunks = _sample_chunks(space, samples, chunk, seed)
-        mode = "samples"
+        plan = SweepPlan("samples", samples, chunk, seed, space=space)
 
-    names = model.objective_names
-    maximize = model.maximize
-    front_params: dict[str, np.ndarray] = {}
-    front_metrics: dict[str, np.ndarray] = {}
-    done = finite_n = feasible_n = 0
-    t0 = time.perf_counter()
-    for m, params in chunks:
-        metrics = model.evaluate(params, strict=False)
-        obj = np.column_stack([np.broadcast_to(metrics[k], (m,)) for k in names])
-        ok = np.all(np.isfinite(obj), axis=1)
-        finite_n += int(ok.sum())
-        viol = model.violations(params, metrics)
-        for v in viol:
-            ok &= np.broadcast_to(np.asarray(v, dtype=float) <= 0.0, (m,))
-        feasible_n += int(ok.sum())
-        done += m
-        if ok.any():
-            keep = np.flatnonzero(ok)
-            keep = keep[nondominated_mask(obj[keep], maximize)]
-            cand_p = {k: np.broadcast_to(v, (m,))[keep] for k, v in params.items()}
-            cand_m = {k: np.broadcast_to(v, (m,))[keep] for k, v in metrics.items()}
-            if front_params or front_metrics:
-                cand_p = {k: np.concatenate([front_params[k], v]) for k, v in cand_p.items()}
-                cand_m = {k: np.concatenate([front_metrics[k], v]) for k, v in cand_m.items()}
-            pts = np.column_stack([cand_m[k] for k in names])
-            mask = nondominated_mask(pts, maximize)
-            front_params = {k: v[mask] for k, v in cand_p.items()}
-            front_metrics = {k: v[mask] for k, v in cand_m.items()}
+    archive = FrontArchive(model.objective_names, model.maximize)
+    key = sweep_key(model, plan)
+    store = ChunkStore(study_dir(model.spec.study, create=True), key) if write else None
+    done: set[int] = set()
+    if store is not None and resume:
+        for index in store.finished():
+            cf = store.load(index) if index < plan.n_chunks else None
+            if cf is not None:
+                archive.add(cf)
+                done.add(index)
+    elif store is not None:
+        store.clear()
+    resumed = len(done)
+    if on_progress and resumed:
+        on_progress(archive.designs, plan.total, len(archive))
+
+    fresh = [0]
+
+    def on_chunk(cf: ChunkFront) -> None:
+        fresh[0] += cf.designs
+        if store is not None:
+            store.save(cf)
+        archive.add(cf)
         if on_progress:
-            n_front = len(next(iter(front_metrics.values()))) if front_metrics else 0
-            on_progress(done, total, n_front)
+            on_progress(archive.designs, plan.total, len(archive))
+
+    todo = (i for i in range(plan.n_chunks) if i not in done)
+    workers = 1
+    t0 = time.perf_counter()
+    if jobs == 1 and scheduler is None:
+        for index in todo:
+            on_chunk(evaluate_chunk(model, plan, index))
+    else:
+        from dse.search.sweep_dask import run_chunks_dask
+
+        workers = run_chunks_dask(
+            model, plan, todo, on_chunk, jobs=jobs, scheduler=scheduler, key=key
+        )
     seconds = time.perf_counter() - t0
 
-    front = _front_frame(front_params, front_metrics, names, maximize)
+    mode = plan.mode
+    front = _front_frame(archive, model.objective_names, model.maximize)
     result = SweepResult(
         study=model.spec.study,
         mode=mode,
-        designs_evaluated=done,
-        finite=finite_n,
-        feasible=feasible_n,
+        designs_evaluated=archive.designs,
+        finite=archive.finite,
+        feasible=archive.feasible,
         front_size=len(front),
         seconds=seconds,
-        designs_per_s=done / seconds if seconds > 0 else math.inf,
+        designs_per_s=fresh[0] / seconds if seconds > 0 else math.inf,
         chunk=chunk,
         seed=seed if mode == "samples" else None,
         space_size=size,
         objectives=[o.model_dump(mode="json") for o in model.spec.objectives],
         front=front,
+        workers=workers,
+        chunks_resumed=resumed,
     )
-    if write:
+    if store is not None:
         directory = study_dir(model.spec.study, create=True)
-        front.to_csv(directory / SWEEP_FRONT_CSV, index=False)
-        (directory / SWEEP_JSON).write_text(
+        _atomic_write(directory / SWEEP_FRONT_CSV, front.to_csv(index=False))
+        _atomic_write(
+            directory / SWEEP_JSON,
             json.dumps({**result.summary(), "directory": str(directory)}, indent=2) + "\n",
-            encoding="utf-8",
         )
+        store.clear()
         result.directory = directory
     return result
 
 
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def _front_frame(
-    params: dict[str, np.ndarray],
-    metrics: dict[str, np.ndarray],
-    objectives: list[str],
-    maximize: list[bool],
+    archive: FrontArchive, objectives: list[str], maximize: list[bool]
 ) -> pd.DataFrame:
+    """The front as a table, in an order independent of chunk scheduling: by the first
+    objective, ties by design number; a design found twice (samples) is listed once."""
+    params, metrics = archive.params, archive.metrics
     cols: dict[str, Any] = {f"params.{k}": v for k, v in params.items()}
     cols.update({k: metrics[k] for k in objectives if k in metrics})
     cols.update({k: v for k, v in metrics.items() if k not in objectives})
     df = pd.DataFrame(cols)
     if df.empty:
         return df
+    first = np.asarray(metrics[objectives[0]], dtype=float)
+    order = np.lexsort((archive.ids, -first if maximize[0] else first))
+    df = df.iloc[order]
     pcols = [c for c in df.columns if c.startswith("params.")]
     if pcols:
         df = df.drop_duplicates(subset=pcols)
-    return df.sort_values(objectives[0], ascending=not maximize[0]).reset_index(drop=True)
+    return df.reset_index(drop=True)
 
 
 def warm_start_designs(

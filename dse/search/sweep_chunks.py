@@ -1,0 +1,275 @@
+"""A sweep cut into numbered chunks: each chunk's designs are a pure function of its number.
+
+That is what lets chunks run anywhere (in-process, local worker processes, a Dask cluster), in
+any order, and be re-run after a lost worker or an interrupted sweep with the same result:
+every chunk is reduced to its own feasible front on the worker (a few hundred rows whatever the
+chunk size), and :class:`FrontArchive` merges chunk fronts with moocore as they arrive. The
+non-dominated subset of a union does not depend on the merge order, and each front row keeps
+its global design number, so the final front is identical however the chunks were scheduled.
+Finished chunk fronts are persisted atomically (:class:`ChunkStore`) for resuming.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dse.model.pareto import nondominated_mask
+from dse.model.study_model import StudyModel
+from dse.spec.errors import DseError
+from dse.spec.schema import CategoricalParam, IntParam, ParamSpec
+
+#: Folder (inside the study folder) holding the finished chunk fronts of unfinished sweeps.
+CHUNKS_DIR = "sweep_chunks"
+
+
+# -- design generators (numpy only, index-addressable) ---------------------------------------
+
+
+def _choices(p: CategoricalParam) -> np.ndarray:
+    """The choices as an array; mixed types (``[0.5, big, 2]``) stay Python objects, since
+    numpy would turn them all into strings."""
+    if len({type(c) for c in p.choices}) == 1:
+        return np.asarray(p.choices)
+    out = np.empty(len(p.choices), dtype=object)
+    out[:] = p.choices
+    return out
+
+
+_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79)
+
+
+def halton(start: int, n: int, dim: int, *, seed: int | None) -> np.ndarray:
+    """Rows ``start..start+n`` of a randomly shifted Halton sequence in ``[0, 1)^dim``.
+
+    numpy only, so samples are identical with or without scipy installed. The Cranley-Patterson
+    shift (seeded) decorrelates runs with different seeds while keeping low discrepancy.
+    """
+    if dim > len(_PRIMES):
+        raise DseError(f"quasi-random samples support at most {len(_PRIMES)} parameters")
+    idx = np.arange(start + 1, start + n + 1, dtype=np.int64)  # skip the all-zero point
+    out = np.empty((n, dim))
+    for j in range(dim):
+        base = _PRIMES[j]
+        k = idx.copy()
+        f = 1.0
+        r = np.zeros(n)
+        while np.any(k > 0):
+            f /= base
+            r += f * (k % base)
+            k //= base
+        out[:, j] = r
+    shift = np.random.default_rng(seed).random(dim)
+    return (out + shift) % 1.0
+
+
+def _from_unit(p: ParamSpec, u: np.ndarray) -> np.ndarray:
+    """Map uniform ``u`` to a parameter the way Optuna's distributions sample it."""
+    if isinstance(p, CategoricalParam):
+        choices = _choices(p)
+        return choices[np.minimum((u * len(choices)).astype(np.int64), len(choices) - 1)]
+    if isinstance(p, IntParam):
+        if p.log:
+            lo, hi = math.log(p.low - 0.5), math.log(p.high + 0.5)
+            v = np.rint(np.exp(lo + u * (hi - lo))).astype(np.int64)
+        else:
+            k = (p.high - p.low) // p.step + 1
+            v = p.low + p.step * np.minimum((u * k).astype(np.int64), k - 1)
+        return np.clip(v, p.low, p.high)
+    if p.step is not None:
+        k = int(math.floor((p.high - p.low) / p.step + 1e-9)) + 1
+        return p.low + p.step * np.minimum((u * k).astype(np.int64), k - 1).astype(float)
+    if p.log:
+        lo, hi = math.log(p.low), math.log(p.high)
+        return np.exp(lo + u * (hi - lo))
+    return p.low + u * (p.high - p.low)
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """Which designs chunk ``i`` holds: grid or Halton rows ``i*chunk`` onwards."""
+
+    mode: str
+    total: int
+    chunk: int
+    seed: int | None
+    axes: dict[str, np.ndarray] | None = None  # grid
+    space: dict[str, Any] | None = None  # samples: name -> ParamSpec
+
+    @property
+    def n_chunks(self) -> int:
+        return math.ceil(self.total / self.chunk)
+
+    def designs(self, index: int) -> tuple[int, dict[str, np.ndarray]]:
+        """(number of designs, params) of chunk ``index``."""
+        start = index * self.chunk
+        m = min(self.chunk, self.total - start)
+        if self.axes is not None:
+            names = list(self.axes)
+            shape = tuple(len(self.axes[n]) for n in names)
+            flat = np.arange(start, start + m, dtype=np.int64)
+            idx = np.unravel_index(flat, shape) if shape else ()
+            return m, {n: self.axes[n][i] for n, i in zip(names, idx, strict=True)}
+        assert self.space is not None
+        names = list(self.space)
+        u = halton(start, m, len(names), seed=self.seed)
+        return m, {n: _from_unit(self.space[n], u[:, j]) for j, n in enumerate(names)}
+
+
+@dataclass
+class ChunkFront:
+    """One chunk's counts and feasible non-dominated designs (with global design numbers)."""
+
+    index: int
+    designs: int
+    finite: int
+    feasible: int
+    ids: np.ndarray
+    params: dict[str, np.ndarray]
+    metrics: dict[str, np.ndarray]
+
+
+def evaluate_chunk(model: StudyModel, plan: SweepPlan, index: int) -> ChunkFront:
+    """Evaluate chunk ``index`` in one vectorized call and keep its feasible front."""
+    m, params = plan.designs(index)
+    metrics = model.evaluate(params, strict=False)
+    obj = np.column_stack([np.broadcast_to(metrics[k], (m,)) for k in model.objective_names])
+    ok = np.all(np.isfinite(obj), axis=1)
+    finite = int(ok.sum())
+    for v in model.violations(params, metrics):
+        ok &= np.broadcast_to(np.asarray(v, dtype=float) <= 0.0, (m,))
+    keep = np.flatnonzero(ok)
+    feasible = len(keep)
+    if feasible:
+        keep = keep[nondominated_mask(obj[keep], model.maximize)]
+    return ChunkFront(
+        index=index,
+        designs=m,
+        finite=finite,
+        feasible=feasible,
+        ids=keep.astype(np.int64) + index * plan.chunk,
+        params={k: np.broadcast_to(v, (m,))[keep] for k, v in params.items()},
+        metrics={k: np.broadcast_to(v, (m,))[keep] for k, v in metrics.items()},
+    )
+
+
+@dataclass
+class FrontArchive:
+    """The running feasible front of every chunk merged so far, and the counts."""
+
+    objectives: list[str]
+    maximize: list[bool]
+    designs: int = 0
+    finite: int = 0
+    feasible: int = 0
+    chunks: int = 0
+    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    params: dict[str, np.ndarray] = field(default_factory=dict)
+    metrics: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def add(self, cf: ChunkFront) -> None:
+        self.designs += cf.designs
+        self.finite += cf.finite
+        self.feasible += cf.feasible
+        self.chunks += 1
+        if not len(cf.ids):
+            return
+        if not len(self.ids):
+            self.ids, self.params, self.metrics = cf.ids, dict(cf.params), dict(cf.metrics)
+            return
+        ids = np.concatenate([self.ids, cf.ids])
+        params = {k: np.concatenate([self.params[k], v]) for k, v in cf.params.items()}
+        metrics = {k: np.concatenate([self.metrics[k], v]) for k, v in cf.metrics.items()}
+        pts = np.column_stack([metrics[k] for k in self.objectives])
+        mask = nondominated_mask(pts, self.maximize)
+        self.ids = ids[mask]
+        self.params = {k: v[mask] for k, v in params.items()}
+        self.metrics = {k: v[mask] for k, v in metrics.items()}
+
+
+def sweep_key(model: StudyModel, plan: SweepPlan) -> str:
+    """A digest of everything that decides the chunks' results (spec, overrides, plan)."""
+    payload = {
+        "spec": model.spec.model_dump(mode="json"),
+        "overrides": model.fixed_overrides,
+        "context": model.context,
+        "plan": [plan.mode, plan.total, plan.chunk, plan.seed],
+    }
+    text = json.dumps(payload, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class ChunkStore:
+    """Finished chunk fronts of one sweep, one file each, written atomically (tmp + rename).
+
+    No fsync: a killed sweep never sees a torn file (the rename is atomic), and after a power
+    loss an unreadable file is simply re-run; fsync per chunk would cost seconds per sweep.
+    """
+
+    def __init__(self, study_directory: Path, key: str) -> None:
+        self.directory = study_directory / CHUNKS_DIR / key
+
+    def _path(self, index: int) -> Path:
+        return self.directory / f"chunk-{index:09d}.npz"
+
+    def finished(self) -> list[int]:
+        if not self.directory.is_dir():
+            return []
+        out = []
+        for p in self.directory.glob("chunk-*.npz"):
+            try:
+                out.append(int(p.stem.removeprefix("chunk-")))
+            except ValueError:
+                continue
+        return sorted(out)
+
+    def load(self, index: int) -> ChunkFront | None:
+        """The stored chunk, or None when its file is unreadable (it is then re-run)."""
+        try:
+            with np.load(self._path(index), allow_pickle=True) as z:
+                head = json.loads(str(z["head"]))
+                return ChunkFront(
+                    index=index,
+                    designs=head["designs"],
+                    finite=head["finite"],
+                    feasible=head["feasible"],
+                    ids=z["ids"],
+                    params={k: z[f"p:{k}"] for k in head["params"]},
+                    metrics={k: z[f"m:{k}"] for k in head["metrics"]},
+                )
+        except (OSError, ValueError, KeyError, EOFError):
+            return None
+
+    def save(self, cf: ChunkFront) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        head = {
+            "designs": cf.designs,
+            "finite": cf.finite,
+            "feasible": cf.feasible,
+            "params": list(cf.params),
+            "metrics": list(cf.metrics),
+        }
+        arrays = {f"p:{k}": v for k, v in cf.params.items()}
+        arrays.update({f"m:{k}": v for k, v in cf.metrics.items()})
+        final = self._path(cf.index)
+        tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            np.savez(fh, head=np.array(json.dumps(head)), ids=cf.ids, **arrays)
+        os.replace(tmp, final)
+
+    def clear(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+        parent = self.directory.parent
+        if parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()

@@ -1,0 +1,105 @@
+"""Running sweep chunks on dask.distributed: local worker processes or an existing cluster.
+
+Dask does the scheduling, the transport and the fault tolerance: a chunk whose worker dies is
+re-run on another worker (``distributed.scheduler.allowed-failures``). This module only keeps a
+bounded window of chunks in flight (so memory stays bounded however many chunks a sweep has)
+and hands each finished chunk front to the caller as it completes.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterable
+from contextlib import ExitStack
+
+from dse.model.study_model import StudyModel
+from dse.search.sweep_chunks import ChunkFront, SweepPlan, evaluate_chunk
+from dse.spec.errors import DseError
+
+#: Chunks in flight per worker thread: enough to keep every worker busy while results travel.
+IN_FLIGHT_PER_THREAD = 2
+
+
+class SchedulerError(DseError):
+    """The Dask scheduler cannot be reached or has no workers."""
+
+
+def _evaluate(model: StudyModel, plan: SweepPlan, index: int) -> ChunkFront:
+    return evaluate_chunk(model, plan, index)
+
+
+def run_chunks_dask(
+    model: StudyModel,
+    plan: SweepPlan,
+    todo: Iterable[int],
+    on_chunk: Callable[[ChunkFront], None],
+    *,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    key: str = "sweep",
+    connect_timeout_s: float = 10.0,
+) -> int:
+    """Evaluate chunks ``todo`` on Dask; call ``on_chunk`` per finished chunk; return workers.
+
+    ``scheduler`` (``tcp://host:port``) uses an existing cluster; otherwise a LocalCluster of
+    ``jobs`` single-threaded worker processes is started for this sweep and closed after it.
+    """
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    with ExitStack() as stack:
+        if scheduler is not None:
+            try:
+                client = stack.enter_context(
+                    Client(scheduler, timeout=connect_timeout_s, set_as_default=False)
+                )
+            except (OSError, TimeoutError) as exc:
+                raise SchedulerError(
+                    f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})"
+                ) from None
+            try:
+                client.wait_for_workers(1, timeout=connect_timeout_s)
+            except TimeoutError:
+                raise SchedulerError(
+                    f"--scheduler {scheduler}: no Dask worker joined within "
+                    f"{connect_timeout_s:g} s (start one with: dask worker {scheduler})"
+                ) from None
+        else:
+            cluster = stack.enter_context(
+                LocalCluster(
+                    n_workers=jobs or 1,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+            )
+            client = stack.enter_context(Client(cluster, set_as_default=False))
+        threads = sum(client.nthreads().values()) or 1
+        workers = len(client.nthreads())
+        [model_f] = client.scatter([model], broadcast=True, hash=False)
+        [plan_f] = client.scatter([plan], broadcast=True, hash=False)
+        pending = iter(todo)
+        token = uuid.uuid4().hex[:8]
+        window = as_completed(loop=client.loop)
+
+        def submit_next() -> bool:
+            index = next(pending, None)
+            if index is None:
+                return False
+            window.add(
+                client.submit(
+                    _evaluate, model_f, plan_f, index, key=f"dse-{key}-{token}-{index}", pure=False
+                )
+            )
+            return True
+
+        for _ in range(threads * IN_FLIGHT_PER_THREAD):
+            if not submit_next():
+                break
+        for fut in window:
+            cf = fut.result()
+            fut.release()
+            on_chunk(cf)
+            submit_next()
+        return workers
