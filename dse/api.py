@@ -19,14 +19,14 @@ from typing import Any
 import optuna
 import pandas as pd
 
-from dse.model.load import evaluate, load, load_for_evaluate, lock_dict
+from dse.model.load import check, evaluate, load, load_for_evaluate, lock_dict
 from dse.model.study_model import StudyModel
 from dse.results.records import load_study, write_records
 from dse.search import workers
 from dse.search.runner import Progress, run_study
 from dse.search.storage import storage_url, study_dir
 from dse.search.stored import LOCK_FILE, RecordedStudy, open_study, read_lock, write_lock
-from dse.spec.errors import DseError
+from dse.spec.errors import DseError, Problem, SpecError
 
 
 @dataclass
@@ -43,6 +43,20 @@ def _records(model: StudyModel, study: optuna.Study) -> RunResult:
         directory, study, objectives=model.objective_names, maximize=model.maximize
     )
     return RunResult(study=study, directory=directory, trials=df, front=front)
+
+
+def validate(spec: str | Path) -> tuple[StudyModel | None, list[Problem]]:
+    """Every problem of a spec in one pass, sorted by line (``dse validate``): schema, presets,
+    evaluators, metric names, constraints and sampler options. Nothing is created."""
+    from dse.search.samplers import make_sampler
+
+    model, problems = check(spec)
+    if model is not None:
+        try:
+            make_sampler(model)
+        except SpecError as exc:
+            problems = [*problems, *exc.problems]
+    return model, SpecError(problems).problems
 
 
 def run(
@@ -110,6 +124,7 @@ __all__ = [
     "DseError",
     "RecordedStudy",
     "RunResult",
+    "check",
     "evaluate",
     "load",
     "load_for_evaluate",
@@ -120,4 +135,5 @@ __all__ = [
     "run",
     "run_jobs",
     "run_worker",
+    "validate",
 ]

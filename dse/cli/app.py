@@ -48,11 +48,10 @@ _INTERRUPTED = "interrupted; re-run the same command to resume"
 
 @app.command()
 def validate(spec: SpecArg) -> None:
-    """Check a spec without running anything."""
-    from dse.search.samplers import make_sampler
-
-    model = api.load(spec)
-    make_sampler(model)  # sampler options are checked here too, not first by 'dse run'
+    """Check a spec without running anything; every problem is listed, sorted by line."""
+    model, problems = api.validate(spec)
+    if problems or model is None:
+        raise SpecError(problems)
     out.print(
         f"[green]ok[/green] {spec}: study {model.spec.study!r}, {len(model.spec.space)} "
         f"parameters, {len(model.spec.objectives)} objectives, {len(model.constraints)} "

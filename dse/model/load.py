@@ -11,17 +11,40 @@ from pathlib import Path
 from typing import Any
 
 from dse.model.registry import builtin_evaluators
-from dse.model.study_model import StudyModel, check_params, compile_spec, split_sets
-from dse.spec.schema import LoadedSpec, load_spec
+from dse.model.study_model import (
+    StudyModel,
+    check_params,
+    collect_model,
+    compile_spec,
+    split_sets,
+)
+from dse.spec.errors import Problem, SpecError
+from dse.spec.schema import LoadedSpec, collect_spec, load_spec
 
-__all__ = ["evaluate", "load", "load_for_evaluate", "lock_dict"]
+__all__ = ["check", "evaluate", "load", "load_for_evaluate", "lock_dict"]
+
+
+def check(
+    spec_path: str | Path, *, sets: list[str] | None = None
+) -> tuple[StudyModel | None, list[Problem]]:
+    """Every problem of a spec in one pass (schema, presets, evaluators, metric names,
+    constraints), with the compiled model when the spec got far enough to build one."""
+    loaded, problems = collect_spec(spec_path)
+    if loaded is None:
+        return None, problems
+    _, fixed = _split(loaded, sets or [])
+    model, more = collect_model(loaded, fixed_overrides=fixed)
+    return model, [*problems, *more]
 
 
 def load(spec_path: str | Path, *, sets: list[str] | None = None) -> StudyModel:
-    """Load, validate and compile a spec; ``sets`` are dotted fixed overrides (``a.b=v``)."""
-    loaded = load_spec(spec_path)
-    _, fixed = _split(loaded, sets or [])
-    return compile_spec(loaded, fixed_overrides=fixed)
+    """Load, validate and compile a spec; ``sets`` are dotted fixed overrides (``a.b=v``).
+
+    Raises SpecError listing every problem of the spec, sorted by line."""
+    model, problems = check(spec_path, sets=sets)
+    if problems or model is None:
+        raise SpecError(problems)
+    return model
 
 
 def _split(loaded: LoadedSpec, sets: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -208,14 +208,56 @@ def midpoint(p: ParamSpec) -> Any:
     return int(round(mid)) if isinstance(p, IntParam) else float(mid)
 
 
+def _drop_path(tree: dict[str, Any], path: tuple[str, ...]) -> bool:
+    """Remove ``path`` (or its deepest existing prefix) from a nested dict; False if absent."""
+    node: Any = tree
+    for i, part in enumerate(path):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        if i == len(path) - 1 or not isinstance(node[part], dict):
+            del node[part]
+            return True
+        node = node[part]
+    return False
+
+
+def _distribution_at(tree: Mapping[str, Any], loc: tuple[str, ...]) -> tuple[str, ...]:
+    """The path of the ``{dist: ...}`` mapping a distribution problem at ``loc`` is in."""
+    node: Any = tree
+    for i, part in enumerate(loc):
+        if isinstance(node, Mapping) and "dist" in node:
+            return loc[:i]
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return loc
+
+
+#: How often a rejected fixed field is dropped and the context resolved again, so every bad
+#: preset name or field is reported in one pass (each resolver stops at its first problem).
+_MAX_RETRIES = 50
+
+
 def compile_spec(
     loaded: LoadedSpec, *, fixed_overrides: Mapping[str, Any] | None = None
 ) -> StudyModel:
     """Check everything that needs the evaluators; raise SpecError listing every problem."""
+    model, problems = collect_model(loaded, fixed_overrides=fixed_overrides)
+    if problems or model is None:
+        raise SpecError(problems)
+    return model
+
+
+def collect_model(
+    loaded: LoadedSpec, *, fixed_overrides: Mapping[str, Any] | None = None
+) -> tuple[StudyModel | None, list[Problem]]:
+    """Compile a spec against its evaluators, collecting every problem rather than stopping at
+    the first stage that has one: a broken part is left out and the rest is still checked, and
+    problems that only follow from an earlier one (a metric of an evaluator that did not load)
+    are not reported twice."""
     spec = loaded.spec
     problems: list[Problem] = []
 
     evaluators = dict(builtin_evaluators())
+    broken: set[str] = set()  # evaluators named in the spec that could not be loaded
     for name, path in spec.evaluators.items():
         loc = ("evaluators", name)
         if name in evaluators:
@@ -231,43 +273,64 @@ def compile_spec(
             evaluators[name] = load_import_path(name, path, search_dirs=[loaded.path.parent])
         except EvaluatorError as exc:
             problems.append(loaded.problem(loc, str(exc)))
-    if problems:
-        raise SpecError(problems)
+            broken.add(name)
+    # Evaluators rejected by pydantic (not 'module:function') are broken too.
+    raw_evaluators = loaded.raw.get("evaluators")
+    if isinstance(raw_evaluators, dict):
+        broken |= {str(n) for n in raw_evaluators if n not in evaluators}
 
     # Context: resolvers expand presets; keys claimed by an evaluator's params pass through.
     fixed = copy.deepcopy(spec.fixed)
     for dotted, value in (fixed_overrides or {}).items():
         apply_dotted(fixed, dotted, value)
 
-    try:
-        fixed, uncertain = extract_uncertain(fixed)
-    except UncertainError as exc:
-        raise SpecError([loaded.problem(("fixed", *exc.loc), exc.message)]) from None
+    uncertain: list[Any] = []
+    for _ in range(_MAX_RETRIES):
+        try:
+            fixed_nominal, uncertain = extract_uncertain(fixed)
+            break
+        except UncertainError as exc:
+            problems.append(loaded.problem(("fixed", *exc.loc), exc.message))
+            if not _drop_path(fixed, _distribution_at(fixed, tuple(exc.loc))):
+                return None, problems
+    else:
+        return None, problems
+    fixed = fixed_nominal
     resolvers: list[Callable[[Mapping[str, Any]], dict[str, Any]]] = []
     for ev in evaluators.values():
         if ev.resolve is not None and ev.resolve not in resolvers:
             resolvers.append(ev.resolve)
     context = dict(fixed)
+    context_ok = True
     for resolve in resolvers:
         owners = {e.name for e in evaluators.values() if e.resolve is resolve}
         foreign = set().union(*(e.params for e in evaluators.values() if e.name not in owners))
         mine = {k: v for k, v in context.items() if k not in foreign}
-        try:
-            resolved = resolve(mine)
-        except ValueError as exc:
-            path = getattr(exc, "path", "")
-            message = getattr(exc, "message", str(exc))
-            loc = ("fixed", *path.split(".")) if path else ("fixed",)
-            problems.append(loaded.problem(loc, message))
+        resolved = None
+        for _ in range(_MAX_RETRIES):
+            try:
+                resolved = resolve(copy.deepcopy(mine))
+                break
+            except ValueError as exc:
+                path = getattr(exc, "path", "")
+                message = getattr(exc, "message", str(exc))
+                loc = ("fixed", *path.split(".")) if path else ("fixed",)
+                problems.append(loaded.problem(loc, message))
+                # Drop the rejected field (its default takes over) and look for more.
+                if not path or not _drop_path(mine, tuple(path.split("."))):
+                    break
+        if resolved is None:
+            context_ok = False
             continue
         context = {**resolved, **{k: v for k, v in context.items() if k in foreign}}
 
-    for exc in check_paths(context, uncertain) if not problems else []:
-        problems.append(loaded.problem(("fixed", *exc.loc), exc.message))
+    if context_ok:
+        for exc in check_paths(context, uncertain):
+            problems.append(loaded.problem(("fixed", *exc.loc), exc.message))
 
     # Space names: typos are errors when every evaluator says which params it reads.
     known_params = set().union(*(e.params for e in evaluators.values()))
-    all_declare = all(e.params for e in evaluators.values())
+    all_declare = all(e.params for e in evaluators.values()) and not broken
     for name in spec.space:
         if all_declare and name not in known_params:
             problems.append(
@@ -277,8 +340,6 @@ def compile_spec(
                     f"valid parameters: {choices_text(known_params)})",
                 )
             )
-    if problems:
-        raise SpecError(problems)
 
     model = StudyModel(
         loaded=loaded,
@@ -299,8 +360,11 @@ def compile_spec(
         if ev.metrics is not None:
             for k, info in ev.metrics.items():
                 model.metrics[f"{ev.name}.{k}"] = info
+            if not context_ok:
+                continue
             try:
-                _probe(ev, {**model.design(probe_params), MEMO_KEY: {}}, timeout_s)
+                with np.errstate(all="ignore"):  # a bad range's midpoint is reported already
+                    _probe(ev, {**model.design(probe_params), MEMO_KEY: {}}, timeout_s)
             except ProbeTimeout as exc:
                 problems.append(loaded.problem(("evaluators", ev.name), str(exc)))
             except ValueError as exc:
@@ -311,6 +375,9 @@ def compile_spec(
                     problems.append(loaded.problem(loc, getattr(exc, "message", str(exc))))
             except Exception:  # noqa: BLE001 - other failures are per-trial, not spec errors
                 pass
+            continue
+        if not context_ok:
+            broken.add(ev.name)
             continue
         try:
             keys = _probe(ev, model.design(probe_params), timeout_s)
@@ -325,12 +392,16 @@ def compile_spec(
                     f"{type(exc).__name__}: {exc}",
                 )
             )
+            broken.add(ev.name)
             continue
         for k in keys:
             model.metrics[f"{ev.name}.{k}"] = MetricInfo("", "")
 
+    def unchecked(name: str) -> bool:  # a metric of an evaluator that could not be loaded
+        return name.split(".", 1)[0] in broken
+
     for i, obj in enumerate(spec.objectives):
-        if obj.metric not in model.metrics:
+        if obj.metric not in model.metrics and not unchecked(obj.metric):
             problems.append(
                 loaded.problem(
                     ("objectives", i, "metric"),
@@ -338,7 +409,10 @@ def compile_spec(
                     f"available metrics: {choices_text(model.metrics)})",
                 )
             )
+    raw_space = loaded.raw.get("space")
     names = {*model.metrics, *spec.space, *model.env({}, {})}
+    if isinstance(raw_space, dict):  # parameters rejected by the schema are reported there
+        names |= {str(n) for n in raw_space}
     for i, text in enumerate(spec.constraints):
         try:
             expr = parse_expr(text)
@@ -346,6 +420,8 @@ def compile_spec(
             problems.append(loaded.problem(("constraints", i), str(exc)))
             continue
         for n in sorted(expr.names - names):
+            if unchecked(n):
+                continue
             problems.append(
                 loaded.problem(
                     ("constraints", i),
@@ -354,9 +430,7 @@ def compile_spec(
                 )
             )
         model.constraints.append(expr)
-    if problems:
-        raise SpecError(problems)
-    return model
+    return model, problems
 
 
 class ProbeTimeout(Exception):

@@ -35,7 +35,9 @@ class SpecError(DseError):
 
     def __init__(self, problems: Iterable[Problem]) -> None:
         # Several evaluators may reject the same field (cost and availability call perf).
-        self.problems = list(dict.fromkeys(problems))
+        # Sorted by file and line, so a long list reads top to bottom like the spec.
+        unique = list(dict.fromkeys(problems))
+        self.problems = sorted(unique, key=lambda p: (p.file, p.line or 0))
         super().__init__("\n".join(str(p) for p in self.problems))
 
 

@@ -15,8 +15,10 @@ Loc = tuple[str | int, ...]
 class LineMap:
     """Maps a field path (``("space", "die_area_mm2", "low")``) to its 1-based YAML line."""
 
-    def __init__(self, lines: dict[Loc, int]) -> None:
+    def __init__(self, lines: dict[Loc, int], problems: list[Problem] | None = None) -> None:
         self._lines = lines
+        #: Problems found while reading that do not stop the checking (duplicate keys).
+        self.problems: list[Problem] = problems or []
 
     def line(self, loc: Loc) -> int | None:
         """Line of the deepest known prefix of ``loc`` (the closest thing that exists)."""
@@ -29,7 +31,13 @@ class LineMap:
 
 
 def _walk(
-    node: yaml.Node, loc: Loc, out: dict[Loc, int], *, filename: str, path: frozenset[int]
+    node: yaml.Node,
+    loc: Loc,
+    out: dict[Loc, int],
+    *,
+    filename: str,
+    path: frozenset[int],
+    problems: list[Problem],
 ) -> None:
     if id(node) in path:  # an alias inside its own anchor: the data would nest forever
         raise SpecError(
@@ -43,23 +51,21 @@ def _walk(
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
             if key in seen and key != "<<":
                 field = ".".join(map(str, (*loc, key)))
-                raise SpecError(
-                    [
-                        Problem(
-                            filename,
-                            key_node.start_mark.line + 1,
-                            field,
-                            f"duplicate key {key!r} (YAML keeps only the last one)",
-                        )
-                    ]
+                problems.append(
+                    Problem(
+                        filename,
+                        key_node.start_mark.line + 1,
+                        field,
+                        f"duplicate key {key!r} (YAML keeps only the last one)",
+                    )
                 )
             seen.add(key)
             out[(*loc, key)] = key_node.start_mark.line + 1
-            _walk(value_node, (*loc, key), out, filename=filename, path=path)
+            _walk(value_node, (*loc, key), out, filename=filename, path=path, problems=problems)
             out[(*loc, key)] = key_node.start_mark.line + 1
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _walk(item, (*loc, i), out, filename=filename, path=path)
+            _walk(item, (*loc, i), out, filename=filename, path=path, problems=problems)
 
 
 def load_yaml(path: Path) -> tuple[Any, LineMap]:
@@ -85,6 +91,7 @@ def loads_yaml(text: str, *, filename: str) -> tuple[Any, LineMap]:
         msg = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
         raise SpecError([Problem(filename, line, "", msg)]) from None
     lines: dict[Loc, int] = {}
+    problems: list[Problem] = []
     if node is not None:
-        _walk(node, (), lines, filename=filename, path=frozenset())
-    return data, LineMap(lines)
+        _walk(node, (), lines, filename=filename, path=frozenset(), problems=problems)
+    return data, LineMap(lines, problems)
