@@ -383,6 +383,7 @@ def collect_model(
             keys = _probe(ev, model.design(probe_params), timeout_s)
         except ProbeTimeout as exc:
             problems.append(loaded.problem(("evaluators", ev.name), str(exc)))
+            broken.add(ev.name)
             continue
         except Exception as exc:
             problems.append(
