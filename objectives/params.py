@@ -32,6 +32,12 @@ PARAMS: dict[str, Param] = {
     "cooling": Param(
         "-", "Cooling of the GPU package: air | liquid (bounds W/mm2 via DVFS)", "air"
     ),
+    "scaleup_fabric": Param(
+        "-",
+        "Scale-up fabric: auto | switched | packet | ocs | direct (auto: switched for "
+        "electrical links, technology.optical_fabric for optics)",
+        "auto",
+    ),
     "cluster_size": Param("GPUs", "GPUs in the cluster", 8),
     "disaggregated": Param(
         "0/1",

@@ -49,6 +49,27 @@ def lane_fit(design: Mapping[str, Any]) -> np.ndarray:
     )
 
 
+def links_fit(design: Mapping[str, Any]) -> np.ndarray:
+    """FIT of a GPU's scale-up links, with optional lane sparing.
+
+    Without spares (``spare_lanes_per_link`` s = 0) any lane failure interrupts: links x m x
+    lambda for m active lanes per link. With s spares a link interrupts only when s + 1 of its
+    m + s lanes are down at once, i.e. s more fail within the repair time of the first:
+    rate ~= C(m+s, s+1) lambda^(s+1) MTTR^s per link (independent failures, MTTR << 1/lambda).
+    """
+    m = value(design, "optics_per_link")
+    s = np.round(tech(design, "spare_lanes_per_link"))
+    links = value(design, "links_per_gpu")
+    lam = lane_fit(design) * FIT_PER_HOUR  # per lane-hour
+    mttr = tech(design, "repair_mttr_h")
+    k = s + 1
+    ways = np.ones(np.broadcast(m, s).shape)
+    for i in range(1, int(np.max(k)) + 1):  # C(m+s, k) = prod (m+s-k+i)/i, i <= k
+        ways = ways * np.where(i <= k, (m + s - k + i) / i, 1.0)
+    spared = ways * lam ** (s + 1) * mttr**s / FIT_PER_HOUR
+    return links * np.where(s > 0, spared, m * lane_fit(design))
+
+
 def component_fit(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """FIT per GPU of each component class (see the preset for which Llama 3 row sets which)."""
     area = value(design, "die_area_mm2")
@@ -57,17 +78,18 @@ def component_fit(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     # Host and scale-out network are provisioned per unit of compute, so a GPU carries the
     # share of an H100's host/network in proportion to its compute silicon.
     compute_share = silicon / tech(design, "reliability_reference_die_area_mm2")
-    lanes = value(design, "links_per_gpu") * value(design, "optics_per_link")
     return {
         "die_logic": tech(design, "die_logic_fit_per_mm2") * silicon,
         "sram": tech(design, "sram_fit_per_mm2") * silicon,
         "system_processor": tech(design, "gpu_system_processor_fit_per_die") * dies,
         "hbm": tech(design, "hbm_fit_per_stack") * value(design, "hbm_stacks_per_die") * dies,
-        "links": lane_fit(design) * lanes,
+        "links": links_fit(design) * np.ones_like(silicon),
         "package": tech(design, "package_fit_per_gpu") * np.ones_like(silicon),
         "host": tech(design, "host_fit_per_reference_gpu") * compute_share,
         "network": tech(design, "network_fit_per_reference_gpu") * compute_share,
-        "software": tech(design, "software_fit_per_gpu") * np.ones_like(silicon),
+        # Software faults hit a host's processes (driver, runtime, collective library); hosts
+        # are provisioned per unit of compute, like the host hardware.
+        "software": tech(design, "software_fit_per_reference_gpu") * compute_share,
     }
 
 

@@ -45,6 +45,7 @@ from objectives.cost.silicon import (
 )
 from objectives.cost.waterfall import cost_waterfall
 from objectives.errors import ContextError
+from objectives.fabric.topology import resolve_fabric
 from objectives.perf.hardware import scaleout_gbps_per_gpu
 
 __all__ = ["METRICS", "cost_breakdown", "evaluate_cost"]
@@ -68,18 +69,21 @@ METRICS: dict[str, tuple[str, str]] = {
     "assembly_scrap_usd": (_GPU, "parts and work lost in packages that fail assembly"),
     "package_cost_usd": (_GPU, "interposer + substrate + assembly + final test + scrap"),
     "gpu_cost_usd": (_GPU, "manufacturing cost: silicon + HBM + optics + package"),
-    "gpu_margin_usd": (_GPU, "vendor margin paid on top of gpu_cost (gpu_price_markup - 1)"),
+    "gpu_margin_usd": (_GPU, "margin paid on top of gpu_cost (hardware_price_markup - 1)"),
     "interposer_area_mm2": ("mm2", "interposer under the dies and HBM stacks"),
     "interposer_yield": ("1", "defect-limited yield of the interposer"),
     "interposer_fits": ("0/1", "1 if the interposer is within technology.interposer_max_mm2"),
     "package_yield": ("1", "compounded bonding yield of the package"),
     "gpu_usd_per_pflops": ("USD/PFLOPS", "gpu_cost per dense PFLOPS of one GPU"),
     "host_cost_usd": (_GPU, "host CPUs, DRAM, NICs, chassis, PSUs sized by GPU peak power"),
-    "board_cost_usd": (_GPU, "GPU module board, VRMs and connectors"),
+    "board_cost_usd": (_GPU, "GPU module board, VRMs and connectors, sized by GPU peak power"),
     "facility_cost_usd": (_GPU, "datacentre power and cooling capex, lifetime share"),
     "system_share_usd": (_GPU, "host + board + facility"),
     "installed_gpus": ("GPUs", "serving GPUs + ceil(spare_fraction x serving) spares"),
-    "network_cost_usd": (_CLUSTER, "switches, switch-side optics, fibres (and scale-out NICs)"),
+    "network_cost_usd": (
+        _CLUSTER,
+        "switches, OCS ports, switch-side optics, cables (and scale-out NICs), at the price basis",
+    ),
     "network_tiers": ("tiers", "switch tiers of the fabric (scale-out tiers for electrical)"),
     "cluster_capex_usd": (_CLUSTER, "installed GPUs x (gpu + margin + system share) + network"),
     "energy_cost_usd": (_CLUSTER, "electricity over the lifetime at perf.facility_power_w"),
@@ -99,10 +103,14 @@ _NETWORK_KEYS = (
     "packet_switch_usd_per_gbps",
     "fibre_usd_per_link",
     "electrical_switch_usd_per_gbps",
-    "electrical_scaleup_domain_gpus",
+    "electrical_switch_gbps",
+    "switched_domain_silicon_mm2",
     "pluggable_usd_per_gbps",
     "cpo_usd_per_gbps",
     "ocs_usd_per_port",
+    "ocs_block_gpus",
+    "wdm_wavelengths_per_fibre",
+    "ocs_ports_per_fibre",
 )
 
 
@@ -163,27 +171,26 @@ def _gpu(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -> dic
     silicon = dies * si["die_cost_usd"]
 
     _, is_plug, is_cpo = link_masks(d.get("link_type", "electrical"))
-    lanes = value(d, "links_per_gpu") * value(d, "optics_per_link")
+    # Spare lanes (technology.spare_lanes_per_link) are built and paid for, never counted as
+    # bandwidth.
+    lanes = value(d, "links_per_gpu") * (
+        value(d, "optics_per_link") + tech(d, "spare_lanes_per_link")
+    )
+    to_cost = 1.0 / tech(d, "network_list_markup")  # optics prices are quoted at list
     engines_usd, outside_usd, engines = gpu_optics_cost(
         lanes * value(d, "lane_gbps"),
         lanes,
         is_plug,
         is_cpo,
-        **{
-            k: tech(d, k)
-            for k in (
-                "pluggable_usd_per_gbps",
-                "cpo_usd_per_gbps",
-                "cpo_engine_gbps",
-                "cpo_lanes_per_laser",
-                "cpo_laser_usd",
-            )
-        },
+        pluggable_usd_per_gbps=tech(d, "pluggable_usd_per_gbps") * to_cost,
+        cpo_usd_per_gbps=tech(d, "cpo_usd_per_gbps") * to_cost,
+        **{k: tech(d, k) for k in ("cpo_engine_gbps", "cpo_lanes_per_laser", "cpo_laser_usd")},
     )
 
+    # Co-packaged optical engines sit on the interposer beside the dies and HBM.
     ip_area = interposer_area_mm2(
         area, dies, stacks, tech(d, "hbm_footprint_mm2"), tech(d, "interposer_area_factor")
-    )
+    ) + engines * tech(d, "cpo_engine_mm2") * tech(d, "interposer_area_factor")
     ip_usd, ip_yield = interposer_cost(
         ip_area,
         aspect_ratio=tech(d, "interposer_aspect_ratio"),
@@ -226,7 +233,7 @@ def _gpu(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -> dic
         "assembly_scrap_usd": pkg.scrap_usd,
         "package_cost_usd": pkg.total_usd,
         "gpu_cost_usd": gpu,
-        "gpu_margin_usd": gpu * (tech(d, "gpu_price_markup") - 1.0),
+        "gpu_margin_usd": gpu * (tech(d, "hardware_price_markup") - 1.0),
         "interposer_area_mm2": ip_area,
         "interposer_yield": ip_yield,
         "interposer_fits": (ip_area <= tech(d, "interposer_max_mm2")).astype(float),
@@ -262,7 +269,7 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
         gpu_power_w=peak_w,
         it_power_w_per_gpu=peak_w + overhead_w,
         host_usd_per_gpu_kw=tech(d, "host_usd_per_gpu_kw"),
-        board_usd_per_gpu=tech(d, "board_usd_per_gpu"),
+        board_usd_per_gpu_kw=tech(d, "board_usd_per_gpu_kw"),
         facility_capex_usd_per_kw=tech(d, "facility_capex_usd_per_kw"),
         lifetime_years=life,
         facility_lifetime_years=tech(d, "facility_lifetime_years"),
@@ -270,18 +277,23 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
     system = host + board + facility
 
     is_elec, _, _ = link_masks(d.get("link_type", "electrical"))
-    net, tiers = network_cost(
+    net_list, tiers = network_cost(
         installed=installed,
         links_per_gpu=value(d, "links_per_gpu"),
-        link_gbps=value(d, "optics_per_link") * value(d, "lane_gbps"),
+        lanes_per_link=value(d, "optics_per_link"),
+        lane_gbps=value(d, "lane_gbps"),
+        silicon_mm2=value(d, "die_area_mm2") * value(d, "dies_per_gpu"),
         is_electrical=is_elec,
         is_cpo=is_cpo,
-        optical_fabric=_choice(d, "optical_fabric"),
+        fabric=resolve_fabric(d),
         t={
             **{k: tech(d, k) for k in _NETWORK_KEYS},
             "scaleout_gbps_per_gpu": scaleout_gbps_per_gpu(d),
         },
     )
+    # One price basis (technology/fabric.yaml): list prices to cost, then the same margin as
+    # the GPUs.
+    net = net_list / tech(d, "network_list_markup") * tech(d, "hardware_price_markup")
     capex = installed * (g["gpu_cost_usd"] + g["gpu_margin_usd"] + system) + net
     energy = energy_cost(perf["facility_power_w"], life, tech(d, "electricity_usd_per_kwh"))
     maintenance = capex * tech(d, "maintenance_fraction_per_year") * life

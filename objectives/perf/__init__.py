@@ -22,9 +22,15 @@ import numpy as np
 
 from objectives._evaluator import MEMO_KEY, builtin_evaluator, tech
 from objectives.errors import ContextError
+from objectives.fabric import fabric_hw, group_links
 from objectives.perf.hardware import _dedup, _Groups, hardware
 from objectives.perf.model import Arch, arch_of
-from objectives.perf.power import gpu_power_w, idle_gpu_power_w, overhead_w_per_gpu
+from objectives.perf.power import (
+    fabric_w_per_gpu,
+    gpu_power_w,
+    idle_gpu_power_w,
+    overhead_w_per_gpu,
+)
 from objectives.perf.serving import Serving, serve
 from objectives.perf.training import train
 from objectives.perf.workload import candidates, serving_of
@@ -75,6 +81,12 @@ METRICS: dict[str, tuple[str, str]] = {
     "hbm_utilization": ("1", "achieved / peak HBM bandwidth over the serving cycle"),
     "memory_used_fraction": ("1", "HBM need / usable HBM of the chosen configuration"),
     "shoreline_used_fraction": ("1", "die edge used by HBM PHYs and link I/O / die perimeter"),
+    "topology_ok": ("0/1", "1 if the scale-up fabric can form the chosen tp x pp group"),
+    "scaleup_domain_gpus": (
+        "GPUs",
+        "GPUs one switched scale-up domain holds (radix, copper reach); cluster size otherwise",
+    ),
+    "fabric_hops": ("hops", "switch traversals of one scale-up message (0 on a torus)"),
     "die_perimeter_mm": ("mm", "perimeter of one compute die"),
 }
 
@@ -91,7 +103,8 @@ _NUMERIC = (
     "clock_ghz",
     "cluster_size",
 )
-_STRINGS = ("link_type", "cooling")
+_STRINGS = ("link_type", "cooling", "scaleup_fabric")
+_STRING_DEFAULTS = {"cooling": "air", "link_type": "electrical", "scaleup_fabric": "auto"}
 #: Technology lists that define the candidate axis, never a per-design value.
 _GRIDS = ("tp_choices", "pp_choices", "batch_choices")
 #: Numeric workload fields that may vary per design (arrays broadcast against the batch).
@@ -113,6 +126,11 @@ _SEARCH_HW = (
     "net_bytes_per_s",
     "scaleout_gbps_per_gpu",
     "is_electrical",
+    "fabric_code",
+    "ports",
+    "domain_gpus",
+    "fabric_hops",
+    "fabric_ok",
 )
 _CHUNK_ELEMS = 1 << 16  # (designs x candidates) per block: cache-sized arrays keep numpy fast
 
@@ -160,7 +178,7 @@ def _flatten(design: Mapping[str, Any]) -> _Flat:
         except (TypeError, ValueError):
             raise ContextError(k, f"expected a number, got {design[k]!r}") from None
     for k in _STRINGS:
-        vals[k] = np.asarray(design.get(k, "air" if k == "cooling" else "electrical"))
+        vals[k] = np.asarray(design.get(k, _STRING_DEFAULTS[k]))
     table, wl = design["technology"], design["workload"]
     tech_arr: dict[str, np.ndarray] = {}
     for k, v in table.items():
@@ -225,20 +243,9 @@ def _serving_rows(s: Serving, slo: tuple[Any, Any], index: Any) -> tuple[Serving
 def _links(
     d: Mapping[str, Any], h: dict[str, np.ndarray], tp: np.ndarray, pp: np.ndarray, cluster: Any
 ) -> None:
-    """Per-candidate bandwidths: an electrical scale-up domain (NVLink in one HGX node) is
-    bounded; groups beyond it talk over the scale-out NICs. Optical fabrics reach the whole
-    cluster."""
-    net = h["net_bytes_per_s"]
-    elec = h["is_electrical"] > 0
-    if not elec.any():  # np.where would pick ``net`` everywhere
-        h["p2p_bytes_per_s"] = h["dp_bytes_per_s"] = net
-        return
-    domain = tech(d, "electrical_scaleup_domain_gpus")
-    scaleout = h["scaleout_gbps_per_gpu"] * 1e9 / 8 * tech(d, "network_efficiency")
-    h["p2p_bytes_per_s"] = np.where(elec & (tp * pp > domain), scaleout, net)
-    if cluster is not None:
-        h["dp_bytes_per_s"] = np.where(elec & (cluster > domain), scaleout, net)
-    h["net_bytes_per_s"] = np.where(elec & (tp > domain), scaleout, net)
+    """Per-candidate bandwidths, latencies and feasibility from the scale-up fabric's topology
+    (``objectives.fabric.topology.group_links``)."""
+    group_links(d, h, tp, pp, cluster)
 
 
 def _timing(
@@ -267,14 +274,17 @@ def _timing(
     shape = np.broadcast_shapes(tp.shape, h["hbm_gb_per_gpu"].shape)
     mem_ratio = np.broadcast_to(r["mem_ratio"], shape)
     memok = mem_ratio <= 1
+    topo = np.broadcast_to(h["topology_ok"], shape)
+    # A group the fabric cannot form ranks below every formable one that fits.
+    no_topo = np.where(topo, 0.0, 1e3)
     # Scores, as documented in _choose: fitting candidates rank by throughput (>= 0), then
     # least SLO excess; the rest by least memory overflow, so nothing is ever left unranked.
     overflow = -1e9 - np.maximum(mem_ratio, 1)
     ttft_slo, tpot_slo = slo
     if ttft_slo is None and tpot_slo is None:
         slo_ok = np.ones(shape, dtype=bool)
-        top = memok
-        z = np.where(memok, r["replica_tokens_per_s"], overflow)
+        top = memok & topo
+        z = np.where(top, r["replica_tokens_per_s"], np.where(memok, -1 - no_topo, overflow))
     else:
         slo_excess = np.zeros(shape)
         if ttft_slo is not None:
@@ -282,13 +292,15 @@ def _timing(
         if tpot_slo is not None:
             slo_excess = slo_excess + np.maximum(r["tpot_s"] / tpot_slo - 1, 0)
         slo_ok = slo_excess == 0
-        top = memok & slo_ok
-        z = np.where(top, r["replica_tokens_per_s"], np.where(memok, -1 - slo_excess, overflow))
+        top = memok & slo_ok & topo
+        z = np.where(
+            top, r["replica_tokens_per_s"], np.where(memok, -1 - slo_excess - no_topo, overflow)
+        )
     # without a whole replica: -1e9 - max(mem ratio, 1) - 1e6 (a fitting one's ratio is <= 1)
     few = np.where(memok, -1e9 - 1.0 - 1e6, z - 1e6)
     full = {k: np.broadcast_to(r[k], shape) for k in _PICKED}
     found = {"memok": memok, "top": top, "z": z, "few": few, "mem_ratio": mem_ratio}
-    t = {**full, **found, "slo_ok": slo_ok}
+    t = {**full, **found, "slo_ok": slo_ok, "topo": topo}
     if prune:
         t["contenders"], t["unsafe"] = _contenders(t, cand["tp"] * cand["pp"], integral)
     else:
@@ -398,6 +410,7 @@ def _choose(
         model_fits=fit_any,
         slo_met=t["slo_ok"][best, at].astype(float) * fit_any,
         memory_used_fraction=t["mem_ratio"][best, at],
+        topology_ok=t["topo"][best, at].astype(float),
     )
     return best, out
 
@@ -424,6 +437,7 @@ def _select_train(
     usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
     mem_ratio = r["mem_need_bytes"] / usable
     fits = (mem_ratio <= 1) & (replicas >= 1)
+    topo = np.broadcast_to(h["topology_ok"], mem_ratio.shape)
     ttft_slo, tpot_slo = slo
     slo_excess = np.zeros_like(mem_ratio)
     if ttft_slo is not None:
@@ -432,9 +446,13 @@ def _select_train(
         slo_excess = slo_excess + np.maximum(r["tpot_s"] / tpot_slo - 1, 0)
     tput = replicas * r["replica_tokens_per_s"]
     score = np.where(
-        fits & (slo_excess == 0),
+        fits & (slo_excess == 0) & topo,
         tput,
-        np.where(fits, -1 - slo_excess, -1e9 - np.maximum(mem_ratio, 1) - (replicas < 1) * 1e6),
+        np.where(
+            fits,
+            -1 - slo_excess - np.where(topo, 0.0, 1e3),
+            -1e9 - np.maximum(mem_ratio, 1) - (replicas < 1) * 1e6,
+        ),
     )
     best = np.argmax(score, axis=0)
     cols = np.arange(score.shape[1])
@@ -449,6 +467,7 @@ def _select_train(
         model_fits=fit_any,
         slo_met=pick(slo_excess == 0).astype(float) * fit_any,
         memory_used_fraction=pick(mem_ratio),
+        topology_ok=pick(topo).astype(float),
     )
     return best, out
 
@@ -479,6 +498,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     s, slo, precision = serving_of(fl.workload)
     hw = hardware(flat, precision)
     hw["net_bytes_per_s"] = _net_bytes_per_s(flat, hw)
+    hw.update(fabric_hw(flat, flat["link_type"]))
     cand = candidates(flat, fl.workload, a)
     batch_pd = "batch" in fl.wl_keys  # a pinned batch that differs per design
     n, k = hw["tflops_per_gpu"].size, cand["tp"].size
@@ -543,7 +563,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     busy = sel["replicas"] * group
     p_gpu = gpu_power_w(flat, hw, sel["compute_utilization"], sel["hbm_bytes_per_s"])
     p_idle = idle_gpu_power_w(flat, hw)
-    overhead = overhead_w_per_gpu(flat, hw)
+    overhead = overhead_w_per_gpu(flat, hw) + fabric_w_per_gpu(flat, hw)
     cluster_w = busy * p_gpu + (cluster - busy) * p_idle + cluster * overhead
     tokens = sel["replicas"] * sel["replica_tokens_per_s"]
     out = {
@@ -576,6 +596,9 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "memory_used_fraction": sel["memory_used_fraction"],
         "shoreline_used_fraction": hw["shoreline_used_fraction"],
         "die_perimeter_mm": hw["die_perimeter_mm"],
+        "topology_ok": sel["topology_ok"],
+        "scaleup_domain_gpus": np.minimum(hw["domain_gpus"], cluster),
+        "fabric_hops": hw["fabric_hops"],
     }
     return {key: v.reshape(shape) for key, v in _own(out, n).items()}
 

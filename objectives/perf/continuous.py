@@ -65,7 +65,7 @@ def _prefill_one(
     """Latency of one request's prompt through all pipeline stages."""
     S, e = s.input_tokens, 2.0  # 16-bit activations between stages
     one = stage_step(d, hw, a, s, tp, pp, 1.0, S, S * (S + 1) / 2, S)
-    hop = np.where(pp > 1, p2p_s(S * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d)), 0.0)
+    hop = np.where(pp > 1, p2p_s(S * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw), 0.0)
     return pp * (one.time_s + hop)
 
 
@@ -95,7 +95,7 @@ def _round(
         parts.append((bp * S * (S + 1) / 2, bp * S))
         tokens, seqs = b + bp * S, b + bp
     st = mixed_step(d, hw, a, s, tp, pp, tokens, seqs, parts)
-    hop = np.where(pp > 1, p2p_s(tokens * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d)), 0.0)
+    hop = np.where(pp > 1, p2p_s(tokens * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw), 0.0)
     return pp * (st.time_s + hop), st, n_micro
 
 
@@ -172,7 +172,9 @@ def serve_continuous(
         b = bt / n_micro
         pre = stage_step(d, hw, a, s, tp, pp, b, S, S * (S + 1) / 2, S)
         e = 2.0
-        hop = np.where(pp > 1, p2p_s(b * S * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d)), 0)
+        hop = np.where(
+            pp > 1, p2p_s(b * S * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw), 0
+        )
         cycle = (n_micro + pp - 1) * (pre.time_s + hop)
         tokens, flops, nbytes = bt * S, n_micro * pre.flops, n_micro * pre.hbm_bytes
         # TPOT as the static model reports it in this phase: a decode step of this batch
@@ -207,7 +209,7 @@ def serve_continuous(
             pre = stage_step(d, hw, a, s, tp, pp, bp, S, S * (S + 1) / 2, S)
             hop = np.where(
                 pp > 1,
-                p2p_s(bp * S * a.hidden * 2.0, hw["p2p_bytes_per_s"], _alpha(d)),
+                p2p_s(bp * S * a.hidden * 2.0, hw["p2p_bytes_per_s"], _alpha(d), hw),
                 0.0,
             )
             t_p = pre.time_s + hop  # per chunk of bp requests, pipeline full

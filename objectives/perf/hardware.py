@@ -216,8 +216,10 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
             "cpo": tech(d, "cpo_link_pj_per_bit"),
         },
     )
-    # Links draw power whenever they are up (SerDes and lasers run idle patterns), both ways.
-    link_w = 2 * net_gbps * 1e9 * link_pj * 1e-12
+    # Links draw power whenever they are up (SerDes and lasers run idle patterns). A port's
+    # pJ/bit is its power over its per-direction rate, transmit and receive together (9 W for
+    # a 1.6 Tb/s CPO port is 5.6 pJ/bit), so power = per-direction bandwidth x pJ/bit.
+    link_w = net_gbps * 1e9 * link_pj * 1e-12
     hbm_peak_w = hbm_tbps * 1e12 * 8 * tech(d, "hbm_pj_per_bit") * 1e-12
     logic_area = area * dies
     compute_peak_w = compute_w_per_mm2(d, clock_eff) * logic_area

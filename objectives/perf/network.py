@@ -1,37 +1,67 @@
 """Collective-communication times on the scale-up fabric (alpha-beta model).
 
-Each GPU has ``bw`` bytes/s per direction into a non-blocking fabric (NVSwitch or an optical
-circuit/packet switch), so ring and tree algorithms are limited by the per-GPU bandwidth; the
-collective library picks the faster of the two, as NCCL does by message size.
+Each GPU has ``bw`` bytes/s per direction for the collective (already reduced by the topology:
+see ``objectives.fabric.topology.group_links``). On a switched or packet fabric the collective
+library picks the faster of ring and double binary tree, as NCCL does by message size; on a
+torus (direct or OCS fabric) the collective runs dimension by dimension, one neighbour hop per
+step. Pass the per-candidate ``fabric`` figures (``alpha_s``, ``torus_dims``, ``p2p_alpha_s``)
+to use the topology; without them every fabric is a non-blocking switch.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
+
+from objectives.fabric.topology import torus_steps
 
 Arr = np.ndarray
 
 
-def allreduce_s(nbytes: Arr, p: Arr, bw: Arr, alpha: Arr) -> Arr:
-    """All-reduce of ``nbytes`` over ``p`` GPUs: min(ring, double binary tree); 0 when p = 1.
+def _latency(
+    p: Arr, alpha: Arr, fabric: Mapping[str, Any] | None, ring_steps: Arr, tree_steps: Arr
+) -> tuple[Arr, Arr | None, Arr]:
+    """(ring-or-torus steps, tree steps or None where there is no tree, alpha)."""
+    if fabric is None or "torus_dims" not in fabric:
+        return ring_steps, tree_steps, alpha
+    dims = fabric["torus_dims"]
+    alpha = fabric["alpha_s"]
+    steps = np.where(dims > 0, torus_steps(p, dims), ring_steps)
+    tree = np.where(dims > 0, np.inf, tree_steps)
+    return steps, tree, alpha
 
-    Ring: reduce-scatter + all-gather, 2(p-1) steps of n/p bytes.
-    Tree: reduce up and broadcast down a depth-log2(p) tree, pipelined (bandwidth term 2n/bw).
+
+def allreduce_s(
+    nbytes: Arr, p: Arr, bw: Arr, alpha: Arr, fabric: Mapping[str, Any] | None = None
+) -> Arr:
+    """All-reduce of ``nbytes`` over ``p`` GPUs; 0 when p = 1.
+
+    Ring: reduce-scatter + all-gather, 2(p-1) steps of n/p bytes (on a torus 2 x the torus
+    steps, same bytes). Tree: reduce up and broadcast down a depth-log2(p) tree, pipelined
+    (bandwidth term 2n/bw); not on a torus.
     """
     p = np.maximum(p, 1.0)
-    ring = 2 * (p - 1) / p * nbytes / bw + 2 * (p - 1) * alpha
-    tree = 2 * nbytes / bw + 2 * np.log2(p) * alpha
+    steps, tree_steps, alpha = _latency(p, alpha, fabric, p - 1, np.log2(p))
+    ring = 2 * (p - 1) / p * nbytes / bw + 2 * steps * alpha
+    tree = 2 * nbytes / bw + 2 * tree_steps * alpha
     return np.where(p > 1, np.minimum(ring, tree), 0.0)
 
 
-def allgather_s(nbytes: Arr, p: Arr, bw: Arr, alpha: Arr) -> Arr:
+def allgather_s(
+    nbytes: Arr, p: Arr, bw: Arr, alpha: Arr, fabric: Mapping[str, Any] | None = None
+) -> Arr:
     """All-gather of a total of ``nbytes`` (each GPU holds n/p): min(ring, tree)."""
     p = np.maximum(p, 1.0)
-    ring = (p - 1) / p * nbytes / bw + (p - 1) * alpha
-    tree = nbytes / bw + np.log2(p) * alpha
+    steps, tree_steps, alpha = _latency(p, alpha, fabric, p - 1, np.log2(p))
+    ring = (p - 1) / p * nbytes / bw + steps * alpha
+    tree = nbytes / bw + tree_steps * alpha
     return np.where(p > 1, np.minimum(ring, tree), 0.0)
 
 
-def p2p_s(nbytes: Arr, bw: Arr, alpha: Arr) -> Arr:
+def p2p_s(nbytes: Arr, bw: Arr, alpha: Arr, fabric: Mapping[str, Any] | None = None) -> Arr:
     """One point-to-point send (pipeline stage boundary)."""
+    if fabric is not None and "alpha_s" in fabric:
+        alpha = fabric["alpha_s"]
     return nbytes / bw + alpha

@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import tech
+from objectives._evaluator import tech, value
+from objectives.fabric.cost import ocs_ports
+from objectives.fabric.topology import OCS, PACKET, SWITCHED
 from objectives.perf.hardware import compute_w_per_mm2
 
 
@@ -42,3 +44,36 @@ def overhead_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np
     """Host (CPU, DRAM, NICs, fans) and scale-out network share of one GPU, by its TDP."""
     per_watt = tech(d, "host_power_per_gpu_watt") + tech(d, "network_power_per_gpu_watt")
     return per_watt * hw["package_power_w"]
+
+
+def fabric_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Scale-up switch power per GPU (the GPU's own link power is in the package).
+
+    Switched and packet fabrics: every bit crosses ``fabric_hops`` switch chips, each costing
+    the switch's pJ/bit (ASIC power / per-direction capacity) plus a switch-side transceiver
+    for optical links. An OCS is passive optics: a fixed power per port in use. A direct torus
+    has no switch. Always on, like the links.
+    """
+    code = hw["fabric_code"]
+    kind = np.asarray(d.get("link_type", "electrical"))
+    side = np.select(
+        [kind == "cpo", kind == "pluggable"],
+        [tech(d, "cpo_link_pj_per_bit"), tech(d, "pluggable_link_pj_per_bit")],
+        0.0,
+    )
+    electrical, packet = (tech(d, f"{k}_switch_pj_per_bit") for k in ("electrical", "packet"))
+    switch = np.where(code == SWITCHED, electrical, packet)
+    through = hw["net_gbps_per_gpu"] * 1e9 * hw["fabric_hops"] * (switch + side) * 1e-12
+    ports = ocs_ports(
+        cluster=value(d, "cluster_size"),
+        links_per_gpu=value(d, "links_per_gpu"),
+        lanes_per_link=value(d, "optics_per_link"),
+        silicon_mm2=value(d, "die_area_mm2") * value(d, "dies_per_gpu"),
+        t={
+            k: tech(d, k)
+            for k in ("ocs_block_gpus", "wdm_wavelengths_per_fibre", "ocs_ports_per_fibre")
+        },
+    )
+    ocs = ports * tech(d, "ocs_w_per_port")
+    switched_or_packet = (code == SWITCHED) | (code == PACKET)
+    return np.where(switched_or_packet, through, np.where(code == OCS, ocs, 0.0))

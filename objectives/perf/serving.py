@@ -166,7 +166,7 @@ def mixed_step(
     # Two all-reduces per layer (after attention and after the MLP), not overlapped.
     t_layer = t_gemm + t_attn + overhead
     if np.any(tp > 1):
-        allreduce = allreduce_s(tokens * (a.hidden * ce), tp, net_bw, alpha)
+        allreduce = allreduce_s(tokens * (a.hidden * ce), tp, net_bw, alpha, hw)
         t_layer = t_layer + 2 * (allreduce + np.where(tp > 1, launch, 0.0))
     # LM head on the last stage: logits of the last position of each sequence only.
     head_flops = seqs * (2 * a.hidden * a.vocab / tp)
@@ -220,14 +220,14 @@ def serve(
     net_bw, alpha = hw["p2p_bytes_per_s"], tech(d, "collective_step_latency_s")
 
     pre = stage_step(d, hw, a, s, tp, pp, b, S, S * (S + 1) / 2, S)
-    hop_pre = np.where(pp > 1, p2p_s(b * S * a.hidden * e, net_bw, alpha), 0.0)
+    hop_pre = np.where(pp > 1, p2p_s(b * S * a.hidden * e, net_bw, alpha, hw), 0.0)
     t_prefill = (n_micro + pp - 1) * (pre.time_s + hop_pre)
 
     # Decode: the context grows by one per step, attention cost is linear in it, so the mean
     # step is the step at the mean context.
     ctx = S + out / 2
     dec = stage_step(d, hw, a, s, tp, pp, b, 1.0, ctx, ctx)
-    hop_dec = np.where(pp > 1, p2p_s(b * a.hidden * e, net_bw, alpha), 0.0)
+    hop_dec = np.where(pp > 1, p2p_s(b * a.hidden * e, net_bw, alpha, hw), 0.0)
     t_round = pp * (dec.time_s + hop_dec)
     steps = np.maximum(out - 1.0, 0.0)
 

@@ -155,9 +155,9 @@ def train(
 
     # Per micro-batch: compute (with the recomputed forwards), TP collectives, stage sends.
     t_compute = 3 * t_fwd + frac * n_l * t_layer
-    ar = allreduce_s(seq * a.hidden * _BF16, tp, hw["net_bytes_per_s"], alpha)
+    ar = allreduce_s(seq * a.hidden * _BF16, tp, hw["net_bytes_per_s"], alpha, hw)
     t_tp = (4 + 2 * frac) * n_l * (ar + launch)
-    send = p2p_s(seq * a.hidden * _BF16 / tp, hw["p2p_bytes_per_s"], alpha)
+    send = p2p_s(seq * a.hidden * _BF16 / tp, hw["p2p_bytes_per_s"], alpha, hw)
     t_p2p = np.where(pp > 1, 2 * v * send, 0.0)
     t_micro = t_compute + t_tp + t_p2p
     t_pipe = batch * t_micro * (1 + bubble_fraction(pp, batch, v))
@@ -166,7 +166,7 @@ def train(
     # (every micro-batch from ZeRO-2 on), all-gather of the updated bf16 weights behind the next
     # step's first forward (and every forward and backward with ZeRO-3).
     shard = params_gpu * _BF16
-    t_rs = allgather_s(shard, replicas, hw["dp_bytes_per_s"], alpha)  # same cost as gather
+    t_rs = allgather_s(shard, replicas, hw["dp_bytes_per_s"], alpha, hw)  # same cost as gather
     t_bwd = 2 * t_fwd
     rs_x, ag_fwd_x = np.maximum(t_rs - t_bwd, 0.0), np.maximum(t_rs - t_fwd, 0.0)
     t_dp = np.where(zero >= 2, batch, 1.0) * rs_x + np.where(

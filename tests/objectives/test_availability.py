@@ -87,9 +87,10 @@ def test_llama3_interruptions_reproduced_within_ten_percent() -> None:
 
 def test_die_rates_scale_with_area_and_per_part_rates_do_not() -> None:
     big, small = component_fit(h100()), component_fit(lite())
-    for name in ("die_logic", "sram", "host", "network"):
+    # software faults are per host (hosts follow compute), not per GPU
+    for name in ("die_logic", "sram", "host", "network", "software"):
         assert float(small[name]) == pytest.approx(float(big[name]) * 203.5 / 814), name
-    for name in ("system_processor", "package", "software"):
+    for name in ("system_processor", "package"):
         assert float(small[name]) == pytest.approx(float(big[name])), name
     assert float(small["hbm"]) == pytest.approx(678.17 * 1.25)
     two_dies = component_fit(h100(dies_per_gpu=2))
@@ -203,3 +204,18 @@ def test_engine_conformance() -> None:
         lite(cluster_size=2048),
         batch={"die_area_mm2": [100.0, 203.5, 814.0], "spare_fraction": [0.0, 0.01, 0.05]},
     )
+
+
+def test_lane_sparing_by_hand() -> None:
+    # CPO lane: 125 FIT. 18 links x 2 lanes without spares: any lane failure interrupts.
+    plain = component_fit(h100(link_type="cpo"))["links"]
+    assert float(plain) == pytest.approx(36 * 125.0)
+    # One spare lane per link: a link fails when 2 of its 3 lanes are down within the 48 h
+    # repair of the first, C(3, 2) x lambda^2 x MTTR per link.
+    spared = component_fit(h100(link_type="cpo", technology={"spare_lanes_per_link": 1}))
+    lam = 125.0 * FIT
+    assert float(spared["links"]) == pytest.approx(18 * 3 * lam**2 * 48.0 / FIT)
+    assert float(spared["links"]) < 1e-3 * float(plain)
+    # two spares: C(4, 3) lambda^3 MTTR^2
+    two = component_fit(h100(link_type="cpo", technology={"spare_lanes_per_link": 2}))
+    assert float(two["links"]) == pytest.approx(18 * 4 * lam**3 * 48.0**2 / FIT)

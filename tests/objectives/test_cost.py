@@ -153,12 +153,14 @@ def test_tco_arithmetic_with_given_perf_figures(h100):
     assert float(m["usd_per_pflops"]) == pytest.approx(float(m["tco_usd"]) / 1024.0)
     tokens = 1.0e6 * 4 * 365.25 * 86400
     assert float(m["usd_per_mtok"]) == pytest.approx(float(m["tco_usd"]) * 1e6 / tokens)
-    # A markup prices the GPUs like a merchant part without touching the manufacturing cost.
+    # One price basis: the markup prices GPUs and network alike, without touching the
+    # manufacturing cost.
     marked = cost_breakdown(
-        dict(h100, technology=dict(h100["technology"], gpu_price_markup=8.0)), perf
+        dict(h100, technology=dict(h100["technology"], hardware_price_markup=8.0)), perf
     )
     assert float(marked["gpu_cost_usd"]) == pytest.approx(float(m["gpu_cost_usd"]))
     assert float(marked["gpu_margin_usd"]) == pytest.approx(7 * float(m["gpu_cost_usd"]))
+    assert float(marked["network_cost_usd"]) == pytest.approx(8 * float(m["network_cost_usd"]))
 
 
 def test_design_that_serves_nothing_stays_finite(h100):

@@ -24,7 +24,11 @@ NET = {
     "fibre_usd_per_link": np.asarray(75.0),
     "electrical_switch_usd_per_gbps": np.asarray(0.38),
     "scaleout_gbps_per_gpu": np.asarray(400.0),
-    "electrical_scaleup_domain_gpus": np.asarray(8.0),
+    "electrical_switch_gbps": np.asarray(12800.0),
+    "switched_domain_silicon_mm2": np.asarray(6512.0),
+    "ocs_block_gpus": np.asarray(64.0),
+    "wdm_wavelengths_per_fibre": np.asarray(8.0),
+    "ocs_ports_per_fibre": np.asarray(1.0),
     "pluggable_usd_per_gbps": np.asarray(1.0),
     "cpo_usd_per_gbps": np.asarray(0.5),
     "ocs_usd_per_port": np.asarray(500.0),
@@ -68,49 +72,93 @@ def test_packet_fabric_hand_computation():
     assert float(t) == 2 and float(usd) == pytest.approx(2.55e6)
 
 
-def test_flat_circuit_fabric_vs_multi_tier_packet_fabric():
+def _net(fabric: str, **kw):
+    args = dict(is_cpo=True, is_electrical=False, silicon_mm2=814.0)
+    args.update(kw)
+    return network_cost(fabric=np.asarray(fabric), t=NET, **args)
+
+
+def test_ocs_between_blocks_vs_multi_tier_packet_fabric():
     n = np.array([64.0, 1024.0, 16384.0, 262144.0])
-    kw = dict(installed=n, links_per_gpu=8.0, link_gbps=800.0, is_electrical=False, is_cpo=True)
-    circuit, t_circuit = network_cost(optical_fabric="circuit", t=NET, **kw)
-    packet, t_packet = network_cost(optical_fabric="packet", t=NET, **kw)
-    np.testing.assert_array_equal(t_circuit, 1.0)  # flat at any size
+    kw = dict(installed=n, links_per_gpu=8.0, lanes_per_link=4.0, lane_gbps=200.0)
+    ocs, t_ocs = _net("ocs", **kw)
+    packet, t_packet = _net("packet", **kw)
+    np.testing.assert_array_equal(t_ocs, 1.0)  # flat at any size
     np.testing.assert_array_equal(t_packet, [1, 2, 3, 4])  # radix 64 at 800G
-    # Circuit: 8 links x (OCS port $500 + fibre $75) = $4,600 per GPU, linear in N.
-    np.testing.assert_allclose(circuit / n, 4600.0)
+    # OCS: 8 ports form a 3-D torus in blocks of 64 (side 4): one link in 4 leaves the block,
+    # 8 x 1/4 = 2 OCS ports per GPU (4 lanes fit one 8-lambda fibre). Per GPU: 4 cables $300
+    # inside + 2 ports x $500 + 1 cable to the OCS $75; one block needs no OCS at all.
+    np.testing.assert_allclose(ocs / n, [300.0, 1375.0, 1375.0, 1375.0])
     # Packet per GPU grows with tiers: 8 x ((2t - 1) x 800 x ($1 + CPO $0.5) + t x $75).
     t = np.array([1, 2, 3, 4])
     np.testing.assert_allclose(packet / n, 8 * ((2 * t - 1) * 800 * 1.5 + t * 75))
 
 
-def test_electrical_domain_then_scale_out():
+def test_wdm_ocs_costs_the_same_per_gbps_whatever_the_gpu_count():
+    # Full 8 x 200G fibres (1.6 Tb/s a port), 6 ports per GPU (3-D torus), more than one block:
+    # the network bill per Gb/s is the same for 128 big GPUs or 16,384 small ones, and the
+    # same whatever the die size (the OCS is rate-agnostic; a port is a fibre).
+    gpus = np.array([128.0, 256.0, 1024.0, 4096.0, 16384.0])
+    for silicon in (814.0, 203.5, 101.75):
+        usd, _ = _net(
+            "ocs",
+            installed=gpus,
+            links_per_gpu=6.0,
+            lanes_per_link=8.0,
+            lane_gbps=200.0,
+            silicon_mm2=silicon,
+        )
+        per_gbps = usd / (gpus * 6 * 1600.0)
+        # (1/4 of the ports on the OCS x $500 + $75 / 2 per cable + 1/4 x $75 / 2) / 1.6 Tb/s
+        np.testing.assert_allclose(per_gbps, (500 / 4 + 37.5 + 37.5 / 4) / 1600)
+    # Under-filled fibres cost more per Gb/s: 2 lanes on an 8-lambda fibre pay a whole port.
+    usd2, _ = _net("ocs", installed=1024.0, links_per_gpu=6.0, lanes_per_link=2.0, lane_gbps=200.0)
+    assert float(usd2) / (1024 * 6 * 400.0) == pytest.approx(
+        4 * (500 / 4 + 37.5 + 37.5 / 4) / 1600
+    )
+
+
+def test_switched_domain_from_radix_and_copper_reach_then_scale_out():
     n = np.array([8.0, 1024.0])
-    usd, tiers = network_cost(
+    usd, tiers = _net(
+        "switched",
         installed=n,
         links_per_gpu=18.0,
-        link_gbps=200.0,
+        lanes_per_link=2.0,
+        lane_gbps=100.0,
         is_electrical=True,
         is_cpo=False,
-        optical_fabric="circuit",
-        t=NET,
     )
     copper = 18 * 200 * 0.38  # $1,368 of NVSwitch baseboard per GPU
     # 1,024 GPUs outgrow the 8-GPU domain: 400G scale-out, radix 128, two tiers:
     # 3 ports x 400 x ($1 + $1) + 2 x $75 fibre + the NIC's own 400G transceiver $400 = $2,950.
     np.testing.assert_allclose(usd / n, [copper, copper + 2950.0])
     np.testing.assert_array_equal(tiers, [1.0, 2.0])
+    from objectives.fabric.topology import switched_domain_gpus
+
+    kw = dict(switch_gbps=12800.0, domain_silicon_mm2=6512.0)
+    # H100: radix 64 at 200G, one baseboard of 814 mm2 GPUs -> 8
+    assert float(switched_domain_gpus(200.0, 814.0, True, **kw)) == 8
+    # quarter die: the board holds 32; one 1.8T port per GPU: radix 7 bounds it
+    assert float(switched_domain_gpus(200.0, 203.5, True, **kw)) == 32
+    assert float(switched_domain_gpus(1800.0, 203.5, True, **kw)) == 7
+    # optics are not bounded by the board
+    assert float(switched_domain_gpus(200.0, 203.5, False, **kw)) == 64
 
 
 def test_unknown_fabric():
+    from objectives.fabric import resolve_fabric
+
+    d = {
+        "scaleup_fabric": "torus",
+        "link_type": "cpo",
+        "technology": {"optical_fabric": "circuit"},
+    }
+    with pytest.raises(ContextError, match="ocs"):
+        resolve_fabric(d)
+    d = {"link_type": "cpo", "technology": {"optical_fabric": "torus"}}
     with pytest.raises(ContextError, match="circuit"):
-        network_cost(
-            installed=8.0,
-            links_per_gpu=1.0,
-            link_gbps=1.0,
-            is_electrical=False,
-            is_cpo=False,
-            optical_fabric="torus",
-            t=NET,
-        )
+        resolve_fabric(d)
 
 
 def test_system_share_hand_computation():
@@ -118,20 +166,20 @@ def test_system_share_hand_computation():
         gpu_power_w=700.0,
         it_power_w_per_gpu=800.0,
         host_usd_per_gpu_kw=3770.0,
-        board_usd_per_gpu=250.0,
+        board_usd_per_gpu_kw=357.0,
         facility_capex_usd_per_kw=11000.0,
         lifetime_years=4.0,
         facility_lifetime_years=15.0,
     )
     assert float(host) == pytest.approx(0.7 * 3770)  # 2,639
-    assert float(board) == 250.0
+    assert float(board) == pytest.approx(0.7 * 357)  # by power, like the host
     assert float(facility) == pytest.approx(0.8 * 11000 * 4 / 15)  # 2,346.7
     # A cluster living longer than the building pays for all of it, not more.
     _, _, whole = system_share(
         gpu_power_w=700.0,
         it_power_w_per_gpu=1000.0,
         host_usd_per_gpu_kw=0.0,
-        board_usd_per_gpu=0.0,
+        board_usd_per_gpu_kw=0.0,
         facility_capex_usd_per_kw=11000.0,
         lifetime_years=20.0,
         facility_lifetime_years=15.0,

@@ -265,15 +265,20 @@ def test_power_bookkeeping():
     # 16 GPUs x (GPU + host and network share: (62.5 + 12.5) W per 700 W of TDP)
     share = (0.0893 + 0.0179) * r["package_power_w"]
     assert share == pytest.approx(75, rel=0.01)
-    assert r["cluster_power_w"] == pytest.approx(16 * (r["gpu_power_w"] + share), rel=1e-9)
+    # NVSwitch power: 3.6 Tb/s per direction through one switch chip at 9.8 pJ/bit
+    switch = 3.6e12 * 9.8e-12
+    assert r["cluster_power_w"] == pytest.approx(
+        16 * (r["gpu_power_w"] + share + switch), rel=1e-9
+    )
 
 
 def test_cpo_draws_less_link_power_than_pluggables():
     plug = perf(link_type="pluggable")
     cpo = perf(link_type="cpo")
-    # 7.2 Tb/s both ways x (18.75 - 5.6) pJ/bit / 0.92 VRM
+    # Link power = per-direction bandwidth x pJ/bit (a port's pJ/bit covers transmit and
+    # receive): 3.6 Tb/s x (18.75 - 5.6) pJ/bit / 0.92 VRM
     assert plug["package_power_w"] - cpo["package_power_w"] == pytest.approx(
-        7.2e12 * (18.75 - 5.6) * 1e-12 / 0.92
+        3.6e12 * (18.75 - 5.6) * 1e-12 / 0.92
     )
 
 

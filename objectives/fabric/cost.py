@@ -1,0 +1,144 @@
+"""Network bill of each scale-up fabric, at list prices (the cost model converts the basis).
+
+Counts follow the topology of ``objectives.fabric.topology``: switch ports per link for the
+switched domain and the fat tree, OCS ports only on links that leave a directly wired block,
+one cable per GPU-to-GPU link, and the scale-out fat tree of a switched cluster that outgrows
+one domain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from objectives.fabric.topology import (
+    DIRECT,
+    OCS,
+    PACKET,
+    SWITCHED,
+    clos_tiers,
+    fabric_code,
+    fibres_per_link,
+    ocs_ports_per_gpu,
+    packet_radix,
+    switched_domain_gpus,
+)
+
+
+def packet_fabric_cost(
+    endpoints: ArrayLike,
+    links_per_endpoint: ArrayLike,
+    port_gbps: ArrayLike,
+    *,
+    switch_gbps: ArrayLike,
+    max_ports: ArrayLike,
+    switch_usd_per_gbps: ArrayLike,
+    optics_usd_per_gbps: ArrayLike,
+    fibre_usd_per_link: ArrayLike,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(USD, tiers) of a fat tree with one plane per endpoint link (rail-optimised).
+
+    Per endpoint link a t-tier fat tree uses 2t - 1 switch ports, t cables, and a transceiver
+    at every switch port (the endpoint's own transceiver is counted on the endpoint side).
+    """
+    t = clos_tiers(endpoints, packet_radix(port_gbps, switch_gbps, max_ports))
+    links = np.asarray(endpoints, float) * np.asarray(links_per_endpoint, float)
+    g = np.asarray(port_gbps, float)
+    per_link = (2 * t - 1) * g * (
+        np.asarray(switch_usd_per_gbps, float) + np.asarray(optics_usd_per_gbps, float)
+    ) + t * np.asarray(fibre_usd_per_link, float)
+    return links * per_link, t
+
+
+def network_cost(
+    *,
+    installed: ArrayLike,
+    links_per_gpu: ArrayLike,
+    lanes_per_link: ArrayLike,
+    lane_gbps: ArrayLike,
+    silicon_mm2: ArrayLike,
+    is_electrical: ArrayLike,
+    is_cpo: ArrayLike,
+    fabric: np.ndarray,
+    t: Mapping[str, ArrayLike],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(cluster network USD at list prices, tiers) for the scale-up links of every GPU.
+
+    - switched: switch ports per Gb/s (NVSwitch baseboard) for every GPU link, switch-side
+      transceivers when the links are optical, plus a scale-out packet fat tree with pluggable
+      optics once the cluster outgrows one domain; tiers are the scale-out tiers (1 inside).
+    - packet: a fat tree per link plane; switch-side optics are CPO when the GPU's are,
+      pluggable for pluggable links, none (copper DAC) for electrical links.
+    - ocs: one cable per link inside a block, an OCS port per fibre of each link that leaves it
+      (``ocs_ports_per_fibre``, 1 with circulators), fibres carrying ``wdm_wavelengths_per_fibre``
+      lanes; no transceiver on the OCS side (it is passive). 1 tier.
+    - direct: one cable per link, no switch. 1 tier (0 switches).
+    """
+    n = np.asarray(installed, float)
+    links = np.asarray(links_per_gpu, float)
+    lanes = np.asarray(lanes_per_link, float)
+    g = lanes * np.asarray(lane_gbps, float)
+    elec = np.asarray(is_electrical, bool)
+    cpo = np.asarray(is_cpo, bool)
+    code = fabric_code(np.asarray(fabric))
+    fibre = t["fibre_usd_per_link"]
+    common = dict(
+        switch_gbps=t["packet_switch_gbps"],
+        max_ports=t["packet_switch_max_ports"],
+        switch_usd_per_gbps=t["packet_switch_usd_per_gbps"],
+        fibre_usd_per_link=fibre,
+    )
+    optics = np.where(elec, 0.0, np.where(cpo, t["cpo_usd_per_gbps"], t["pluggable_usd_per_gbps"]))
+    cables = n * links / 2 * fibre
+
+    # switched domain (+ scale-out beyond it)
+    domain = switched_domain_gpus(
+        g,
+        silicon_mm2,
+        elec,
+        switch_gbps=t["electrical_switch_gbps"],
+        domain_silicon_mm2=t["switched_domain_silicon_mm2"],
+    )
+    scaleout_gbps = t["scaleout_gbps_per_gpu"]
+    scaleout, scaleout_tiers = packet_fabric_cost(
+        n, 1.0, scaleout_gbps, optics_usd_per_gbps=t["pluggable_usd_per_gbps"], **common
+    )
+    # The scale-out endpoint is a NIC: its own transceiver is a network cost, not GPU optics.
+    scaleout = scaleout + n * scaleout_gbps * t["pluggable_usd_per_gbps"]
+    outgrown = n > domain
+    switched = (
+        n * links * g * (t["electrical_switch_usd_per_gbps"] + optics)
+        + np.where(elec, 0.0, n * links * fibre)
+        + np.where(outgrown, scaleout, 0.0)
+    )
+    switched_tiers = np.where(outgrown, scaleout_tiers, 1.0)
+
+    packet, packet_tiers = packet_fabric_cost(n, links, g, optics_usd_per_gbps=optics, **common)
+
+    block = t["ocs_block_gpus"]
+    fibres = fibres_per_link(lanes, t["wdm_wavelengths_per_fibre"])
+    ports = n * ocs_ports_per_gpu(n, links, fibres, block, t["ocs_ports_per_fibre"])
+    ocs = ports * t["ocs_usd_per_port"] + cables + ports / 2 * fibre
+
+    usd = np.select(
+        [code == SWITCHED, code == PACKET, code == OCS, code == DIRECT],
+        [switched, packet, ocs, cables],
+    )
+    tiers = np.select([code == SWITCHED, code == PACKET], [switched_tiers, packet_tiers], 1.0)
+    return usd, tiers
+
+
+def ocs_ports(
+    *,
+    cluster: ArrayLike,
+    links_per_gpu: ArrayLike,
+    lanes_per_link: ArrayLike,
+    silicon_mm2: ArrayLike,
+    t: Mapping[str, ArrayLike],
+) -> np.ndarray:
+    """OCS ports one GPU of an ``ocs`` fabric uses (for power and reporting)."""
+    block = t["ocs_block_gpus"]
+    fibres = fibres_per_link(lanes_per_link, t["wdm_wavelengths_per_fibre"])
+    return ocs_ports_per_gpu(cluster, links_per_gpu, fibres, block, t["ocs_ports_per_fibre"])

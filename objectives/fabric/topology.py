@@ -1,0 +1,216 @@
+"""What a scale-up fabric lets a parallel group do: bandwidth, latency, hops, feasibility.
+
+Per design (``fabric_hw``): the fabric code, ports per GPU, the switched domain size, the switch
+traversals of one message and whether the fabric can carry the links at all. Per candidate
+group (``group_links``): the bandwidth and per-step latency its collectives see, the torus
+dimensions a direct/OCS fabric offers, and whether the topology can form the group at all.
+
+Topology rules (each one a documented approximation, vectorized over designs):
+
+- switched: every GPU of a domain is one switch hop from every other; a domain holds at most
+  radix = floor(switch_gbps / link_gbps) GPUs (each GPU puts one link on each switch plane),
+  and with copper links at most one baseboard of compute silicon. Bigger groups fall back to
+  the scale-out NICs (slow, still feasible).
+- packet: non-blocking, 2t - 1 switch traversals for t tiers; every group is feasible.
+- ocs / direct: the GPUs' P ports form a torus of k = floor(P / 2) dimensions; ring and torus
+  collectives use ports in pairs (2 floor(P/2) / P of the bandwidth). A 1-port GPU cannot close
+  a ring or a pipeline chain, so groups of more than 2 GPUs are infeasible. A ``direct`` group
+  is a sub-mesh without wraparound links, so its ring runs at half the link bandwidth; the OCS
+  closes the wraparound of any slice (TPU v4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from objectives._evaluator import tech, value
+from objectives.errors import unknown_name
+
+FABRICS = ("switched", "packet", "ocs", "direct")
+CHOICES = ("auto", *FABRICS)
+OPTICAL_FABRICS = ("circuit", "packet")  # technology.optical_fabric, what ``auto`` follows
+SWITCHED, PACKET, OCS, DIRECT = range(4)
+MAX_TORUS_DIMS = 3  # the torus collectives use at most 3 dimensions (TPU v4: 3D torus)
+
+
+def _check(raw: Any, choices: tuple[str, ...], field: str, what: str) -> np.ndarray:
+    arr = np.asarray(raw)
+    bad = ~np.isin(arr, choices)
+    if bad.any():
+        raise unknown_name(field, str(arr[bad].flat[0]), choices, what=what)
+    return arr
+
+
+def resolve_fabric(d: Mapping[str, Any]) -> np.ndarray:
+    """The fabric name of every design: ``scaleup_fabric``, or for ``auto`` the NVSwitch-like
+    domain for copper links and ``technology.optical_fabric`` (circuit -> ocs) for optics."""
+    choice = _check(d.get("scaleup_fabric", "auto"), CHOICES, "scaleup_fabric", "fabric")
+    link = np.asarray(d.get("link_type", "electrical"))
+    optical = _check(
+        d["technology"].get("optical_fabric", "circuit"),
+        OPTICAL_FABRICS,
+        "technology.optical_fabric",
+        "optical fabric",
+    )
+    optical_name = np.where(optical == "packet", "packet", "ocs")
+    auto = np.where(link == "electrical", "switched", optical_name)
+    return np.where(choice == "auto", auto, choice)
+
+
+def fabric_code(names: np.ndarray) -> np.ndarray:
+    """Float code of each fabric name (SWITCHED ... DIRECT), for numeric grouping."""
+    return np.select([names == f for f in FABRICS], [float(i) for i in range(len(FABRICS))], -1.0)
+
+
+def packet_radix(port_gbps: ArrayLike, switch_gbps: ArrayLike, max_ports: ArrayLike) -> np.ndarray:
+    """Ports of port_gbps one switch ASIC offers, at most its breakout limit."""
+    k = np.floor(np.asarray(switch_gbps, float) / np.maximum(np.asarray(port_gbps, float), 1e-9))
+    return np.clip(k, 2.0, np.asarray(max_ports, float))
+
+
+def clos_tiers(endpoints: ArrayLike, radix: ArrayLike) -> np.ndarray:
+    """Tiers of a non-blocking folded-Clos (fat tree) of radix-k switches for N endpoints.
+
+    t tiers reach k (k/2)^(t-1) endpoints: one switch for t = 1, k^2/2 for a leaf-spine.
+    """
+    n = np.asarray(endpoints, float)
+    k = np.maximum(np.asarray(radix, float), 3.0)
+    extra = np.ceil(np.log(np.maximum(n / k, 1.0)) / np.log(k / 2.0) - 1e-9)
+    return 1.0 + np.maximum(extra, 0.0)
+
+
+def switched_domain_gpus(
+    link_gbps: ArrayLike,
+    silicon_mm2: ArrayLike,
+    is_electrical: ArrayLike,
+    *,
+    switch_gbps: ArrayLike,
+    domain_silicon_mm2: ArrayLike,
+) -> np.ndarray:
+    """GPUs in one switched domain: the switch radix at the link rate, and for copper the
+    compute silicon one baseboard holds (HGX H100: 8 x 814 mm2). At least 1."""
+    radix = np.floor(np.asarray(switch_gbps, float) / np.maximum(np.asarray(link_gbps), 1e-9))
+    reach = np.floor(np.asarray(domain_silicon_mm2, float) / np.asarray(silicon_mm2) + 1e-9)
+    reach = np.where(np.asarray(is_electrical, bool), reach, np.inf)
+    return np.maximum(np.minimum(radix, reach), 1.0)
+
+
+def torus_steps(p: ArrayLike, dims: ArrayLike) -> np.ndarray:
+    """Latency steps of one reduce-scatter (or all-gather) over p GPUs on a torus of up to
+    ``dims`` dimensions: min over j <= dims of j (ceil(p^(1/j)) - 1), each a neighbour hop.
+    ``dims`` 0 (no torus) is priced like one dimension (a ring)."""
+    p = np.maximum(np.asarray(p, float), 1.0)
+    k = np.asarray(dims, float)
+    best = p - 1.0  # one dimension: a ring
+    for j in range(2, MAX_TORUS_DIMS + 1):
+        side = np.ceil(p ** (1.0 / j) - 1e-9)
+        best = np.where(k >= j, np.minimum(best, j * (side - 1.0)), best)
+    return best
+
+
+def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-design fabric figures the parallelism search reads (see the module docstring)."""
+    names = resolve_fabric(d)
+    code = fabric_code(names)
+    ports = value(d, "links_per_gpu")
+    link_gbps = value(d, "optics_per_link") * value(d, "lane_gbps")
+    elec = np.asarray(link_type) == "electrical"
+    silicon = value(d, "die_area_mm2") * value(d, "dies_per_gpu")
+    domain = switched_domain_gpus(
+        link_gbps,
+        silicon,
+        elec,
+        switch_gbps=tech(d, "electrical_switch_gbps"),
+        domain_silicon_mm2=tech(d, "switched_domain_silicon_mm2"),
+    )
+    radix = packet_radix(
+        link_gbps, tech(d, "packet_switch_gbps"), tech(d, "packet_switch_max_ports")
+    )
+    tiers = clos_tiers(value(d, "cluster_size"), radix)
+    hops = np.select([code == SWITCHED, code == PACKET], [1.0, 2 * tiers - 1], 0.0)
+    # An optical circuit switch steers light: copper links cannot use it.
+    ok = ~((code == OCS) & elec)
+    return {
+        "fabric_code": code,
+        "ports": np.broadcast_to(ports, code.shape).astype(float),
+        "domain_gpus": np.where(code == SWITCHED, domain, np.inf),
+        "fabric_hops": hops,
+        "fabric_tiers": np.where(code == PACKET, tiers, 1.0),
+        "fabric_ok": ok.astype(float),
+    }
+
+
+def group_links(
+    d: Mapping[str, Any],
+    h: dict[str, Any],
+    tp: np.ndarray,
+    pp: np.ndarray,
+    cluster: Any,
+) -> None:
+    """Per-candidate bandwidths (bytes/s), latencies and feasibility, written into ``h``.
+
+    Reads ``net_bytes_per_s`` (the GPU's achievable per-direction bandwidth over all its ports)
+    and the ``fabric_hw`` figures; writes ``net_bytes_per_s`` (tensor-parallel collectives),
+    ``p2p_bytes_per_s`` (pipeline sends), ``dp_bytes_per_s`` (data-parallel, when ``cluster``
+    is given), ``alpha_s`` (per collective step), ``torus_dims`` (0 on switched fabrics) and
+    ``topology_ok`` (the fabric can form the tp x pp group).
+    """
+    code = h["fabric_code"]
+    ports = h["ports"]
+    bw = h["net_bytes_per_s"]
+    scaleout = h["scaleout_gbps_per_gpu"] * 1e9 / 8 * tech(d, "network_efficiency")
+    switched = code == SWITCHED
+    torus = code >= OCS
+    direct = code == DIRECT
+    domain = h["domain_gpus"]
+    group = tp * pp
+    pairs = np.floor(ports / 2)
+    ring_frac = np.where(ports >= 2, 2 * pairs / ports, 1.0)  # ports used in pairs
+    mesh = np.where(direct, 0.5, 1.0)  # a direct-torus group lacks its wraparound links
+    h["net_bytes_per_s"] = np.where(
+        switched & (tp > domain), scaleout, np.where(torus, bw * ring_frac * mesh, bw)
+    )
+    forward = np.maximum(pairs, 1.0) / ports  # a pipeline send leaves on the forward ports
+    h["p2p_bytes_per_s"] = np.where(
+        switched & (group > domain), scaleout, np.where(torus, bw * forward, bw)
+    )
+    if cluster is not None:
+        h["dp_bytes_per_s"] = np.where(
+            switched & (cluster > domain), scaleout, np.where(torus, bw * ring_frac, bw)
+        )
+    base = tech(d, "collective_step_latency_s")
+    h["alpha_s"] = base + np.maximum(h["fabric_hops"] - 1.0, 0.0) * tech(d, "switch_hop_latency_s")
+    h["torus_dims"] = np.where(torus, np.minimum(np.maximum(pairs, 1.0), MAX_TORUS_DIMS), 0.0)
+    formable = np.where(torus, (ports >= 2) | (group <= 2), True)
+    h["topology_ok"] = formable & (h["fabric_ok"] > 0)
+
+
+def fibres_per_link(lanes_per_link: ArrayLike, wavelengths_per_fibre: ArrayLike) -> np.ndarray:
+    """Fibres one link needs when each fibre carries ``wavelengths_per_fibre`` lanes (WDM)."""
+    lanes = np.asarray(lanes_per_link, float)
+    return np.maximum(np.ceil(lanes / np.asarray(wavelengths_per_fibre, float) - 1e-9), 1.0)
+
+
+def ocs_ports_per_gpu(
+    cluster: ArrayLike,
+    ports: ArrayLike,
+    fibres: ArrayLike,
+    block_gpus: ArrayLike,
+    ports_per_fibre: ArrayLike,
+) -> np.ndarray:
+    """OCS ports one GPU uses: only links that leave its block (TPU v4: the cube's faces).
+
+    A block of b GPUs wired as a k-dimensional torus (k = min(floor(P/2), 3)) has side
+    b^(1/k); in every dimension one link in ``side`` leaves the block through the OCS. A
+    cluster of one block needs no OCS; a 1-port GPU sends everything through it.
+    """
+    p = np.asarray(ports, float)
+    k = np.minimum(np.floor(p / 2), MAX_TORUS_DIMS)
+    side = np.asarray(block_gpus, float) ** (1.0 / np.maximum(k, 1.0))
+    frac = np.where(k >= 1, 1.0 / np.maximum(side, 1.0), 1.0)
+    frac = np.where(np.asarray(cluster, float) > np.asarray(block_gpus, float), frac, 0.0)
+    return p * np.asarray(fibres, float) * frac * np.asarray(ports_per_fibre, float)
