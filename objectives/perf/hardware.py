@@ -166,6 +166,36 @@ def _throttled_once(d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarray) 
     return throttled_clock_ghz(sub, clock[idx], cols[1][idx])[inv]
 
 
+def cooling_limit_w_per_mm2(
+    d: Mapping[str, Any],
+    cooling: np.ndarray,
+    die_mm2: np.ndarray,
+    logic_mm2: np.ndarray,
+    other_w: np.ndarray,
+) -> np.ndarray:
+    """Full-load logic power density the package can sustain: the lower of
+
+    - the cooler's heat flux, which rises for small dies because heat spreads from a small
+      source into the lid and cold plate (spreading resistance ~ 1/sqrt(area)): the flux at
+      the reference die area times (reference / area)^exponent, at most ``max gain`` times it;
+    - the package power the cooler and power delivery take (HBM and links come off first).
+    """
+    flux = _pick(
+        cooling,
+        {"air": tech(d, "cooling_air_w_per_mm2"), "liquid": tech(d, "cooling_liquid_w_per_mm2")},
+    )
+    gain = (tech(d, "cooling_reference_die_mm2") / die_mm2) ** tech(
+        d, "cooling_spreading_exponent"
+    )
+    flux = flux * np.clip(gain, 0.0, tech(d, "cooling_max_density_gain"))
+    package_w = _pick(
+        cooling,
+        {"air": tech(d, "cooling_air_package_w"), "liquid": tech(d, "cooling_liquid_package_w")},
+    )
+    budget = (package_w * tech(d, "vrm_efficiency") - other_w) / logic_mm2
+    return np.minimum(flux, budget)
+
+
 def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
     """Per-GPU peak figures and physical feasibility of one package."""
     area = value(d, "die_area_mm2")
@@ -178,20 +208,31 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
     if np.any(area <= 0) or np.any(aspect < 1) or np.any(dies < 1) or np.any(clock <= 0):
         raise ContextError("die_area_mm2", "die area, clock must be > 0; aspect ratio, dies >= 1")
 
-    limit = _pick(
-        cooling,
-        {"air": tech(d, "cooling_air_w_per_mm2"), "liquid": tech(d, "cooling_liquid_w_per_mm2")},
+    hbm_tbps = stacks * value(d, "hbm_tbps_per_stack") * dies
+    hbm_gb = stacks * value(d, "hbm_gb_per_stack") * dies
+    net_gbps = value(d, "links_per_gpu") * value(d, "optics_per_link") * value(d, "lane_gbps")
+    link_pj = _pick(
+        link_type,
+        {
+            "electrical": tech(d, "electrical_link_pj_per_bit"),
+            "pluggable": tech(d, "pluggable_link_pj_per_bit"),
+            "cpo": tech(d, "cpo_link_pj_per_bit"),
+        },
     )
+    # Links draw power whenever they are up (SerDes and lasers run idle patterns). A port's
+    # pJ/bit is its power over its per-direction rate, transmit and receive together (9 W for
+    # a 1.6 Tb/s CPO port is 5.6 pJ/bit), so power = per-direction bandwidth x pJ/bit.
+    link_w = net_gbps * 1e9 * link_pj * 1e-12
+    hbm_peak_w = hbm_tbps * 1e12 * 8 * tech(d, "hbm_pj_per_bit") * 1e-12
+    logic_area = area * dies
+
+    limit = cooling_limit_w_per_mm2(d, cooling, area, logic_area, hbm_peak_w + link_w)
     clock_full = np.broadcast_to(clock, np.broadcast(clock, limit).shape).astype(float)
     clock_eff = _throttled_once(d, clock_full, limit)
 
     # Tensor throughput scales with compute area and clock; the density is calibrated on H100.
     tflops_bf16 = area * dies * tech(d, "tensor_tflops_per_mm2_ghz_bf16") * clock_eff
     tflops = tflops_bf16 * (tech(d, "fp8_flops_multiplier") if precision == "fp8" else 1.0)
-
-    hbm_tbps = stacks * value(d, "hbm_tbps_per_stack") * dies
-    hbm_gb = stacks * value(d, "hbm_gb_per_stack") * dies
-    net_gbps = value(d, "links_per_gpu") * value(d, "optics_per_link") * value(d, "lane_gbps")
 
     # Shoreline: HBM PHYs and link I/O sit on the die edge; both directions of every link need
     # edge, split over the dies of the package.
@@ -208,20 +249,6 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
     io_edge = 2 * net_gbps / dies / edge_density
     shoreline = (hbm_edge + io_edge) / perimeter
 
-    link_pj = _pick(
-        link_type,
-        {
-            "electrical": tech(d, "electrical_link_pj_per_bit"),
-            "pluggable": tech(d, "pluggable_link_pj_per_bit"),
-            "cpo": tech(d, "cpo_link_pj_per_bit"),
-        },
-    )
-    # Links draw power whenever they are up (SerDes and lasers run idle patterns). A port's
-    # pJ/bit is its power over its per-direction rate, transmit and receive together (9 W for
-    # a 1.6 Tb/s CPO port is 5.6 pJ/bit), so power = per-direction bandwidth x pJ/bit.
-    link_w = net_gbps * 1e9 * link_pj * 1e-12
-    hbm_peak_w = hbm_tbps * 1e12 * 8 * tech(d, "hbm_pj_per_bit") * 1e-12
-    logic_area = area * dies
     compute_peak_w = compute_w_per_mm2(d, clock_eff) * logic_area
     package_w = (compute_peak_w + hbm_peak_w + link_w) / tech(d, "vrm_efficiency")
 

@@ -87,6 +87,98 @@ def compare_tables(summary: list[str]) -> None:
             summary.append(f"| {d.label} | " + " | ".join(cells) + " |")
 
 
+#: Scale-up fabrics of the same-fabric comparison: (label, link type, fabric).
+FABRIC_CASES = [
+    ("switched/electrical", "electrical", "switched"),
+    ("ocs/cpo", "cpo", "ocs"),
+    ("packet/cpo", "cpo", "packet"),
+    ("direct/cpo", "cpo", "direct"),
+]
+OBJECTIVES = {
+    "cost.usd_per_mtok": ("cost per token", -1),
+    "perf.tokens_per_joule": ("tokens per joule", 1),
+    "availability.capacity_availability": ("capacity availability", 1),
+}
+
+
+def same_fabric(summary: list[str], results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every Lite design (with the shoreline gain) and the H100 on the SAME scale-up fabric.
+
+    The H100 gets the Lite's link type and fabric (its 18 x 2 x 100G links as CPO on an OCS,
+    a packet fat tree or a direct torus), so a ratio isolates the die size from the fabric.
+    """
+    rows: list[dict[str, Any]] = []
+    summary.append("\n## Same-fabric comparison: Lite (with gain) / H100 on the same fabric\n")
+    summary.append(
+        "Ratios Lite / H100 (cost < 1 and tok/J, availability > 1 mean the Lite design wins).\n"
+    )
+    summary.append(
+        "| workload | fabric | design | USD/Mtok | cost ratio | tok/J ratio | avail. ratio |"
+    )
+    summary.append("|---|---|---|---|---|---|---|")
+    for wl, sets in WORKLOADS.items():
+        for flabel, link, fabric in FABRIC_CASES:
+            fsets = sets + [f"link_type={link}", f"scaleup_fabric={fabric}"]
+            args = [arg(str(SPACES / "h100.yaml"), fsets)]
+            labels = ["h100"]
+            for size in LITE:
+                args.append(arg(str(SPACES / f"lite-{size}-shoreline.yaml"), fsets))
+                labels.append(f"{size}-shoreline")
+            evaluated, _ = compare(args, labels=labels)
+            base = evaluated[0].metrics
+            for d in evaluated[1:]:
+                m = d.metrics
+                row = {"workload": wl, "fabric": flabel, "design": d.label}
+                for k in OBJECTIVES:
+                    row[k] = m[k]
+                    row["h100." + k] = base[k]
+                    row[k + "_ratio"] = m[k] / base[k]
+                row["feasible"] = float(
+                    m["perf.model_fits"] * m["perf.slo_met"] * m["perf.topology_ok"]
+                )
+                row["h100.feasible"] = float(
+                    base["perf.model_fits"] * base["perf.slo_met"] * base["perf.topology_ok"]
+                )
+                rows.append(row)
+                summary.append(
+                    f"| {wl} | {flabel} | {d.label} | {_g(m['cost.usd_per_mtok'])} "
+                    f"| {row['cost.usd_per_mtok_ratio']:.3f} "
+                    f"| {row['perf.tokens_per_joule_ratio']:.3f} "
+                    f"| {row['availability.capacity_availability_ratio']:.4f} |"
+                )
+    pd.DataFrame(rows).to_csv(OUT / "same-fabric.csv", index=False, float_format="%.6g")
+    results["same_fabric"] = {
+        f"{r['workload']}/{r['fabric']}/{r['design']}": round(
+            float(r["cost.usd_per_mtok_ratio"]), 6
+        )
+        for r in rows
+    }
+    return rows
+
+
+def conditions(summary: list[str], results: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """Where a Lite design wins, per objective: the workload x fabric cells with a winner."""
+    summary.append("\n## Conditions under which a Lite design wins (same fabric as the H100)\n")
+    summary.append("| objective | workload | fabric | winning Lite designs (ratio) |")
+    summary.append("|---|---|---|---|")
+    table: dict[str, list[str]] = {}
+    for k, (name, sign) in OBJECTIVES.items():
+        for wl in WORKLOADS:
+            for flabel, _, _ in FABRIC_CASES:
+                cell = [
+                    r
+                    for r in rows
+                    if r["workload"] == wl and r["fabric"] == flabel and r["feasible"] > 0
+                ]
+                win = [r for r in cell if (r[k + "_ratio"] - 1) * sign > 1e-9]
+                if not win:
+                    continue
+                text = ", ".join(f"{r['design']} ({r[k + '_ratio']:.3g})" for r in win)
+                summary.append(f"| {name} | {wl} | {flabel} | {text} |")
+                table.setdefault(k, []).append(f"{wl}/{flabel}")
+    results["lite_wins"] = table
+
+
 def _g(v: float) -> str:
     return f"{v:.4g}"
 
@@ -256,6 +348,7 @@ def port_sweep(summary: list[str], results: dict[str, Any]) -> None:
             sets = [
                 f"links_per_gpu={links}",
                 f"optics_per_link={lanes}",
+                "lane_gbps=100",
                 f"technology.optical_fabric={fabric}",
             ]
             m = api.evaluate(*api.load_for_evaluate(SPACES / "lite-quarter-shoreline.yaml", sets))
@@ -313,7 +406,10 @@ def quarter_case(summary: list[str], results: dict[str, Any]) -> None:
 
 def tornado(summary: list[str]) -> None:
     payload = {}
-    for name, spec in (("quarter-shoreline-cpo", "lite-quarter-shoreline.yaml"),):
+    for name, spec in (
+        ("quarter-shoreline-cpo", "lite-quarter-shoreline.yaml"),
+        ("h100", "h100.yaml"),
+    ):
         model, params = api.load_for_evaluate(SPACES / spec, [])
         table = sensitivity(model, params)
         payload[name] = {
@@ -389,6 +485,7 @@ def main() -> None:
     results: dict[str, Any] = {}
     summary.append("\n## Fixed designs of equal total compute (`dse compare`)")
     compare_tables(summary)
+    conditions(summary, results, same_fabric(summary, results))
     area_sweep(summary, results)
     tech_sweeps(summary, results)
     quarter_case(summary, results)
