@@ -64,7 +64,8 @@ def test_direct_mesh_is_slower_than_ocs_with_wraparound():
     pinned = {"preset": "n4", "tp_choices": [8], "pp_choices": [1]}
     ocs = perf(scaleup_fabric="ocs", technology=pinned)
     direct = perf(scaleup_fabric="direct", technology=pinned)
-    assert direct["tpot_s"] > ocs["tpot_s"]
+    # half the ring bandwidth per TP all-reduce: fewer tokens/s under the same TPOT SLO
+    assert direct["tokens_per_s"] < ocs["tokens_per_s"]
     assert direct["fabric_hops"] == ocs["fabric_hops"] == 0
 
 
