@@ -6,10 +6,12 @@ vectorized batch).
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -236,6 +238,17 @@ def _distribution_at(tree: Mapping[str, Any], loc: tuple[str, ...]) -> tuple[str
 _MAX_RETRIES = 50
 
 
+def _call_resolve(
+    resolve: Callable[..., dict[str, Any]], fixed: Mapping[str, Any], *, spec_dir: Path
+) -> dict[str, Any]:
+    """Call a resolver; one that takes ``spec_dir`` is told the spec's folder (user presets)."""
+    try:
+        takes_dir = "spec_dir" in inspect.signature(resolve).parameters
+    except (TypeError, ValueError):
+        takes_dir = False
+    return resolve(fixed, spec_dir=spec_dir) if takes_dir else resolve(fixed)
+
+
 def compile_spec(
     loaded: LoadedSpec, *, fixed_overrides: Mapping[str, Any] | None = None
 ) -> StudyModel:
@@ -309,9 +322,13 @@ def collect_model(
         resolved = None
         for _ in range(_MAX_RETRIES):
             try:
-                resolved = resolve(copy.deepcopy(mine))
+                resolved = _call_resolve(resolve, copy.deepcopy(mine), spec_dir=loaded.path.parent)
                 break
             except ValueError as exc:
+                located = getattr(exc, "problems", None)
+                if located:  # problems in files the resolver read (preset files), with lines
+                    problems += [Problem(p.file, p.line, p.path, p.message) for p in located]
+                    break
                 path = getattr(exc, "path", "")
                 message = getattr(exc, "message", str(exc))
                 loc = ("fixed", *path.split(".")) if path else ("fixed",)

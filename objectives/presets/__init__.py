@@ -1,101 +1,285 @@
-"""Preset data files (technology nodes, GPUs, models) and the context resolver.
+"""Preset data files (technology nodes, GPUs, models, workload) and the context resolver.
 
 Every constant in a preset file is written as ``name: {value: V, unit: U, source: "..."}`` so its
 source stands next to it; the loader strips that to ``name: V``. The technology preset of a node
 is the union of the fragments in ``presets/technology/*.yaml`` (silicon/cost, performance/power,
 reliability), each with a ``common`` section and per-node sections; a key defined by two fragments
-is an error, so each model owns its constants.
+is an error, so each model owns its constants, and a node must be complete in every fragment.
+
+Every file is checked against its kind's schema (objectives.presets.schema) when read. User
+presets (a ``presets/`` folder beside the spec, then ``$DSE_PRESETS``) are searched before the
+built-ins (objectives.presets.files; docs/presets.md).
 """
 
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
-
-import yaml
 
 from objectives.errors import ContextError, unknown_name
 from objectives.params import PARAMS
+from objectives.presets.files import PresetFile, builtin_files, search_dirs, user_files
+from objectives.presets.schema import (
+    ModelPreset,
+    PresetError,
+    PresetProblem,
+    WorkloadPreset,
+    check,
+    gpu_schema,
+    technology_schema,
+    unwrap,
+)
 
 DEFAULT_TECHNOLOGY = "n4"
 DEFAULT_GPU = "h100-sxm"
+TECHNOLOGY_SECTIONS = ("common", "nodes")
 
 
-def _read(rel: str) -> dict[str, Any]:
-    text = resources.files("objectives.presets").joinpath(rel).read_text(encoding="utf-8")
-    return yaml.safe_load(text) or {}
+@dataclass
+class Catalog:
+    """Every preset of one search path, checked."""
+
+    technology: dict[str, dict[str, Any]] = field(default_factory=dict)
+    gpus: dict[str, dict[str, Any]] = field(default_factory=dict)
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    workload: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    origin: dict[tuple[str, str], PresetFile] = field(default_factory=dict)  # (kind, name) -> file
+    schemas: dict[str, Any] = field(default_factory=dict)  # kind -> pydantic schema
 
 
-def _strip(entry: Any) -> Any:
-    """``{value: V, source: ...}`` -> V; anything else unchanged."""
-    if isinstance(entry, Mapping) and "value" in entry:
-        return entry["value"]
-    return entry
+class _Collector:
+    def __init__(self) -> None:
+        self.problems: list[PresetProblem] = []
+        self.reported: set[tuple[str, ...]] = set()
+
+    def add(self, pf: PresetFile, loc: tuple[str, ...], message: str) -> None:
+        self.problems.append(PresetProblem(pf.path, pf.line(loc), ".".join(loc), message))
+        self.reported.add(loc)
+
+    def known(self, loc: tuple[str, ...]) -> bool:
+        """A problem at ``loc`` or above it was already reported (say it once)."""
+        return any(loc[:i] in self.reported for i in range(len(loc) + 1))
+
+    def strip(self, pf: PresetFile, loc: tuple[str, ...], section: Any) -> dict[str, Any]:
+        if section is None:
+            return {}
+        if not isinstance(section, Mapping):
+            self.add(pf, loc, f"expected a mapping, got {section!r}")
+            return {}
+        out: dict[str, Any] = {}
+        for key, entry in section.items():
+            value, problem = unwrap(entry)
+            if problem:
+                self.add(pf, (*loc, str(key)), problem)
+                continue
+            out[str(key)] = value
+        return out
+
+    def validate(
+        self, pf: PresetFile, loc: tuple[str, ...], schema: Any, data: Mapping[str, Any], what: str
+    ) -> None:
+        for sub, message in check(schema, data, what=what):
+            if not self.known((*loc, *sub)):
+                self.add(pf, (*loc, *sub), message)
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise PresetError(self.problems)
 
 
-def _strip_all(section: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {k: _strip(v) for k, v in (section or {}).items()}
+def _top_mapping(c: _Collector, pf: PresetFile) -> dict[str, Any]:
+    if not isinstance(pf.data, Mapping):
+        c.add(pf, (), f"expected a mapping of presets, got {type(pf.data).__name__}")
+        return {}
+    return dict(pf.data)
 
 
-@cache
-def _technology_fragments() -> dict[str, dict[str, Any]]:
-    folder = resources.files("objectives.presets").joinpath("technology")
-    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".yaml"))
-    return {name: _read(f"technology/{name}") for name in names}
-
-
-@cache
-def technology_presets() -> dict[str, dict[str, Any]]:
-    """Node name -> flat technology dict (values only)."""
-    frags = _technology_fragments()
-    nodes = sorted({n for f in frags.values() for n in (f.get("nodes") or {})})
+def _builtin_technology(
+    c: _Collector, cat: Catalog, frags: list[PresetFile]
+) -> tuple[dict[str, Any], set[str]]:
+    """Merge the built-in fragments; return (every key -> built-in value, per-node keys)."""
     owner: dict[str, str] = {}
-    for fname, frag in frags.items():
-        keys = set(frag.get("common") or {})
-        for node_section in (frag.get("nodes") or {}).values():
-            keys |= set(node_section or {})
-        for key in keys:
-            if key in owner:
-                raise RuntimeError(f"technology key {key!r} defined in {owner[key]} and {fname}")
-            owner[key] = fname
-    out: dict[str, dict[str, Any]] = {}
-    for node in nodes:
-        merged: dict[str, Any] = {}
-        for frag in frags.values():
-            merged.update(_strip_all(frag.get("common")))
-            merged.update(_strip_all((frag.get("nodes") or {}).get(node)))
-        out[node] = merged
-    return out
+    common: dict[str, Any] = {}
+    per_node: dict[str, dict[str, dict[str, Any]]] = {}  # file -> node -> values
+    for pf in frags:
+        data = _top_mapping(c, pf)
+        for sec in data:
+            if sec not in TECHNOLOGY_SECTIONS:
+                c.add(pf, (str(sec),), f"unknown section {sec!r} (valid: common, nodes)")
+        values = c.strip(pf, ("common",), data.get("common"))
+        for key, entry in (data.get("common") or {}).items():
+            cat.sources[key] = entry if isinstance(entry, Mapping) else {"value": entry}
+        nodes = data.get("nodes") or {}
+        per_node[pf.path] = {
+            str(n): c.strip(pf, ("nodes", str(n)), body) for n, body in nodes.items()
+        }
+        keys = set(values) | {k for body in per_node[pf.path].values() for k in body}
+        for key in sorted(keys):
+            if key in owner and owner[key] != pf.path:
+                c.add(
+                    pf,
+                    ("common",) if key in values else ("nodes",),
+                    f"technology key {key!r} is also defined in {owner[key]}",
+                )
+            owner.setdefault(key, pf.path)
+        common.update(values)
+    # Completeness: a node defined in any fragment is defined, with the same keys, in every
+    # fragment that has per-node sections.
+    all_nodes = sorted({n for nodes in per_node.values() for n in nodes})
+    node_keys: set[str] = set()
+    by_file = {pf.path: pf for pf in frags}
+    for path, nodes in per_node.items():
+        if not nodes:
+            continue
+        keys = set().union(*(set(b) for b in nodes.values()))
+        node_keys |= keys
+        pf = by_file[path]
+        for node in all_nodes:
+            if node not in nodes:
+                others = [p for p, n in per_node.items() if node in n]
+                c.add(
+                    pf,
+                    ("nodes",),
+                    f"node {node!r} is missing here but defined in "
+                    f"{', '.join(others)}: a node must be complete in every fragment",
+                )
+                continue
+            for key in sorted(keys - set(nodes[node])):
+                c.add(pf, ("nodes", node), f"node {node!r} lacks {key!r} (other nodes set it)")
+    builtin = dict(common)
+    for nodes in per_node.values():
+        for body in nodes.values():
+            for key, value in body.items():
+                builtin.setdefault(key, value)
+    schema = technology_schema(builtin, required=set(builtin))
+    cat.schemas["technology"] = schema
+    for node in all_nodes:
+        merged = dict(common)
+        for nodes in per_node.values():
+            merged.update(nodes.get(node, {}))
+        cat.technology[node] = merged
+        pf = next(by_file[p] for p, n in per_node.items() if node in n)
+        cat.origin[("technology", node)] = pf
+        c.validate(pf, ("nodes", node), schema, merged, "technology")
+    return builtin, node_keys
+
+
+def _user_technology(
+    c: _Collector, cat: Catalog, pf: PresetFile, builtin: dict[str, Any], node_keys: set[str]
+) -> None:
+    data = _top_mapping(c, pf)
+    for sec in data:
+        if sec != "nodes":
+            c.add(
+                pf,
+                (str(sec),),
+                f"unknown section {sec!r} (a user technology file defines "
+                "whole nodes under 'nodes:'; change common values per spec instead)",
+            )
+    schema = technology_schema(builtin, required=set(builtin))
+    common = {k: v for k, v in builtin.items() if k not in node_keys}
+    for node, body in (data.get("nodes") or {}).items():
+        node = str(node)
+        values = c.strip(pf, ("nodes", node), body)
+        for key in sorted(node_keys - set(values)):
+            c.add(
+                pf,
+                ("nodes", node),
+                f"node {node!r} lacks {key!r} (every node sets {', '.join(sorted(node_keys))})",
+            )
+        merged = {**common, **values}
+        c.validate(pf, ("nodes", node), schema, merged, "technology")
+        cat.technology[node] = merged
+        cat.origin[("technology", node)] = pf
+
+
+def _named(
+    c: _Collector, cat: Catalog, pf: PresetFile, kind: str, schema: Any, table: dict[str, Any]
+) -> None:
+    for name, body in _top_mapping(c, pf).items():
+        name = str(name)
+        values = c.strip(pf, (name,), body)
+        c.validate(pf, (name,), schema, values, kind)
+        table[name] = values
+        cat.origin[(kind, name)] = pf
+
+
+def check_technology_fragments(frags: list[PresetFile]) -> None:
+    """Check technology fragments (common + per-node sections) as the built-ins are checked."""
+    c = _Collector()
+    _builtin_technology(c, Catalog(), frags)
+    c.raise_if_any()
 
 
 @cache
+def catalog(dirs: tuple[str, ...] = ()) -> Catalog:
+    """Every preset on the search path ``dirs`` (user folders, most specific first) + built-ins.
+
+    Raises PresetError listing every problem found in the files.
+    """
+    c = _Collector()
+    cat = Catalog()
+    builtin_tech, node_keys = _builtin_technology(c, cat, builtin_files("technology"))
+    builtin_gpus = builtin_files("gpus")
+    gpu_rows = [_top_mapping(c, pf) for pf in builtin_gpus]
+    shared = set.intersection(*(set(b) for rows in gpu_rows for b in rows.values()))
+    required = {k for k in shared if k in PARAMS and PARAMS[k].default is None}
+    gschema = gpu_schema(required)
+    cat.schemas.update({"GPU": gschema, "model": ModelPreset, "workload": WorkloadPreset})
+    for pf in builtin_gpus:
+        _named(c, cat, pf, "GPU", gschema, cat.gpus)
+    for pf in builtin_files("models"):
+        _named(c, cat, pf, "model", ModelPreset, cat.models)
+    for folder in reversed(dirs):  # the most specific folder is applied last, so it wins
+        for pf in user_files(folder, "technology"):
+            _user_technology(c, cat, pf, builtin_tech, node_keys)
+        for pf in user_files(folder, "gpus"):
+            _named(c, cat, pf, "GPU", gschema, cat.gpus)
+        for pf in user_files(folder, "models"):
+            _named(c, cat, pf, "model", ModelPreset, cat.models)
+    for name, gpu in cat.gpus.items():
+        tech = gpu.get("technology") or DEFAULT_TECHNOLOGY
+        if tech not in cat.technology:
+            pf = cat.origin[("GPU", name)]
+            c.add(pf, (name, "technology"), _unknown(tech, cat.technology, "technology node"))
+    (wpf,) = builtin_files("workload")
+    cat.workload = c.strip(wpf, (), _top_mapping(c, wpf))
+    c.validate(wpf, (), WorkloadPreset, cat.workload, "workload")
+    c.raise_if_any()
+    return cat
+
+
+def _unknown(name: Any, choices: Any, what: str) -> str:
+    return unknown_name("", name, choices, what=what).message
+
+
+def technology_presets(dirs: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    """Node name -> flat technology dict (values only)."""
+    return catalog(dirs).technology
+
+
 def technology_sources() -> dict[str, dict[str, Any]]:
-    """Key -> raw entry (value, unit, source) for documentation; node sections win."""
-    out: dict[str, dict[str, Any]] = {}
-    for frag in _technology_fragments().values():
-        for key, entry in (frag.get("common") or {}).items():
-            out[key] = entry if isinstance(entry, Mapping) else {"value": entry}
-    return out
+    """Key -> raw entry (value, unit, source) of the built-in common constants."""
+    return catalog().sources
 
 
-@cache
-def gpu_presets() -> dict[str, dict[str, Any]]:
+def gpu_presets(dirs: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
     """GPU name -> design-parameter defaults (values only)."""
-    return {name: _strip_all(body) for name, body in _read("gpus.yaml").items()}
+    return catalog(dirs).gpus
 
 
-@cache
-def model_presets() -> dict[str, dict[str, Any]]:
+def model_presets(dirs: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
     """Model name -> architecture dict (values only)."""
-    return {name: _strip_all(body) for name, body in _read("models.yaml").items()}
+    return catalog(dirs).models
 
 
-@cache
 def workload_defaults() -> dict[str, Any]:
-    return _strip_all(_read("workload.yaml"))
+    return catalog().workload
 
 
 def _resolve_named(
@@ -105,6 +289,7 @@ def _resolve_named(
     presets: Mapping[str, Mapping[str, Any]],
     default: str,
     what: str,
+    schema: Any = None,
 ) -> dict[str, Any]:
     """Resolve ``name`` or ``{preset: name, field: override, ...}`` against a preset table."""
     if value is None:
@@ -130,38 +315,59 @@ def _resolve_named(
         if key not in resolved:
             raise unknown_name(f"{path}.{key}", key, resolved, what=f"{what} field")
         resolved[key] = v
+    if schema is not None and overrides:
+        _check_overrides(schema, resolved, overrides, path=path, what=what)
     resolved["name"] = name
     return resolved
 
 
-def resolve_context(fixed: Mapping[str, Any]) -> dict[str, Any]:
+def _check_overrides(
+    schema: Any, values: Mapping[str, Any], overrides: Mapping[str, Any], *, path: str, what: str
+) -> None:
+    """A spec's overrides of a preset obey the preset kind's schema (types and ranges)."""
+    for loc, message in check(schema, values, what=what):
+        if loc and loc[0] in overrides:
+            raise ContextError(f"{path}.{loc[0]}", message)
+
+
+def resolve_context(
+    fixed: Mapping[str, Any], *, spec_dir: str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
     """Expand preset names into full values and fill every design default.
 
     Order of precedence (last wins): parameter defaults, the GPU preset, explicit ``fixed``
-    values. Searched parameters are applied by the caller on top of the result.
+    values. Searched parameters are applied by the caller on top of the result. Presets are
+    looked up in ``spec_dir``/presets, then ``$DSE_PRESETS``, then the built-ins.
     """
+    cat = catalog(search_dirs(spec_dir))
     fixed = dict(fixed)
     out: dict[str, Any] = {}
     for name, p in PARAMS.items():
         if p.default is not None:
             out[name] = p.default
     gpu = _resolve_named(
-        fixed.pop("gpu", None), path="gpu", presets=gpu_presets(), default=DEFAULT_GPU, what="GPU"
+        fixed.pop("gpu", None),
+        path="gpu",
+        presets=cat.gpus,
+        default=DEFAULT_GPU,
+        what="GPU",
+        schema=cat.schemas["GPU"],
     )
     gpu_name = gpu.pop("name")
     gpu.pop("description", None)
     gpu.pop("technology", None)
     out.update({k: v for k, v in gpu.items() if k in PARAMS})
     out["gpu"] = gpu_name
-    tech_default = gpu_presets()[gpu_name].get("technology", DEFAULT_TECHNOLOGY)
+    tech_default = cat.gpus[gpu_name].get("technology") or DEFAULT_TECHNOLOGY
     out["technology"] = _resolve_named(
         fixed.pop("technology", None),
         path="technology",
-        presets=technology_presets(),
+        presets=cat.technology,
         default=tech_default,
         what="technology",
+        schema=cat.schemas["technology"],
     )
-    out["workload"] = resolve_workload(fixed.pop("workload", None))
+    out["workload"] = resolve_workload(fixed.pop("workload", None), catalog_=cat)
     for key, value in fixed.items():
         if key not in PARAMS:
             raise unknown_name(
@@ -171,22 +377,26 @@ def resolve_context(fixed: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def resolve_workload(value: Any) -> dict[str, Any]:
+def resolve_workload(value: Any, *, catalog_: Catalog | None = None) -> dict[str, Any]:
+    """The default workload with the spec's ``workload`` fields, its model resolved."""
+    cat = catalog_ or catalog()
     if value is None:
         value = {}
     if not isinstance(value, Mapping):
         raise ContextError("workload", f"expected a mapping, got {value!r}")
-    defaults = workload_defaults()
+    defaults = cat.workload
     out = copy.deepcopy(dict(defaults))
     for key, v in value.items():
         if key not in defaults:
             raise unknown_name(f"workload.{key}", key, defaults, what="workload field")
         out[key] = v
+    _check_overrides(WorkloadPreset, out, value, path="workload", what="workload")
     out["model"] = _resolve_named(
         out.get("model"),
         path="workload.model",
-        presets=model_presets(),
+        presets=cat.models,
         default=str(defaults.get("model")),
         what="model",
+        schema=ModelPreset,
     )
     return out
