@@ -12,6 +12,7 @@ import pandas as pd
 
 from dse.model.pareto import nondominated_mask
 from dse.search.stored import FAIL_ATTR, STALE_ATTR, is_feasible, open_study
+from dse.spec.atomic import atomic_path, remove_stale_temps
 
 TRIALS_PARQUET = "trials.parquet"
 TRIALS_CSV = "trials.csv"
@@ -87,12 +88,18 @@ def _missing(v: Any) -> bool:
 def write_records(
     directory: Path, study: optuna.Study, *, objectives: list[str], maximize: list[bool]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Write trials.parquet, trials.csv and pareto.csv, each whole or not at all (a kill
+    while writing leaves the previous file, never a truncated one)."""
     directory.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(directory)
     df = trials_frame(study, objectives=objectives, maximize=maximize)
     front = front_frame(df, objectives=objectives, maximize=maximize)
-    _parquet_safe(df).to_parquet(directory / TRIALS_PARQUET, index=False)
-    df.to_csv(directory / TRIALS_CSV, index=False)
-    front.to_csv(directory / PARETO_CSV, index=False)
+    with atomic_path(directory / TRIALS_PARQUET) as tmp:
+        _parquet_safe(df).to_parquet(tmp, index=False)
+    with atomic_path(directory / TRIALS_CSV) as tmp:
+        df.to_csv(tmp, index=False)
+    with atomic_path(directory / PARETO_CSV) as tmp:
+        front.to_csv(tmp, index=False)
     return df, front
 
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,7 @@ import yaml
 
 from dse import __version__
 from dse.search.storage import existing_study_dir, open_storage
+from dse.spec.atomic import write_text_atomic
 from dse.spec.errors import StudyNotFoundError
 
 LOCK_FILE = "spec.lock.yaml"
@@ -43,17 +42,16 @@ def plain(obj: Any) -> Any:
 
 
 def write_lock(path: Path, lock: dict[str, Any]) -> None:
+    """Write a lock file whole or not at all (several workers write it; a kill mid-write
+    must not leave half of one)."""
     lock = {"dse_version": __version__, **lock}
-    path.write_text(yaml.safe_dump(plain(lock), sort_keys=False), encoding="utf-8")
+    write_text_atomic(path, yaml.safe_dump(plain(lock), sort_keys=False))
 
 
 def write_lock_atomic(directory: Path, lock: dict[str, Any]) -> None:
-    """Several local workers write the same lock file; readers never see half of one."""
+    """``directory/spec.lock.yaml``, creating the folder."""
     directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".lock-", suffix=".yaml")
-    os.close(fd)
-    write_lock(Path(tmp), lock)
-    os.replace(tmp, directory / LOCK_FILE)
+    write_lock(directory / LOCK_FILE, lock)
 
 
 def read_lock(name: str) -> dict[str, Any]:

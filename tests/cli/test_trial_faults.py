@@ -81,9 +81,9 @@ def _check_records(studies_dir: Path, trials: int, kinds: range) -> pd.DataFrame
             assert (rows["state"] == "COMPLETE").all()
             continue
         assert (rows["state"] == "FAIL").all(), rows
-        assert rows["fail_reason"].str.contains(REASONS[a], regex=False).all(), (
-            rows["fail_reason"].tolist()
-        )
+        assert rows["fail_reason"].str.contains(REASONS[a], regex=False).all(), rows[
+            "fail_reason"
+        ].tolist()
     return t
 
 
