@@ -11,6 +11,7 @@ The top-level facade: it may import every layer of ``dse`` (and only ``dse.cli``
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +24,15 @@ from dse.model.load import check, evaluate, load, load_for_evaluate, lock_dict
 from dse.model.study_model import StudyModel
 from dse.results.records import load_study, write_records
 from dse.search import workers
+from dse.search.recovery import finished_count
 from dse.search.runner import Progress, run_study
-from dse.search.storage import storage_url, study_dir
+from dse.search.storage import open_storage, storage_url, study_dir
 from dse.search.stored import LOCK_FILE, RecordedStudy, open_study, read_lock, write_lock
 from dse.spec.errors import DseError, Problem, SpecError
+
+
+class NothingToRun(UserWarning):
+    """``trials`` is a study's total, and the study already holds that many finished trials."""
 
 
 @dataclass
@@ -35,14 +41,51 @@ class RunResult:
     directory: Path
     trials: pd.DataFrame
     front: pd.DataFrame
+    #: The study-wide total asked for, and the finished trials before and after this run.
+    requested: int = 0
+    before: int = 0
+    after: int = 0
+
+    @property
+    def added(self) -> int:
+        """Trials this run finished (0 when the study already held ``requested``)."""
+        return max(self.after - self.before, 0)
+
+    @property
+    def note(self) -> str | None:
+        """A sentence when the run did less than a reader of ``trials=`` might expect."""
+        if self.before >= self.requested:
+            return nothing_to_run(self.study.study_name, self.before, self.requested)
+        return None
 
 
-def _records(model: StudyModel, study: optuna.Study) -> RunResult:
+def nothing_to_run(name: str, before: int, requested: int) -> str:
+    return (
+        f"study {name!r} already has {before} finished trials, at or above the requested "
+        f"total of {requested}; no new trial was run (trials is the study's total: ask for "
+        f"{before + requested} to add {requested} more)"
+    )
+
+
+def _records(
+    model: StudyModel, study: optuna.Study, *, requested: int = 0, before: int = 0
+) -> RunResult:
     directory = study_dir(model.spec.study, create=True)
     df, front = write_records(
         directory, study, objectives=model.objective_names, maximize=model.maximize
     )
-    return RunResult(study=study, directory=directory, trials=df, front=front)
+    result = RunResult(
+        study=study,
+        directory=directory,
+        trials=df,
+        front=front,
+        requested=requested,
+        before=before,
+        after=finished_count(study),
+    )
+    if result.note:
+        warnings.warn(result.note, NothingToRun, stacklevel=3)
+    return result
 
 
 def validate(spec: str | Path) -> tuple[StudyModel | None, list[Problem]]:
@@ -65,27 +108,41 @@ def run(
     trials: int | None = None,
     storage: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
+    on_begin: Callable[[int, int], None] | None = None,
     **worker: Any,
 ) -> RunResult:
-    """Create or resume the spec's study until it holds ``trials`` finished trials.
+    """Create or resume the spec's study until it holds ``trials`` finished trials in total.
 
-    ``worker`` options go to ``runner.run_study`` (seed_offset, heartbeat_s, ...).
+    ``trials`` is the study's total, not a number to add: a study that already holds that many
+    runs nothing, and the result's ``note`` says so (also as a :class:`NothingToRun` warning).
+    ``on_begin(finished_before, total)`` runs once the study is open and its spec accepted
+    (the CLI starts its progress bar there, so a refused run never shows one). ``worker``
+    options go to ``runner.run_study`` (seed_offset, heartbeat_s, ...).
     """
     model = spec_or_model if isinstance(spec_or_model, StudyModel) else load(spec_or_model)
     name = model.spec.study
     directory = study_dir(name, create=True)
     url = storage_url(name, storage or model.spec.storage)
     lock = lock_dict(model, url)
+    target = trials if trials is not None else model.spec.search.trials
+    before = [0]
+
+    def started(study: optuna.Study) -> None:
+        write_lock(directory / LOCK_FILE, lock)
+        before[0] = finished_count(study)
+        if on_begin is not None:
+            on_begin(before[0], target)
+
     study = run_study(
         model,
         storage_url=url,
-        trials=trials if trials is not None else model.spec.search.trials,
+        trials=target,
         on_progress=on_progress,
         spec_lock=lock,
-        on_start=lambda _: write_lock(directory / LOCK_FILE, lock),
+        on_start=started,
         **worker,
     )
-    return _records(model, study)
+    return _records(model, study, requested=target, before=before[0])
 
 
 def run_jobs(
@@ -95,14 +152,29 @@ def run_jobs(
     trials: int | None = None,
     storage: str | None = None,
     on_progress: Callable[[Any], None] | None = None,
+    on_begin: Callable[[int, int], None] | None = None,
 ) -> RunResult:
     """``dse run --jobs N``: N ``dse worker`` processes on this machine, one study, then the
-    records."""
+    records. ``trials`` and ``on_begin`` as in :func:`run`."""
     model = load(spec)
+    target = trials if trials is not None else model.spec.search.trials
+    before = _finished_before(model, storage)
+    if on_begin is not None:
+        on_begin(before, target)
     study = workers.run_jobs(
-        spec, model, jobs=jobs, trials=trials, storage=storage, on_progress=on_progress
+        spec, model, jobs=jobs, trials=target, storage=storage, on_progress=on_progress
     )
-    return _records(model, study)
+    return _records(model, study, requested=target, before=before)
+
+
+def _finished_before(model: StudyModel, storage: str | None) -> int:
+    """Finished trials of the model's study now; 0 when it does not exist yet."""
+    name = model.spec.study
+    url = storage_url(name, storage or model.spec.storage)
+    try:
+        return finished_count(optuna.load_study(study_name=name, storage=open_storage(url)))
+    except KeyError:
+        return 0
 
 
 def run_worker(
@@ -122,6 +194,7 @@ def run_worker(
 
 __all__ = [
     "DseError",
+    "NothingToRun",
     "RecordedStudy",
     "RunResult",
     "check",

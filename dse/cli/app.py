@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 import threading
+import warnings
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -102,35 +104,52 @@ def run(
         console=err,
         disable=not progress or as_json,
     )
-    with bar:
-        task = bar.add_task(model.spec.study, total=target, feasible=0, front=0, failed=0)
-        stop = GracefulStop()
-        if jobs > 1:
-            run_fn = partial(api.run_jobs, spec, jobs=jobs)
-        else:
-            run_fn = partial(api.run, model, should_stop=stop.requested)
-        try:
-            with stop:
-                result = run_fn(
-                    trials=target,
-                    storage=storage,
-                    on_progress=lambda p: bar.update(
-                        task,
-                        completed=p.finished,
-                        feasible=p.feasible,
-                        front=p.front_size,
-                        failed=p.failed,
-                    ),
-                )
-        except KeyboardInterrupt:
-            # typer turns KeyboardInterrupt into a silent exit 130 before main() sees it.
+    task = bar.add_task(model.spec.study, total=target, feasible=0, front=0, failed=0)
+
+    def begin(before: int, total: int) -> None:
+        # The bar appears only once the study is open and there is work to do: a refused run
+        # prints its one line alone, and a finished study shows no 0/N bar.
+        if before < total:
+            bar.update(task, completed=before)
+            bar.start()
+            shown.append(True)
+
+    shown: list[bool] = []
+
+    stop = GracefulStop()
+    if jobs > 1:
+        run_fn = partial(api.run_jobs, spec, jobs=jobs)
+    else:
+        run_fn = partial(api.run, model, should_stop=stop.requested)
+    try:
+        with stop, warnings.catch_warnings():
+            warnings.simplefilter("ignore", api.NothingToRun)  # said in words below
+            result = run_fn(
+                trials=target,
+                storage=storage,
+                on_begin=begin,
+                on_progress=lambda p: bar.update(
+                    task,
+                    completed=p.finished,
+                    feasible=p.feasible,
+                    front=p.front_size,
+                    failed=p.failed,
+                ),
+            )
+    except KeyboardInterrupt:
+        # typer turns KeyboardInterrupt into a silent exit 130 before main() sees it.
+        if shown:
             bar.stop()
-            err.print(_INTERRUPTED)
-            raise typer.Exit(130) from None
-        if stop.requested():
+        err.print(_INTERRUPTED)
+        raise typer.Exit(130) from None
+    finally:
+        if shown:
             bar.stop()
-            err.print(_INTERRUPTED)
-            raise typer.Exit(130)
+    if stop.requested():
+        err.print(_INTERRUPTED)
+        raise typer.Exit(130)
+    if result.note:
+        err.print(f"note: {result.note}", markup=False, highlight=False)
     objectives = model.objective_names
     if as_json:
         payload = {
@@ -139,6 +158,9 @@ def run(
             "trials": int((result.trials["state"] != "RUNNING").sum())
             if len(result.trials)
             else 0,
+            "requested": result.requested,
+            "added": result.added,
+            "note": result.note,
             "front": json.loads(_front_subset(result.front, objectives).to_json(orient="records")),
         }
         out.print_json(json.dumps(payload))
@@ -149,8 +171,8 @@ def run(
     n_ok = int((result.trials["state"] == "COMPLETE").sum())
     n_feas = int(result.trials["feasible"].sum())
     out.print(
-        f"{len(result.trials)} trials ({n_ok} complete, {n_feas} feasible), "
-        f"front {len(result.front)}; records in {result.directory}"
+        f"{len(result.trials)} trials ({n_ok} complete, {n_feas} feasible; {result.added} new "
+        f"this run), front {len(result.front)}; records in {result.directory}"
     )
     failed = result.trials[result.trials["state"] == "FAIL"]
     if "stale" in failed:
@@ -245,8 +267,17 @@ def evaluate(
         _print_simulations(model, params, runs=runs, years=years, seed=seed, as_json=as_json)
         return
     units = {k: model.metrics[k].unit for k in metrics if k in model.metrics}
+    constraints = _constraint_rows(model, params, metrics)
+    feasible = all(c["satisfied"] for c in constraints)
     if as_json:
-        print(json.dumps({"params": params, "metrics": metrics, "units": units}, indent=2))
+        payload = {
+            "params": params,
+            "metrics": metrics,
+            "units": units,
+            "constraints": constraints,
+            "feasible": feasible,
+        }
+        print(json.dumps(payload, indent=2))
         return
     table = Table(title=f"{model.spec.study}: {params or 'fixed design'}")
     for c in ("metric", "value", "unit"):
@@ -256,6 +287,43 @@ def evaluate(
         info = model.metrics.get(k)
         table.add_row(k, fmt(v), info.unit if info else "", info.description if info else "")
     out.print(table)
+    if constraints:
+        ctable = Table(title="constraints (violation <= 0 is satisfied)")
+        for c in ("constraint", "value", "violation", "satisfied"):
+            ctable.add_column(c, justify="left" if c == "constraint" else "right", no_wrap=True)
+        for c in constraints:
+            ok = "[green]yes[/green]" if c["satisfied"] else "[red]NO[/red]"
+            ctable.add_row(escape(c["constraint"]), fmt(c["value"]), fmt(c["violation"]), ok)
+        out.print(ctable)
+    n_bad = sum(not c["satisfied"] for c in constraints)
+    if not constraints:
+        out.print("[green]feasible[/green]: the spec has no constraints")
+    elif feasible:
+        out.print(f"[green]feasible[/green]: meets all {len(constraints)} constraints of the spec")
+    else:
+        out.print(
+            f"[red]infeasible[/red]: violates {n_bad} of {len(constraints)} constraints of the "
+            "spec"
+        )
+
+
+def _constraint_rows(
+    model: Any, params: dict[str, Any], metrics: dict[str, float]
+) -> list[dict[str, Any]]:
+    """Each constraint of the spec on one design: what it measures, its violation, verdict."""
+    env = model.env(params, metrics)
+    rows = []
+    for expr in model.constraints:
+        violation = float(expr.violation(env))
+        rows.append(
+            {
+                "constraint": expr.source,
+                "value": float(expr.value(env)),
+                "violation": violation,
+                "satisfied": violation <= 0.0,
+            }
+        )
+    return rows
 
 
 def _print_waterfalls(model: Any, metrics: dict[str, float]) -> None:

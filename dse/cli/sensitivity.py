@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from dse.inspect.sensitivity import sensitivity
@@ -56,7 +57,8 @@ def sensitivity_command(
     for m, rows in table.items():
         unit = model.metrics[m].unit if m in model.metrics else ""
         nominal = rows[0].nominal if rows else float("nan")
-        t = Table(title=f"{m} [{unit}]: nominal {_fmt(nominal)}; swings from {source}")
+        # escape: "[tokens/J]" would otherwise be read as rich markup and vanish
+        t = Table(title=escape(f"{m} [{unit}]: nominal {_fmt(nominal)}; swings from {source}"))
         for c in ("assumption", "low", "high", f"{m} @ low", f"{m} @ high", "swing", "swing %"):
             t.add_column(c, justify="left" if c == "assumption" else "right", no_wrap=True)
         for s in rows[: top or None]:

@@ -226,6 +226,8 @@ def sweep(
 
     mode = plan.mode
     front = _front_frame(archive, model.objective_names, model.maximize)
+    if on_progress:  # the bar's last count is the front as written (a design found twice: once)
+        on_progress(archive.designs, plan.total, len(front))
     result = SweepResult(
         study=model.spec.study,
         mode=mode,

@@ -66,6 +66,13 @@ class Expr:
     def evaluate(self, env: Mapping[str, Any]) -> Any:
         return _value(self.tree, env)
 
+    def value(self, env: Mapping[str, Any]) -> Any:
+        """What the constraint measures: the left side of a comparison (``perf.package_power_w``
+        in ``perf.package_power_w <= 1200``), else the expression's own value."""
+        if isinstance(self.tree, ast.Compare):
+            return _value(self.tree.left, env)
+        return _value(self.tree, env)
+
     def violation(self, env: Mapping[str, Any]) -> np.ndarray:
         """Constraint violation, ``<= 0`` where feasible."""
         return np.asarray(_violation(self.tree, env), dtype=float)
