@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+LINK_TYPES = ("electrical", "pluggable", "cpo")
+"""Scale-up link technologies (the one list; cost, perf, availability and the schemas use it)."""
+COOLING = ("air", "liquid")
+
 
 @dataclass(frozen=True)
 class Param:

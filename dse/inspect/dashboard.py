@@ -32,11 +32,11 @@ from dse.inspect.study_view import (
     StudyView,
     category,
     front_table,
-    hypervolume_history,
     ideal_point,
     knee_index,
     load_view,
-    reference_point,
+    normalised_hypervolume_history,
+    view_reference_point,
 )
 from dse.spec.errors import DseError
 
@@ -63,9 +63,9 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 def study_note(view: StudyView) -> str:
     """Markdown for the study page: summary, objectives, front, hypervolume, spec."""
     cats = category(view).value_counts().to_dict()
-    ref, ref_src = reference_point(view)
+    ref, ref_src = view_reference_point(view)
     ideal = ideal_point(view)
-    hist = hypervolume_history(view)
+    hist = normalised_hypervolume_history(view)
     knee = knee_index(view)
     table = front_table(view)
     knee_no = int(table["number"].iloc[knee]) if knee is not None else None

@@ -23,11 +23,11 @@ from dse.inspect.study_view import (
     StudyView,
     category,
     front_table,
-    hypervolume_history,
     knee_index,
     load_view,
+    normalised_hypervolume_history,
     param_importances,
-    reference_point,
+    view_reference_point,
 )
 from dse.search.storage import existing_study_dir
 
@@ -203,9 +203,9 @@ def write_report(name: str, *, storage: str | None = None) -> ReportResult:
     """Write ``report.html`` and ``figures/*.png`` for a recorded study."""
     view = load_view(name, storage=storage)
     directory = existing_study_dir(name)
-    hist = hypervolume_history(view)
+    hist = normalised_hypervolume_history(view)
     imps = param_importances(view)
-    ref, ref_src = reference_point(view)
+    ref, ref_src = view_reference_point(view)
     table = front_table(view)
     figs: list[tuple[str, go.Figure | None]] = [
         ("Pareto scatter matrix", front_figure(view)),

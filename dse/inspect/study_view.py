@@ -26,12 +26,11 @@ import numpy as np
 import optuna
 import pandas as pd
 
-from dse.model.pareto import hypervolume
+from dse.model.pareto import hypervolume, reference_point
 from dse.results.records import front_frame, trials_frame
 from dse.search.storage import existing_study_dir
 from dse.search.stored import open_study
 
-REF_MARGIN = 0.10
 MIN_IMPORTANCE_TRIALS = 8
 
 
@@ -97,25 +96,23 @@ def load_view(name: str, *, storage: str | None = None) -> StudyView:
     )
 
 
-def reference_point(view: StudyView) -> tuple[list[float], list[str]]:
-    """The hypervolume reference point and, per objective, where it came from."""
+def view_reference_point(view: StudyView) -> tuple[list[float], list[str]]:
+    """The study's hypervolume reference point and, per objective, where it came from.
+
+    The one definition, :func:`dse.model.pareto.reference_point` (thresholds, else the nadir of
+    the feasible trials pushed out by 10 % of their range), applied to a recorded study; an
+    objective with neither a threshold nor feasible trials gets NaN.
+    """
     feas = view.feasible
-    ref: list[float] = []
-    source: list[str] = []
-    for spec, obj, mx in zip(view.lock["objectives"], view.objectives, view.maximize, strict=True):
-        if spec.get("threshold") is not None:
-            ref.append(float(spec["threshold"]))
-            source.append("threshold")
-            continue
-        vals = feas[obj].to_numpy(dtype=float) if len(feas) else np.zeros(0)
-        if vals.size == 0:
-            ref.append(math.nan)
-            source.append("no feasible trials")
-            continue
-        lo, hi = float(vals.min()), float(vals.max())
-        span = hi - lo or abs(hi) or 1.0
-        ref.append(lo - REF_MARGIN * span if mx else hi + REF_MARGIN * span)
-        source.append("nadir + 10% of feasible range")
+    thresholds = [spec.get("threshold") for spec in view.lock["objectives"]]
+    nadir = "nadir + 10% of feasible range"
+    source = ["threshold" if t is not None else nadir for t in thresholds]
+    if len(feas):
+        values = feas[view.objectives].to_numpy(dtype=float)
+        ref = reference_point(thresholds=thresholds, maximize=view.maximize, reference_set=values)
+        return [float(v) for v in ref], source
+    ref = [float(t) if t is not None else math.nan for t in thresholds]
+    source = ["threshold" if t is not None else "no feasible trials" for t in thresholds]
     return ref, source
 
 
@@ -136,9 +133,11 @@ def _normalise(points: np.ndarray, ideal: list[float], ref: list[float]) -> np.n
     return (points - ideal_a) / span
 
 
-def hypervolume_history(view: StudyView) -> pd.DataFrame:
-    """Normalised hypervolume of the feasible front after each finished trial number."""
-    ref, _ = reference_point(view)
+def normalised_hypervolume_history(view: StudyView) -> pd.DataFrame:
+    """Normalised hypervolume (ideal -> 0, reference point -> 1 on every axis) of the feasible
+    front after each finished trial number; compare dse.results.quality.hypervolume_history,
+    the raw hypervolume against a given reference point."""
+    ref, _ = view_reference_point(view)
     ideal = ideal_point(view)
     df = view.trials
     if df.empty or any(math.isnan(v) for v in ref + ideal):

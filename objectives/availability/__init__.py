@@ -21,14 +21,10 @@ from objectives.availability.closed_form import (
     spare_count,
     training_goodput,
 )
-from objectives.availability.rates import (
-    HOURS_PER_DAY,
-    HOURS_PER_YEAR,
-    component_fit,
-    gpu_rates_per_hour,
-)
+from objectives.availability.rates import component_fit, gpu_rates_per_hour
 from objectives.availability.simulate import simulate_capacity
 from objectives.errors import ContextError
+from objectives.units import HOURS_PER_DAY, HOURS_PER_YEAR
 
 __all__ = [
     "METRICS",

@@ -13,11 +13,8 @@ import numpy as np
 
 from objectives._evaluator import tech, value
 from objectives.errors import unknown_name
-
-FIT_PER_HOUR = 1e-9  # 1 FIT = 1e-9 failures per hour
-HOURS_PER_YEAR = 8760.0
-HOURS_PER_DAY = 24.0
-LINK_TYPES = ("electrical", "pluggable", "cpo")
+from objectives.params import LINK_TYPES
+from objectives.units import FIT_PER_HOUR
 
 # Components that need a repair; "software" is the only restart-only class.
 HARDWARE = ("die_logic", "sram", "system_processor", "hbm", "links", "package", "host", "network")

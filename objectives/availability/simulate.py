@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from objectives.availability.rates import HOURS_PER_YEAR
+from objectives.units import HOURS_PER_YEAR
 
 BURN_IN_MTTRS = 20.0  # start this many mean repair times early so the spare pool is stationary
 

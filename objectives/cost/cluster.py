@@ -7,6 +7,7 @@ from numpy.typing import ArrayLike
 
 from objectives.fabric.cost import network_cost, packet_fabric_cost
 from objectives.fabric.topology import clos_tiers, packet_radix
+from objectives.units import HOURS_PER_YEAR, SECONDS_PER_YEAR
 
 __all__ = [
     "clos_tiers",
@@ -18,8 +19,6 @@ __all__ = [
     "system_share",
     "usd_per_mtok",
 ]
-HOURS_PER_YEAR = 365.25 * 24.0
-SECONDS_PER_YEAR = HOURS_PER_YEAR * 3600.0
 
 
 def installed_gpus(cluster_size: ArrayLike, spare_fraction: ArrayLike) -> np.ndarray:

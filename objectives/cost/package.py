@@ -14,9 +14,9 @@ from numpy.typing import ArrayLike
 
 from objectives.cost.silicon import MM2_PER_CM2, gross_dies_per_wafer, yield_negative_binomial
 from objectives.errors import unknown_name
+from objectives.params import LINK_TYPES
 
 HBM_GENERATIONS = ("auto", "hbm3", "hbm3e")
-LINK_TYPES = ("electrical", "pluggable", "cpo")
 
 
 def hbm_stack_cost(

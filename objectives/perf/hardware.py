@@ -14,9 +14,8 @@ import numpy as np
 
 from objectives._evaluator import tech, value
 from objectives.errors import ContextError
+from objectives.params import COOLING, LINK_TYPES
 
-LINK_TYPES = ("electrical", "pluggable", "cpo")
-COOLING = ("air", "liquid")
 _BISECT_STEPS = 40  # bisection halvings for the throttled clock: 2^-40 of the range
 _DEDUP_MIN = 64  # below this many rows, work on the rows as they are
 #: Technology constants of the V-f curve and power density (what the throttled clock reads).

@@ -33,10 +33,7 @@ from pydantic import (
 )
 
 from objectives.errors import ContextError
-from objectives.params import PARAMS
-
-LINK_TYPES = ("electrical", "pluggable", "cpo")
-"""Scale-up link technologies (the one list; cost, perf and availability import it)."""
+from objectives.params import COOLING, LINK_TYPES, PARAMS
 
 ENTRY_KEYS = ("value", "unit", "source")
 
@@ -105,10 +102,12 @@ PARAM_TYPES: dict[str, Any] = {
     "lane_gbps": Positive,
     "link_type": Literal[LINK_TYPES],
     "clock_ghz": Positive,
-    "cooling": Literal["air", "liquid"],
+    "cooling": Literal[COOLING],
     "cluster_size": _int(ge=1),
     "disaggregated": bool | Literal[0, 1],
     "spare_fraction": NonNegative,
+    # objectives.fabric.topology.CHOICES (not imported: fabric imports the presets)
+    "scaleup_fabric": Literal["auto", "switched", "packet", "ocs", "direct"],
 }
 """Physical range of each design parameter a GPU preset sets (a parameter not listed is
 accepted as any value, so new parameters work before their range is written here)."""

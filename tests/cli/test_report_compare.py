@@ -15,7 +15,12 @@ import pytest
 import yaml
 from PIL import Image
 
-from dse.inspect.study_view import hypervolume_history, knee_index, load_view, reference_point
+from dse.inspect.study_view import (
+    knee_index,
+    load_view,
+    normalised_hypervolume_history,
+    view_reference_point,
+)
 from tests.conftest import SPACES, run_dse
 
 
@@ -90,14 +95,14 @@ def test_reference_point_hypervolume_and_knee_definitions(
     studies_dir: Path, tmp_path: Path
 ) -> None:
     plain = load_view(run_small(tmp_path, name="plain"))
-    ref, src = reference_point(plain)
+    ref, src = view_reference_point(plain)
     feas = plain.feasible
     for r, obj, mx, s in zip(ref, plain.objectives, plain.maximize, src, strict=True):
         vals = feas[obj].to_numpy(float)
         span = vals.max() - vals.min()
         expect = vals.min() - 0.1 * span if mx else vals.max() + 0.1 * span
         assert r == pytest.approx(expect) and s.startswith("nadir")
-    hv = hypervolume_history(plain)["hypervolume"].to_numpy()
+    hv = normalised_hypervolume_history(plain)["hypervolume"].to_numpy()
     assert len(hv) == len(plain.trials)
     assert np.all(np.diff(hv) >= -1e-12) and 0 < hv[-1] <= 1
     # The knee is the front point nearest the ideal after min-max normalisation.
@@ -106,7 +111,7 @@ def test_reference_point_hypervolume_and_knee_definitions(
     assert knee_index(plain) == int(np.argmin(np.linalg.norm(norm, axis=1)))
 
     capped = load_view(run_small(tmp_path, name="capped", thresholds=True))
-    ref, src = reference_point(capped)
+    ref, src = view_reference_point(capped)
     assert ref == [5.0, 0.05, 0.9] and src == ["threshold"] * 3
 
 

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from objectives.errors import ContextError
+from objectives.fabric.topology import CHOICES
 from objectives.params import PARAMS
 from objectives.presets import (
     catalog,
@@ -77,6 +78,7 @@ def test_builtin_presets_pass_their_schemas() -> None:
 def test_every_design_parameter_has_a_range() -> None:
     missing = sorted(set(PARAMS) - set(PARAM_TYPES))
     assert not missing, f"add the physical range of {missing} to PARAM_TYPES"
+    assert PARAM_TYPES["scaleup_fabric"].__args__ == CHOICES
 
 
 def test_unknown_gpu_key_is_an_error_with_its_line_and_a_did_you_mean(tmp_path: Path) -> None:
