@@ -7,6 +7,7 @@ processes, read directly by optuna-dashboard); an RDB URL (``sqlite:///...``,
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -100,6 +101,69 @@ class FlockLock(BaseJournalFileLock):
             os.close(fd)
 
 
+#: Where a torn journal tail goes when it is cut off (kept for inspection, never replayed).
+TORN_SUFFIX = ".torn"
+
+
+def _cut_torn_tail(fd: int, path: str) -> int:
+    """Cut a last line with no newline (a write cut short by a full disk or a kill; never
+    acknowledged to its writer) off the journal; return the journal's size."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return size
+    cut, pos = 0, size
+    while pos > 0:
+        start = max(0, pos - 65536)
+        chunk = os.pread(fd, pos - start, start)
+        nl = chunk.rfind(b"\n")
+        if nl >= 0:
+            cut = start + nl + 1
+            break
+        pos = start
+    torn = os.pread(fd, size - cut, cut)
+    with contextlib.suppress(OSError), open(path + TORN_SUFFIX, "ab") as f:
+        f.write(torn + b"\n")
+    os.ftruncate(fd, cut)
+    return cut
+
+
+class RepairingJournalFileBackend(JournalFileBackend):
+    """Optuna's journal file, made safe against torn writes.
+
+    Before each append (under the journal lock) a torn last line is cut off, so the next
+    record never glues onto half of one (which made every later read fail with
+    ``JSONDecodeError``); an append that fails (disk full, read-only) is rolled back to the
+    previous size, so the journal stays a sequence of whole lines. Readers already skip a
+    torn last line.
+    """
+
+    def __init__(self, path: str, lock: BaseJournalFileLock) -> None:
+        super().__init__(path, lock_obj=lock)
+        self._dse_path = path
+        self._dse_lock = lock
+
+    def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        data = ("\n".join(json.dumps(log, separators=(",", ":")) for log in logs) + "\n").encode()
+        self._dse_lock.acquire()
+        try:
+            fd = os.open(self._dse_path, os.O_RDWR | os.O_APPEND)
+            try:
+                end = _cut_torn_tail(fd, self._dse_path)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                    os.fsync(fd)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, end)
+                    raise
+            finally:
+                os.close(fd)
+        finally:
+            self._dse_lock.release()
+
+
 #: RDB heartbeat defaults: a worker records one every HEARTBEAT_S while it evaluates a trial;
 #: a RUNNING trial silent for GRACE_S is taken as abandoned and re-queued.
 HEARTBEAT_S = 10
@@ -116,7 +180,7 @@ def open_storage(
     if url.startswith("journal:"):
         path = url.removeprefix("journal:")
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        return JournalStorage(JournalFileBackend(path, lock_obj=FlockLock(path)))
+        return JournalStorage(RepairingJournalFileBackend(path, FlockLock(path)))
     if "://" not in url:
         raise StorageError(
             f"storage {url!r} is not a URL (expected journal:PATH, sqlite:///PATH or "
