@@ -6,7 +6,8 @@ v0.17 in-flight-batching throughput rows) by coordinate search on the squared lo
 other rows of that script validate them. Run ``python benchmarks/calibrate_perf.py --serving``
 and copy the printed values into objectives/presets/technology/performance.yaml.
 
-Without ``--serving`` (the static scheduler): the TensorRT-LLM 0.5.0 case (REFERENCE_DATA s5).
+Without ``--serving`` (the static scheduler): the TensorRT-LLM 0.5.0 case
+(NVIDIA/TensorRT-LLM release/0.5.0 docs/source/performance.md).
 
 LLaMA-70B (Llama 2) FP8 on 4x H100 SXM, TP4, static batch 64; four input/output lengths. The
 fixed priors (attention compute efficiency, per-layer overhead) stay at their preset values;

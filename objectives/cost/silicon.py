@@ -44,8 +44,8 @@ def gross_dies_per_wafer(
         DPW = pi d^2 / (4 wp hp) - pi d (wp + hp) / (2 sqrt(2) wp hp)
 
     Like the square formula it is a conservative expected count: an optimised grid placement
-    fits a few percent more (tests compare both). The result is continuous (as in
-    REFERENCE_DATA s1c) so cost is smooth in die area; it is floored at a tiny positive number
+    fits a few percent more (tests compare both). The result is continuous (as the
+    textbook formula) so cost is smooth in die area; it is floored at a tiny positive number
     so dies larger than the wafer stay finite.
     """
     long_mm, short_mm = die_edges_mm(area_mm2, aspect_ratio)

@@ -61,7 +61,8 @@ def test_evaluate_h100_json_has_every_required_metric_with_units() -> None:
     for m in REQUIRED:
         assert m in data["metrics"], m
         assert data["units"][m], m
-    # 814 mm2 on a 300 mm wafer: ~60 gross dies (REFERENCE_DATA 1c: 58.6-63.5 by edge exclusion)
+    # 814 mm2 on a 300 mm wafer: ~60 gross dies (the dies-per-wafer formula gives 58.6-63.5
+    # by edge exclusion)
     assert 55 <= data["metrics"]["cost.dies_per_wafer"] <= 64
     assert 0.35 <= data["metrics"]["cost.die_yield"] <= 0.65
 

@@ -69,7 +69,7 @@ def test_h100_metrics_contract_and_breakdown(h100):
     ):
         assert name in m and np.isfinite(m[name]).all() and m[name].shape == ()
     _check_identities(m)
-    # n4 preset: NB alpha 10, D0 0.07 -> REFERENCE_DATA 814 mm2 yield 0.575.
+    # n4 preset: NB alpha 10, D0 0.07 -> 814 mm2 yield (1 + 8.14 x 0.07 / 10)^-10 = 0.575.
     assert float(m["die_yield"]) == pytest.approx(0.575, abs=6e-4)
     # 814 mm2 at aspect 1.21 (25.94 x 31.38 mm) + 0.2 mm scribe -> pitch 26.14 x 31.58 =
     # 825.5 mm2; usable d = 294 mm: pi 147^2 / 825.5 = 82.24, minus the edge band

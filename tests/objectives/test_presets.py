@@ -281,3 +281,32 @@ def test_cli_uses_user_presets_and_reports_their_errors(tmp_path: Path) -> None:
 def test_docs_describe_the_user_preset_path() -> None:
     text = (ROOT / "docs" / "presets.md").read_text()
     assert ENV_VAR in text and "presets/" in text
+
+
+def test_every_builtin_constant_has_a_source_in_the_repo() -> None:
+    from objectives.presets.files import builtin_files
+
+    missing = []
+    for kind in ("technology", "gpus", "models", "workload"):
+        for pf in builtin_files(kind):
+            stack = [((), pf.data)]
+            while stack:
+                loc, node = stack.pop()
+                if isinstance(node, dict) and "value" in node:
+                    if not str(node.get("source", "")).strip():
+                        missing.append(f"{pf.path}: {'.'.join(loc)}")
+                elif isinstance(node, dict):
+                    stack += [((*loc, str(k)), v) for k, v in node.items()]
+                elif loc and loc[-1] not in ("description", "technology"):
+                    missing.append(f"{pf.path}: {'.'.join(loc)} (no {{value, source}})")
+    assert not missing, missing
+    # Citations point at primary sources or docs/sources.md, never at a file users don't have.
+    private = "REFERENCE" + "_DATA"
+    offenders = [
+        str(p.relative_to(ROOT))
+        for folder in ("objectives", "dse", "docs", "benchmarks", "tests", "spaces", "studies")
+        for p in (ROOT / folder).rglob("*")
+        if p.is_file() and p.suffix in (".py", ".md", ".yaml") and private in p.read_text()
+    ]
+    assert not offenders, offenders
+    assert "Llama 3 Herd of Models" in (ROOT / "docs" / "sources.md").read_text()
