@@ -24,6 +24,7 @@ from dse.model.load import check, evaluate, load, load_for_evaluate, lock_dict
 from dse.model.study_model import StudyModel
 from dse.results.records import load_study, write_records
 from dse.search import workers
+from dse.search.preflight import preflight
 from dse.search.recovery import finished_count
 from dse.search.runner import Progress, run_study
 from dse.search.storage import open_storage, storage_url, study_dir
@@ -91,12 +92,10 @@ def _records(
 def validate(spec: str | Path) -> tuple[StudyModel | None, list[Problem]]:
     """Every problem of a spec in one pass, sorted by line (``dse validate``): schema, presets,
     evaluators, metric names, constraints and sampler options. Nothing is created."""
-    from dse.search.samplers import make_sampler
-
     model, problems = check(spec)
     if model is not None:
-        try:
-            make_sampler(model)
+        try:  # sampler options and storage: what 'dse run' checks before creating anything
+            preflight(model)
         except SpecError as exc:
             problems = [*problems, *exc.problems]
     return model, SpecError(problems).problems
@@ -120,9 +119,14 @@ def run(
     options go to ``runner.run_study`` (seed_offset, heartbeat_s, ...).
     """
     model = spec_or_model if isinstance(spec_or_model, StudyModel) else load(spec_or_model)
+    preflight(model, storage=storage)  # before anything is created
     name = model.spec.study
     directory = study_dir(name, create=True)
-    url = storage_url(name, storage or model.spec.storage)
+    url = storage_url(
+        name,
+        storage or model.spec.storage,
+        journal_outside_studies=model.spec.journal_outside_studies,
+    )
     lock = lock_dict(model, url)
     target = trials if trials is not None else model.spec.search.trials
     before = [0]
@@ -157,6 +161,7 @@ def run_jobs(
     """``dse run --jobs N``: N ``dse worker`` processes on this machine, one study, then the
     records. ``trials`` and ``on_begin`` as in :func:`run`."""
     model = load(spec)
+    preflight(model, storage=storage)
     target = trials if trials is not None else model.spec.search.trials
     before = _finished_before(model, storage)
     if on_begin is not None:
@@ -170,7 +175,11 @@ def run_jobs(
 def _finished_before(model: StudyModel, storage: str | None) -> int:
     """Finished trials of the model's study now; 0 when it does not exist yet."""
     name = model.spec.study
-    url = storage_url(name, storage or model.spec.storage)
+    url = storage_url(
+        name,
+        storage or model.spec.storage,
+        journal_outside_studies=model.spec.journal_outside_studies,
+    )
     try:
         return finished_count(optuna.load_study(study_name=name, storage=open_storage(url)))
     except KeyError:
@@ -186,6 +195,7 @@ def run_worker(
     """``dse worker``: join the spec's study and run until its study-wide total; ``options``
     go to ``dse.search.workers.run_worker``. Returns the study and that total."""
     model = load(spec)
+    preflight(model, storage=options.get("storage"))
     study, target = workers.run_worker(model, **options)
     if records:
         _records(model, study)

@@ -30,7 +30,7 @@ from dse.inspect.formatting import fmt
 from dse.model.registry import builtin_evaluators
 from dse.model.study_model import EvaluationError
 from dse.results.quality import print_quality
-from dse.spec.errors import DseError, SpecError
+from dse.spec.errors import DseError, SpecError, shorten
 from dse.spec.schema import json_schema
 
 app = typer.Typer(
@@ -239,6 +239,26 @@ def _print_front(
     out.print(table)
 
 
+#: Bounded work for --simulate: runs are vectorized, so memory grows with runs x years.
+MAX_RUNS = 1_000_000
+MAX_YEARS = 1000.0
+
+
+def _count_parser(option: str, cap: int) -> Any:
+    """A whole count from ``1000``, ``1e5`` or ``1_000``, within [1, cap], else one clear line."""
+
+    def parse(text: str) -> int:
+        try:
+            value = float(str(text).replace("_", ""))
+        except ValueError:
+            raise DseError(f"{option} {text!r}: expected a whole number") from None
+        if not value.is_integer() or not 1 <= value <= cap:
+            raise DseError(f"{option} {text}: expected a whole number from 1 to {cap:,}")
+        return int(value)
+
+    return parse
+
+
 @app.command()
 def evaluate(
     spec: SpecArg,
@@ -252,8 +272,17 @@ def evaluate(
     simulate: Annotated[
         bool, typer.Option("--simulate", help="Monte Carlo distributions (e.g. p99 capacity)")
     ] = False,
-    runs: Annotated[int, typer.Option(help="Monte Carlo runs for --simulate", min=1)] = 1000,
-    years: Annotated[float, typer.Option(help="Simulated years per run", min=0.001)] = 1.0,
+    runs: Annotated[
+        int,
+        typer.Option(
+            help=f"Monte Carlo runs for --simulate (1 to {MAX_RUNS:,}; 1e5 is accepted)",
+            parser=_count_parser("--runs", MAX_RUNS),
+            metavar="INTEGER",
+        ),
+    ] = 1000,
+    years: Annotated[
+        float, typer.Option(help="Simulated years per run", min=0.001, max=MAX_YEARS)
+    ] = 1.0,
     seed: Annotated[int, typer.Option(help="Monte Carlo seed")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
@@ -365,7 +394,11 @@ def _print_simulations(
         fn = getattr(ev.fn, "simulate", None)
         if fn is None:
             continue
-        for key, samples in fn(design, years=years, runs=runs, seed=seed).items():
+        try:
+            results = fn(design, years=years, runs=runs, seed=seed)
+        except ValueError as exc:  # the model's refusal (e.g. too many events for memory)
+            raise DseError(f"--simulate: {getattr(exc, 'message', exc)}") from None
+        for key, samples in results.items():
             a = np.asarray(samples, dtype=float)
             summary[f"{ev.name}.{key}"] = {
                 "mean": float(a.mean()),
@@ -470,11 +503,8 @@ def main() -> None:
         for p in exc.problems:
             err.print(str(p), markup=False, highlight=False)
         sys.exit(2)
-    except DseError as exc:
-        err.print(f"error: {exc}", markup=False, highlight=False)
-        sys.exit(2)
-    except EvaluationError as exc:  # a fixed design given by the user (evaluate, compare)
-        err.print(f"error: {exc}", markup=False, highlight=False)
+    except (DseError, EvaluationError) as exc:  # EvaluationError: a user's design (evaluate)
+        err.print(f"error: {shorten(str(exc))}", markup=False, highlight=False)
         sys.exit(2)
     except KeyboardInterrupt:
         err.print(_INTERRUPTED)

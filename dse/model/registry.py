@@ -128,7 +128,9 @@ def load_import_path(name: str, path: str, *, search_dirs: list[Path] | None = N
             module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         raise EvaluatorError(f"cannot import module {module_name!r} ({exc})") from None
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit at import is the module's fault too
         raise EvaluatorError(
             f"importing module {module_name!r} raised {type(exc).__name__}: {exc}"
         ) from None

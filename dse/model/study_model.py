@@ -390,7 +390,9 @@ def collect_model(
                     head = path.split(".")[0]
                     loc = ("space", head) if head in spec.space else ("fixed", *path.split("."))
                     problems.append(loaded.problem(loc, getattr(exc, "message", str(exc))))
-            except Exception:  # noqa: BLE001 - other failures are per-trial, not spec errors
+            except KeyboardInterrupt:
+                raise
+            except BaseException:  # noqa: BLE001 - other failures are per-trial, not spec errors
                 pass
             continue
         if not context_ok:
@@ -402,7 +404,9 @@ def collect_model(
             problems.append(loaded.problem(("evaluators", ev.name), str(exc)))
             broken.add(ev.name)
             continue
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - SystemExit from a user's model too
             problems.append(
                 loaded.problem(
                     ("evaluators", ev.name),

@@ -24,7 +24,7 @@ from optuna.distributions import (
 from dse.model.study_model import StudyModel
 from dse.search.stored import STALE_ATTR
 from dse.search.sweep import warm_start_designs
-from dse.spec.errors import SpecError
+from dse.spec.errors import SpecError, short_repr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, ParamSpec, SearchSpec
 
 
@@ -59,6 +59,48 @@ def _sampler_classes() -> dict[str, Callable[..., optuna.samplers.BaseSampler]]:
     }
 
 
+#: Annotation words YAML values can satisfy, and the check for each.
+_YAML_TYPES: dict[str, Callable[[Any], bool]] = {
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "bool": lambda v: isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "None": lambda v: v is None,
+}
+
+
+def _option_type_problem(param: inspect.Parameter, value: Any) -> str | None:
+    """Why ``value`` does not fit the constructor's annotation (``'int'``, ``'float | None'``),
+    with ``{got}`` for the value; None when it fits. Optuna's annotations are strings; a part
+    naming a type YAML cannot spell (a callable, a mutation object) accepts only null."""
+    ann = param.annotation
+    if ann is inspect.Parameter.empty:
+        return None
+    text = ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann))
+    parts = [part.strip() for part in text.split("|")]
+    if any(_YAML_TYPES.get(part, lambda v: False)(value) for part in parts):
+        return None
+    if parts == ["float"] or set(parts) == {"float", "None"}:
+        expected = "a number"
+    else:
+        spelled = [p for p in parts if p in _YAML_TYPES]
+        objects = [p for p in parts if p not in _YAML_TYPES]
+        words = {
+            "int": "an integer",
+            "float": "a number",
+            "bool": "true or false",
+            "str": "a string",
+            "None": "null",
+        }
+        expected = " or ".join(words[p] for p in spelled) or "nothing"
+        if objects:
+            return (
+                f"expected {expected}, got {{got}}: it takes a Python object "
+                f"({' | '.join(objects)}) that YAML cannot spell"
+            )
+    return f"expected {expected}, got {{got}}"
+
+
 def make_sampler(
     model: StudyModel, search: SearchSpec | None = None
 ) -> optuna.samplers.BaseSampler:
@@ -81,6 +123,22 @@ def make_sampler(
                     f"(valid options: {', '.join(valid)})",
                 )
                 for k in bad
+            ]
+        )
+    params = inspect.signature(cls).parameters
+    wrong = [
+        (k, v, why)
+        for k, v in search.options.items()
+        if (why := _option_type_problem(params[k], v))
+    ]
+    if wrong:
+        raise SpecError(
+            [
+                loaded.problem(
+                    ("search", "options", k),
+                    f"{why.format(got=short_repr(v))} (option of sampler {search.sampler!r})",
+                )
+                for k, v, why in wrong
             ]
         )
     kwargs: dict[str, Any] = dict(search.options)

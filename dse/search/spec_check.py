@@ -16,6 +16,7 @@ from dse.spec.errors import SpecMismatchError
 #: total each is asked to reach (raising it extends the study).
 VOLATILE_KEYS = (
     "storage",
+    "journal_outside_studies",
     "search.trials",
     "search.trial_timeout_s",
     "dse_version",

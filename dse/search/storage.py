@@ -14,6 +14,7 @@ import os
 import re
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,13 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.storages.journal._file import BaseJournalFileLock
 from optuna.storages.journal._storage import JournalOperation
 
-from dse.spec.errors import StorageError, StudyNotFoundError, choices_text, did_you_mean
+from dse.spec.errors import (
+    StorageError,
+    StudyNotFoundError,
+    choices_text,
+    did_you_mean,
+    shorten,
+)
 from dse.spec.schema import STUDY_NAME_PATTERN
 
 JOURNAL_FILE = "journal.log"
@@ -61,20 +68,113 @@ def existing_study_dir(name: str) -> Path:
     return path
 
 
-def storage_url(name: str, url: str | None) -> str:
-    """The storage URL actually used: explicit, or the study's journal file.
+def storage_url(name: str, url: str | None, *, journal_outside_studies: bool = False) -> str:
+    """The storage URL actually used: explicit (checked by :func:`storage_problem`), or the
+    study's journal file.
 
     Relative file paths (``sqlite:///x.db``, ``journal:x.log``) are made absolute, so the URL
     recorded in spec.lock.yaml works from any working directory.
     """
     if not url:
         return f"journal:{study_dir(name, create=True) / JOURNAL_FILE}"
+    url = absolute_url(url)
+    problem = storage_problem(url, journal_outside_studies=journal_outside_studies)
+    if problem:
+        raise StorageError(f"storage {shorten(url, 200)!r}: {problem}")
+    return url
+
+
+def absolute_url(url: str) -> str:
+    """``url`` with a relative file path (sqlite, journal) made absolute."""
     for prefix in ("sqlite:///", "journal:"):
         if url.startswith(prefix):
             path = url.removeprefix(prefix)
             if path and not path.startswith("/") and path != ":memory:":
                 return prefix + str(Path(path).resolve())
     return url
+
+
+_FORMS = "journal:PATH, sqlite:///PATH or postgresql://USER@HOST/DB"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _file_target_problem(path: Path, *, what: str, looks_right: Callable[[bytes], bool]) -> str:
+    """Why a storage file cannot be used: a folder, another kind of file, not writable."""
+    if path.is_dir():
+        return f"{path} is a folder, not a {what} file"
+    if path.exists():
+        if not path.is_file():
+            return f"{path} is not a regular file"
+        with path.open("rb") as f:
+            head = f.read(4096)
+        if head and not looks_right(head):
+            return f"{path} exists and is not {what} file (refusing to write into it)"
+        if not os.access(path, os.W_OK):
+            return f"{path} is not writable"
+        return ""
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"cannot create {path}: {parent} is not a folder"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create {path}: {parent} is not writable"
+    return ""
+
+
+def _is_journal(head: bytes) -> bool:
+    first = head.split(b"\n", 1)[0]
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and "op_code" in record
+
+
+def storage_problem(url: str, *, journal_outside_studies: bool = False) -> str:
+    """Why ``url`` (absolute, see :func:`absolute_url`) cannot hold a study; ``""`` if it can.
+
+    Checks the form and scheme without connecting, and that a file target is writable and not
+    some other file. A journal file must lie in the studies folder unless
+    ``journal_outside_studies`` allows it, so a typo never appends to an unrelated file.
+    """
+    if url.startswith("journal:"):
+        path_text = url.removeprefix("journal:")
+        if not path_text.strip():
+            return "journal: needs a file path (journal:PATH)"
+        path = Path(path_text).resolve()
+        root = studies_root()
+        if not journal_outside_studies and not path.is_relative_to(root):
+            return (
+                f"the journal file is outside the studies folder {root} (move it there, or set "
+                "'journal_outside_studies: true' in the spec to allow it)"
+            )
+        return _file_target_problem(path, what="an Optuna journal", looks_right=_is_journal)
+    if "://" not in url:
+        return f"not a storage URL (expected {_FORMS})"
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError) as exc:
+        return f"malformed URL ({exc}; expected {_FORMS})"
+    try:
+        dialect = parsed.get_dialect()
+    except NoSuchModuleError:
+        return f"unknown scheme {parsed.drivername!r} (expected {_FORMS})"
+    try:
+        dialect.import_dbapi()
+    except ImportError as exc:
+        return f"the driver for {parsed.drivername!r} is not installed ({exc})"
+    if parsed.get_backend_name() == "sqlite":
+        db = parsed.database
+        if not db or db == ":memory:":
+            return "an in-memory database keeps nothing; give a file (sqlite:///PATH)"
+        return _file_target_problem(
+            Path(db), what="an SQLite", looks_right=lambda h: h.startswith(_SQLITE_MAGIC)
+        )
+    return ""
 
 
 class FlockLock(BaseJournalFileLock):

@@ -46,7 +46,11 @@ def run_worker(
     """Join the spec's study (creating it if needed) and run trials until the study-wide
     total is reached; return the study and that total."""
     name = model.spec.study
-    url = storage_url(name, storage or model.spec.storage)
+    url = storage_url(
+        name,
+        storage or model.spec.storage,
+        journal_outside_studies=model.spec.journal_outside_studies,
+    )
     lock = lock_dict(model, url)
     directory = study_dir(name, create=True)
     offset = seed_offset if seed_offset is not None else int.from_bytes(os.urandom(3), "big")
@@ -79,7 +83,11 @@ def run_jobs(
     process dies."""
     name = model.spec.study
     study_dir(name, create=True)
-    url = storage_url(name, storage or model.spec.storage)
+    url = storage_url(
+        name,
+        storage or model.spec.storage,
+        journal_outside_studies=model.spec.journal_outside_studies,
+    )
     target = trials if trials is not None else model.spec.search.trials
     logs = [tempfile.TemporaryFile() for _ in range(jobs)]
     cmd = [sys.executable, "-m", "dse.cli", "worker", str(spec), "--storage", url]

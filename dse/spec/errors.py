@@ -6,6 +6,7 @@ that escapes is an internal error (exit code 1).
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import get_close_matches
@@ -13,6 +14,29 @@ from difflib import get_close_matches
 
 class DseError(Exception):
     """Base class of errors caused by the user's input; printed as one line, exit code 2."""
+
+
+#: Longest message printed for one problem: a value echoed back (an expanded YAML alias, a
+#: pasted file) must never flood the terminal.
+MAX_MESSAGE_CHARS = 400
+
+
+def shorten(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+_REPR = reprlib.Repr()  # keyword arguments need Python 3.12
+_REPR.maxstring = _REPR.maxother = 80
+_REPR.maxlist = _REPR.maxdict = 6
+_REPR.maxlevel = 2
+
+
+def short_repr(value: object) -> str:
+    """A value's repr without walking all of it (a huge list costs no more than a small one)."""
+    return _REPR.repr(value)
 
 
 @dataclass(frozen=True)
@@ -27,7 +51,7 @@ class Problem:
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
         field = f" {self.field}:" if self.field else ""
-        return f"{where}:{field} {self.message}"
+        return f"{where}:{shorten(field, 120)} {shorten(self.message)}"
 
 
 class SpecError(DseError):

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from dse.spec.errors import shorten
+
 
 class ExprError(ValueError):
     """An expression uses something other than the allowed grammar."""
@@ -44,6 +46,13 @@ _CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
 #: Violation of ``a < b`` at ``a == b``: positive (infeasible) but below any real violation.
 _STRICT_EPS = float(np.finfo(float).eps)
 _ALLOWED = "names, numbers, + - * / ** %, comparisons (< <= > >= == !=), and, or, not"
+#: Bounded work for any input: a constraint is a short formula. Longer or deeper ones are
+#: refused with these numbers in the message (never a RecursionError), and an exponent must be
+#: a name or a number of at most MAX_EXPONENT in size (``9 ** 9 ** 9 ** 9`` would never end).
+MAX_EXPR_CHARS = 2_000
+MAX_EXPR_NODES = 500
+MAX_EXPR_DEPTH = 100
+MAX_EXPONENT = 1_000
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -79,13 +88,52 @@ class Expr:
 
 
 def parse_expr(source: str) -> Expr:
+    if len(source) > MAX_EXPR_CHARS:
+        raise ExprError(
+            f"expression is {len(source):,} characters long (at most {MAX_EXPR_CHARS:,}); "
+            "split it into several constraints"
+        )
     try:
         tree = ast.parse(source.strip(), mode="eval").body
     except SyntaxError as exc:
-        raise ExprError(f"cannot parse {source!r}: {exc.msg}") from None
+        raise ExprError(f"cannot parse {shorten(source, 80)!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ExprError(
+            f"expression is nested too deeply (at most {MAX_EXPR_DEPTH} levels)"
+        ) from None
+    _check_size(tree)
     names: set[str] = set()
     _check(tree, names)
     return Expr(source=source, tree=tree, names=frozenset(names))
+
+
+def _check_size(tree: ast.AST) -> None:
+    """Count nodes, then depth, without recursion, so any input gets a clear answer."""
+    for count, _ in enumerate(ast.walk(tree), start=1):
+        if count > MAX_EXPR_NODES:
+            raise ExprError(
+                f"expression has more than {MAX_EXPR_NODES} terms and operators; "
+                "split it into several constraints"
+            )
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_EXPR_DEPTH:
+            raise ExprError(f"expression is nested too deeply (at most {MAX_EXPR_DEPTH} levels)")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+def _exponent_ok(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    if _dotted(node) is not None:
+        return True  # evaluated in floating point: overflows to inf, never hangs
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+        and abs(node.value) <= MAX_EXPONENT
+    )
 
 
 def _check(node: ast.AST, names: set[str]) -> None:
@@ -98,6 +146,11 @@ def _check(node: ast.AST, names: set[str]) -> None:
             raise ExprError(f"only numbers are allowed as constants, got {node.value!r}")
         return
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        if isinstance(node.op, ast.Pow) and not _exponent_ok(node.right):
+            raise ExprError(
+                f"the exponent {shorten(ast.unparse(node.right), 60)!r} must be a name or a "
+                f"number between -{MAX_EXPONENT} and {MAX_EXPONENT}"
+            )
         _check(node.left, names)
         _check(node.right, names)
         return
@@ -124,11 +177,12 @@ def _check(node: ast.AST, names: set[str]) -> None:
 def _value(node: ast.AST, env: Mapping[str, Any]) -> Any:
     dotted = _dotted(node)
     if dotted is not None:
-        return env[dotted]
+        v = env[dotted]
+        return np.float64(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
     if isinstance(node, ast.Constant):
-        return node.value
+        return np.float64(node.value)  # float arithmetic: overflow gives inf, not a huge int
     if isinstance(node, ast.BinOp):
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return _BINOPS[type(node.op)](_value(node.left, env), _value(node.right, env))
     if isinstance(node, ast.UnaryOp):
         v = _value(node.operand, env)

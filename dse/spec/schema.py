@@ -13,26 +13,56 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
 
-from dse.spec.errors import Problem, SpecError, choices_text, did_you_mean
+from dse.spec.errors import Problem, SpecError, choices_text, did_you_mean, short_repr
 from dse.spec.yamlio import LineMap, Loc, load_yaml
 
 SAMPLERS = ("nsga2", "nsga3", "tpe", "random", "grid", "gp")
 STUDY_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 
 
+#: Bounded work for any input: at most this many constraints, each at most MAX_EXPR_CHARS long
+#: (dse.spec.expr caps their nodes, depth and exponents).
+MAX_CONSTRAINTS = 100
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _not_bool(v: Any) -> Any:
+    # YAML's true/false would pass as 1/0 (Python bools are ints); a count is never a bool.
+    if isinstance(v, bool):
+        raise ValueError(f"expected a number, got {str(v).lower()} (a boolean)")
+    return v
+
+
+def _finite(v: Any) -> Any:
+    if v is not None and not math.isfinite(v):
+        raise ValueError(f"must be a finite number (got {v})")
+    return v
+
+
+Int = Annotated[int, BeforeValidator(_not_bool)]
+Float = Annotated[float, BeforeValidator(_not_bool)]
+FiniteFloat = Annotated[float, BeforeValidator(_not_bool), AfterValidator(_finite)]
 
 
 class FloatParam(_Model):
     """A float parameter, as Optuna's ``FloatDistribution``."""
 
     type: Literal["float"]
-    low: float
-    high: float
-    step: float | None = Field(default=None, gt=0)
+    low: Float
+    high: Float
+    step: FiniteFloat | None = Field(default=None, gt=0)
     log: bool = False
 
 
@@ -40,9 +70,9 @@ class IntParam(_Model):
     """An integer parameter, as Optuna's ``IntDistribution``."""
 
     type: Literal["int"]
-    low: int
-    high: int
-    step: int = Field(default=1, ge=1)
+    low: Int
+    high: Int
+    step: Int = Field(default=1, ge=1)
     log: bool = False
 
 
@@ -72,21 +102,24 @@ ParamSpec = Annotated[FloatParam | IntParam | CategoricalParam, Field(discrimina
 class ObjectiveSpec(_Model):
     metric: str = Field(description="A published metric, `<evaluator>.<metric>`")
     direction: Literal["minimize", "maximize"]
-    threshold: float | None = Field(
+    threshold: FiniteFloat | None = Field(
         default=None, description="Worst acceptable value; the hypervolume reference point"
     )
 
 
 class SearchSpec(_Model):
     sampler: Literal["nsga2", "nsga3", "tpe", "random", "grid", "gp"] = "nsga2"
-    trials: int = Field(default=500, ge=1, description="Total finished trials of the study")
-    seed: int | None = Field(default=0, ge=0, le=2**32 - 1)
+    trials: Int = Field(
+        default=500, ge=1, le=10**9, description="Total finished trials of the study"
+    )
+    seed: Int | None = Field(default=0, ge=0, le=2**32 - 1)
     options: dict[str, Any] = Field(
         default_factory=dict, description="Keyword arguments of the Optuna sampler"
     )
-    warm_start: int = Field(
+    warm_start: Int = Field(
         default=0,
         ge=0,
+        le=10**7,
         description="Designs of a quasi-random vectorized sweep whose feasible front seeds the "
         "first trials (one population); 0: off. See docs/search.md",
     )
@@ -114,10 +147,17 @@ class StudySpec(_Model):
         default_factory=dict, description="Extra evaluators: name -> 'module:function'"
     )
     objectives: list[ObjectiveSpec] = Field(min_length=1)
-    constraints: list[str] = Field(default_factory=list)
+    constraints: list[str] = Field(default_factory=list, max_length=MAX_CONSTRAINTS)
     search: SearchSpec = Field(default_factory=SearchSpec)
     storage: str | None = Field(
-        default=None, description="Optuna storage URL; default: journal file in studies/<study>/"
+        default=None,
+        description="Optuna storage URL: journal:PATH, sqlite:///PATH or postgresql://USER@HOST/DB;"
+        " default: journal file in studies/<study>/",
+    )
+    journal_outside_studies: bool = Field(
+        default=False,
+        description="Allow a journal:PATH storage outside the studies folder (refused by default "
+        "so a typo cannot append to an unrelated file)",
     )
 
 
@@ -186,14 +226,14 @@ def _pydantic_problems(exc: ValidationError, raw: dict[str, Any], loaded: Any) -
         elif kind == "union_tag_invalid" or kind == "union_tag_not_found":
             msg = "expected 'type' to be one of: categorical, float, int"
         elif kind == "literal_error":
-            got = err.get("input")
-            msg = f"invalid value {got!r} (expected one of: {err['ctx']['expected']})"
+            got = short_repr(err.get("input"))
+            msg = f"invalid value {got} (expected one of: {err['ctx']['expected']})"
         elif kind == "missing":
             msg = "required field is missing"
         elif kind == "value_error":
             msg = msg.removeprefix("Value error, ")
         else:
-            msg = f"{msg} (got {err.get('input')!r})"
+            msg = f"{msg} (got {short_repr(err.get('input'))})"
         problems.append(loaded.problem(loc, msg))
     return problems
 
@@ -228,6 +268,11 @@ def _range_problems(loaded: LoadedSpec) -> list[Problem]:
         elif isinstance(p, CategoricalParam):
             # Optuna finds a choice by ==, so 1, 1.0 and true are one choice to it.
             c = p.choices
+            bad = [x for x in c if isinstance(x, float) and not math.isfinite(x)]
+            if bad:
+                problems.append(
+                    loaded.problem((*loc, "choices"), f"choices must be finite (got {bad[0]})")
+                )
             same = [(a, b) for i, a in enumerate(c) for b in c[i + 1 :] if a == b]
             if same:
                 a, b = same[0]
@@ -236,6 +281,17 @@ def _range_problems(loaded: LoadedSpec) -> list[Problem]:
                         (*loc, "choices"), f"choices must be distinct ({a!r} equals {b!r})"
                     )
                 )
+    seen: dict[str, int] = {}
+    for i, obj in enumerate(loaded.spec.objectives):
+        if obj.metric in seen:
+            problems.append(
+                loaded.problem(
+                    ("objectives", i, "metric"),
+                    f"duplicate objective {obj.metric!r} (also objective {seen[obj.metric]}; "
+                    "each metric can be optimised once)",
+                )
+            )
+        seen.setdefault(obj.metric, i)
     return problems
 
 

@@ -11,6 +11,12 @@ from dse.spec.errors import Problem, SpecError
 
 Loc = tuple[str | int, ...]
 
+#: Bounded work for any input. A spec is a few hundred nodes; these caps stop YAML bombs
+#: (aliases of aliases: "billion laughs") and pathological nesting before anything is built.
+MAX_FILE_BYTES = 5_000_000
+MAX_NODES = 100_000  # after expanding every alias
+MAX_DEPTH = 50
+
 
 class LineMap:
     """Maps a field path (``("space", "die_area_mm2", "low")``) to its 1-based YAML line."""
@@ -71,6 +77,10 @@ def _walk(
 def load_yaml(path: Path) -> tuple[Any, LineMap]:
     """Load a YAML file with the safe loader; raise SpecError with a line on syntax errors."""
     try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise SpecError(
+                [Problem(str(path), None, "", f"file is larger than {MAX_FILE_BYTES:,} bytes")]
+            )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SpecError([Problem(str(path), None, "", "file not found")]) from None
@@ -79,8 +89,59 @@ def load_yaml(path: Path) -> tuple[Any, LineMap]:
     return loads_yaml(text, filename=str(path))
 
 
+def _bounds_problem(text: str, filename: str) -> Problem | None:
+    """Walk the YAML event stream (no recursion, nothing built) and measure what loading it
+    would make: nesting depth, and node count with every alias expanded."""
+    sizes: dict[str, int] = {}  # anchor -> expanded node count of its node
+    stack: list[list[Any]] = []  # open collections: [anchor, expanded node count]
+    total = 0
+    for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = ev.start_mark.line + 1 if ev.start_mark else None
+        if isinstance(ev, yaml.CollectionStartEvent):
+            if len(stack) >= MAX_DEPTH:
+                return Problem(
+                    filename, line, "", f"invalid YAML: nested deeper than {MAX_DEPTH} levels"
+                )
+            stack.append([ev.anchor, 1])
+            total += 1
+        elif isinstance(ev, yaml.CollectionEndEvent):
+            anchor, n = stack.pop()
+            if anchor is not None:
+                sizes[anchor] = n
+            if stack:
+                stack[-1][1] += n
+        elif isinstance(ev, yaml.ScalarEvent | yaml.AliasEvent):
+            if isinstance(ev, yaml.AliasEvent):
+                if any(frame[0] == ev.anchor for frame in stack):
+                    return Problem(filename, line, "", "invalid YAML: recursive alias")
+                n = sizes.get(ev.anchor, 1)  # unknown anchors: the composer says so
+            else:
+                n = 1
+                if ev.anchor is not None:
+                    sizes[ev.anchor] = 1
+            total += n
+            if stack:
+                stack[-1][1] += n
+        if total > MAX_NODES:
+            return Problem(
+                filename,
+                line,
+                "",
+                f"invalid YAML: more than {MAX_NODES:,} values once aliases are expanded "
+                "(a spec needs a few hundred; is an alias repeated inside another?)",
+            )
+    return None
+
+
 def loads_yaml(text: str, *, filename: str) -> tuple[Any, LineMap]:
+    if len(text) > MAX_FILE_BYTES:
+        raise SpecError(
+            [Problem(filename, None, "", f"file is larger than {MAX_FILE_BYTES:,} bytes")]
+        )
     try:
+        bounds = _bounds_problem(text, filename)
+        if bounds is not None:
+            raise SpecError([bounds])
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

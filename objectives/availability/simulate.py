@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from objectives.errors import ContextError
 from objectives.units import HOURS_PER_YEAR
 
 BURN_IN_MTTRS = 20.0  # start this many mean repair times early so the spare pool is stationary
+#: Bounded memory: each simulated failure event costs ~150 bytes over the arrays below, so this
+#: many expected events is ~3 GB. Larger requests are refused before anything is drawn.
+MAX_EVENTS = 2e7
 
 
 def _rank_within(groups: np.ndarray) -> np.ndarray:
@@ -65,6 +69,13 @@ def simulate_capacity(
         return {"capacity_fraction": zeros, "hardware_failures": zeros, "software_faults": zeros}
     active = big_r * int(gpus_per_replica)
     burn = BURN_IN_MTTRS * mttr_h
+    expected = runs * active * (hw_rate_h * (horizon + burn) + sw_rate_h * horizon)
+    if not expected <= MAX_EVENTS:
+        raise ContextError(
+            "runs",
+            f"{runs} runs x {years:g} year(s) of {active} GPUs expect about {expected:.2g} "
+            f"failure events (at most {MAX_EVENTS:.0e} fit in memory); use fewer runs or years",
+        )
     run_ids = np.arange(runs)
 
     # Hardware failures on [-burn, horizon): uniform times given the Poisson count, per run.

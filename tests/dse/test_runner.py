@@ -18,7 +18,7 @@ from dse import api
 from dse.search.recovery import recover_stale_trials
 from dse.search.storage import open_storage
 from dse.search.stored import STALE_ATTR, WORKER_ATTR
-from dse.spec.errors import SpecError
+from dse.spec.errors import SpecError, StorageError
 
 SPEC = {
     "study": "r",
@@ -177,7 +177,10 @@ def test_relative_storage_paths_are_recorded_absolute(
 
     monkeypatch.chdir(tmp_path)
     assert storage_url("r", "sqlite:///x.db") == f"sqlite:///{tmp_path / 'x.db'}"
-    assert storage_url("r", "journal:j.log") == f"journal:{tmp_path / 'j.log'}"
+    allowed = storage_url("r", "journal:j.log", journal_outside_studies=True)
+    assert allowed == f"journal:{tmp_path / 'j.log'}"
+    with pytest.raises(StorageError, match="outside the studies folder"):
+        storage_url("r", "journal:j.log")
     assert storage_url("r", "postgresql://u@h/db") == "postgresql://u@h/db"
     res = api.run(_spec(tmp_path, sampler="random", trials=2), storage="sqlite:///rel.db")
     lock = yaml.safe_load((studies_dir / "r" / "spec.lock.yaml").read_text())
