@@ -8,6 +8,8 @@ these optional attributes by duck typing, so a user's evaluator can set them by 
 - ``vectorized``: True when every design value may be a numpy array and results broadcast;
 - ``params``: the design parameters it understands (for did-you-mean on spec typos);
 - ``resolve``: a function that expands the spec's ``fixed`` context (presets) before evaluation.
+- ``check_value``: ``(name, value) -> str | None``, why a value is physically impossible for a
+  design parameter (the engine checks fixed values and searched ranges with it).
 
 Evaluators that call each other (cost and availability need perf) share work through an
 optional scratch dict in the design under ``MEMO_KEY``: the engine puts a fresh one in every
@@ -22,6 +24,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from objectives.errors import ContextError
+from objectives.param_check import check_param_value
 from objectives.params import PARAMS
 from objectives.presets import resolve_context
 
@@ -39,6 +42,7 @@ def builtin_evaluator(*, metrics: Mapping[str, tuple[str, str]]) -> Callable[[F]
         fn.vectorized = True  # type: ignore[attr-defined]
         fn.params = PARAMS  # type: ignore[attr-defined]
         fn.resolve = resolve_context  # type: ignore[attr-defined]
+        fn.check_value = check_param_value  # type: ignore[attr-defined]
         return fn
 
     return wrap

@@ -3,7 +3,8 @@
 
 An evaluator is ``f(design) -> Mapping[str, value]``. Optional attributes (see
 :func:`evaluator`): ``metrics`` ({name: (unit, meaning)}), ``vectorized``, ``params``,
-``resolve``.
+``resolve``, ``check_value`` (``(param, value) -> str | None``: why a value is physically
+impossible; the engine asks it about fixed values and the ends of searched ranges).
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ def evaluator(
     metrics: Mapping[str, tuple[str, str]] | None = None,
     vectorized: bool = False,
     resolve: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+    check_value: Callable[[str, Any], str | None] | None = None,
 ) -> Callable[[F], F]:
     """Decorate a user's evaluator with its metric units, meanings and capabilities.
 
     ``resolve`` expands the spec's ``fixed`` context; pass ``objectives.resolve_context`` to reuse
-    the built-in presets when the spec runs without them.
+    the built-in presets when the spec runs without them. ``check_value(param, value)`` says
+    why a value is physically impossible (None when it is fine).
     """
 
     def wrap(fn: F) -> F:
@@ -42,6 +45,8 @@ def evaluator(
         fn.vectorized = vectorized  # type: ignore[attr-defined]
         if resolve is not None:
             fn.resolve = resolve  # type: ignore[attr-defined]
+        if check_value is not None:
+            fn.check_value = check_value  # type: ignore[attr-defined]
         return fn
 
     return wrap
@@ -64,6 +69,7 @@ class Evaluator:
     vectorized: bool = False
     params: frozenset[str] = field(default_factory=frozenset)
     resolve: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    check_value: Callable[[str, Any], str | None] | None = None
 
     @classmethod
     def wrap(cls, name: str, fn: Any, origin: str) -> Evaluator:
@@ -90,6 +96,7 @@ class Evaluator:
             vectorized=bool(getattr(fn, "vectorized", False)),
             params=frozenset(getattr(fn, "params", None) or ()),
             resolve=getattr(fn, "resolve", None),
+            check_value=getattr(fn, "check_value", None),
         )
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import yaml
 
 from dse.model.deadline import CallFailed, DeadlineExceeded, call_with_deadline
+from dse.model.param_ranges import param_range_problems, without_repeats
 from dse.model.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_path
 from dse.model.uncertain import UncertainError, check_paths, extract_uncertain
 from dse.spec.errors import (
@@ -344,6 +345,7 @@ def collect_model(
     if context_ok:
         for exc in check_paths(context, uncertain):
             problems.append(loaded.problem(("fixed", *exc.loc), exc.message))
+    ranges = param_range_problems(loaded, evaluators.values(), fixed)
 
     # Space names: typos are errors when every evaluator says which params it reads.
     known_params = set().union(*(e.params for e in evaluators.values()))
@@ -418,6 +420,7 @@ def collect_model(
             continue
         for k in keys:
             model.metrics[f"{ev.name}.{k}"] = MetricInfo("", "")
+    problems += without_repeats(ranges, problems)
 
     def unchecked(name: str) -> bool:  # a metric of an evaluator that could not be loaded
         return name.split(".", 1)[0] in broken

@@ -1,0 +1,89 @@
+"""Physically impossible design values, found before a study starts.
+
+Evaluators may say which values of a design parameter are impossible (``check_value``, see
+:mod:`dse.model.registry`); the engine asks about every fixed value and about the ends of every
+searched range (and one value inside a continuous range, so a whole-number parameter searched
+as a float is caught), so a negative count or a fraction above 1 never reaches a trial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from dse.model.registry import Evaluator
+from dse.spec.errors import Problem, short_repr
+from dse.spec.schema import CategoricalParam, FloatParam, LoadedSpec
+
+#: A point inside a continuous range, away from round numbers (a golden-section point).
+_INSIDE = 0.381966
+
+
+def _checker(evaluators: Iterable[Evaluator]) -> Callable[[str, Any], str | None]:
+    checks = list(dict.fromkeys(e.check_value for e in evaluators if e.check_value is not None))
+
+    def why(name: str, value: Any) -> str | None:
+        for check in checks:
+            try:
+                message = check(name, value)
+            except Exception as exc:  # noqa: BLE001 - a broken checker is the spec's problem
+                message = f"checking it raised {type(exc).__name__}: {exc}"
+            if message:
+                return message
+        return None
+
+    return why
+
+
+def param_range_problems(
+    loaded: LoadedSpec, evaluators: Iterable[Evaluator], fixed: Mapping[str, Any]
+) -> list[Problem]:
+    """Problems of searched ranges and top-level ``fixed`` values the evaluators reject."""
+    why = _checker(evaluators)
+    problems: list[Problem] = []
+    for name, p in loaded.spec.space.items():
+        loc = ("space", name)
+        if isinstance(p, CategoricalParam):
+            for choice in p.choices:
+                if msg := why(name, choice):
+                    problems.append(
+                        loaded.problem((*loc, "choices"), f"choice {short_repr(choice)}: {msg}")
+                    )
+            continue
+        ends_ok = True
+        for end, value in (("low", p.low), ("high", p.high)):
+            if msg := why(name, value):
+                ends_ok = False
+                problems.append(
+                    loaded.problem(
+                        (*loc, end), f"{end} {short_repr(value)} is not a possible {name}: {msg}"
+                    )
+                )
+        if ends_ok and isinstance(p, FloatParam) and p.low < p.high:
+            inside = p.low + (p.step if p.step is not None else _INSIDE * (p.high - p.low))
+            if inside <= p.high and (msg := why(name, inside)):
+                hint = "; search it as type: int" if "whole" in msg else ""
+                problems.append(
+                    loaded.problem(
+                        (*loc, "type"),
+                        f"values inside [{p.low}, {p.high}] are not possible {name} values "
+                        f"(at {inside:g}: {msg}){hint}",
+                    )
+                )
+    for name, value in fixed.items():
+        if name in loaded.spec.space or isinstance(value, dict | list):
+            continue  # searched values win; presets and tables are checked by their resolver
+        if msg := why(name, value):
+            problems.append(loaded.problem(("fixed", name), f"{msg}, got {short_repr(value)}"))
+    return problems
+
+
+def without_repeats(problems: list[Problem], found: list[Problem]) -> list[Problem]:
+    """``problems`` minus those about a field ``found`` already reports (a model's own message
+    about a field is the more specific one)."""
+    fields = {p.field for p in found}
+    return [
+        p
+        for p in problems
+        if not any(p.field == f or p.field.startswith(f + ".") for f in fields if f)
+    ]
