@@ -22,7 +22,10 @@ def worker_command(
     ] = None,
     seed_offset: Annotated[
         int | None,
-        typer.Option(help="Added to the spec's seed (default: random, so workers differ)"),
+        typer.Option(
+            help="Added to the spec's seed (default: the number of the worker's first trial, "
+            "unique, so workers differ)"
+        ),
     ] = None,
     heartbeat_s: Annotated[
         int, typer.Option(help="RDB heartbeat interval while a trial runs", min=1)

@@ -39,6 +39,7 @@ from dse.search.samplers import distribution, enqueue_grid, enqueue_warm_start, 
 from dse.search.spec_check import check_spec
 from dse.search.storage import HEARTBEAT_S, open_storage, set_trial_user_attrs
 from dse.search.stored import FAIL_ATTR, FEASIBLE_ATTR, STALE_ATTR, TIMED_OUT_ATTR, is_feasible
+from dse.spec.schema import SearchSpec
 
 #: How often a worker re-checks a study whose last trials run elsewhere.
 POLL_S = 0.2
@@ -80,7 +81,7 @@ def create_or_load(
     storage_url: str,
     *,
     spec_lock: dict[str, Any] | None = None,
-    seed_offset: int = 0,
+    seed_offset: int | None = 0,
     heartbeat_s: int | None = HEARTBEAT_S,
     grace_s: int | None = None,
 ) -> optuna.Study:
@@ -95,10 +96,7 @@ def create_or_load(
         else optuna.study.StudyDirection.MINIMIZE
         for o in model.spec.objectives
     ]
-    search = model.spec.search
-    if seed_offset and search.seed is not None:
-        # Concurrent workers with one seed would propose the same designs.
-        search = search.model_copy(update={"seed": search.seed + seed_offset})
+    search = _offset_seed(model, seed_offset or 0)
     storage = optuna.storages.get_storage(storage)
     try:
         storage.create_new_study(directions, model.spec.study)
@@ -115,6 +113,15 @@ def create_or_load(
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             study.set_metric_names(model.objective_names)
     return study
+
+
+def _offset_seed(model: StudyModel, offset: int) -> SearchSpec:
+    """The spec's search settings with ``seed + offset`` (concurrent runs with one seed would
+    propose the same designs)."""
+    search = model.spec.search
+    if offset and search.seed is not None:
+        search = search.model_copy(update={"seed": (search.seed + offset) % 2**32})
+    return search
 
 
 def run_trial(
@@ -170,7 +177,7 @@ def run_study(
     on_progress: Callable[[Progress], None] | None = None,
     timeout_s: float | None = None,
     spec_lock: dict[str, Any] | None = None,
-    seed_offset: int = 0,
+    seed_offset: int | None = None,
     heartbeat_s: int | None = HEARTBEAT_S,
     grace_s: int | None = None,
     should_stop: Callable[[], bool] | None = None,
@@ -184,6 +191,11 @@ def run_study(
     waits for them, taking them over if their worker dies. ``on_start`` runs once the study
     is opened and its spec accepted (the callers write ``spec.lock.yaml`` there, so a refused
     spec or an unreachable storage never replaces the lock of the study that is there).
+
+    The sampler's seed is the spec's plus ``seed_offset``; by default the offset is the number
+    of the first trial this run claims: 0 for the run that starts a study (reproducible), and
+    different for every run that joins or resumes it, since the storage numbers trials uniquely
+    (two concurrent runs with one seed would draw the same designs).
     """
     study = create_or_load(
         model,
@@ -202,11 +214,23 @@ def run_study(
         tracker.add_trial(t)
     if model.spec.search.sampler == "grid":
         trials = min(trials, enqueue_grid(model, study, trials))
-    elif model.spec.search.warm_start and not study.get_trials(deepcopy=False):
+    elif model.spec.search.warm_start:
         enqueue_warm_start(model, study)
     evaluate, close_evaluator = trial_evaluator(model)
+    reseed = seed_offset is None and model.spec.search.seed is not None
     try:
-        _loop(model, study, dists, tracker, trials, evaluate, on_progress, timeout_s, should_stop)
+        _loop(
+            model,
+            study,
+            dists,
+            tracker,
+            trials,
+            evaluate,
+            on_progress,
+            timeout_s,
+            should_stop,
+            reseed=reseed,
+        )
     finally:
         close_evaluator()
     return study
@@ -222,6 +246,8 @@ def _loop(
     on_progress: Callable[[Progress], None] | None,
     timeout_s: float | None,
     should_stop: Callable[[], bool] | None,
+    *,
+    reseed: bool,
 ) -> None:
     """Claim, evaluate and tell trials until the study-wide total (see ``run_study``)."""
     start = time.monotonic()
@@ -246,6 +272,11 @@ def _loop(
             )
             time.sleep(jitter.uniform(0.0, POLL_S))
             continue
+        if reseed:
+            reseed = False
+            number = study._storage.get_trial_number_from_id(trial_id)
+            if number:
+                study.sampler = make_sampler(model, _offset_seed(model, number))
         try:
             t = run_trial(model, study, dists, trial_id=trial_id, evaluate=evaluate)
         except BaseException:

@@ -22,7 +22,7 @@ from optuna.distributions import (
 )
 
 from dse.model.study_model import StudyModel
-from dse.search.stored import STALE_ATTR
+from dse.search.stored import STALE_ATTR, plain
 from dse.search.sweep import warm_start_designs
 from dse.spec.errors import SpecError, short_repr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, ParamSpec, SearchSpec
@@ -202,9 +202,32 @@ def enqueue_grid(model: StudyModel, study: optuna.Study, target: int) -> int:
     return len(points)
 
 
+#: Study attributes: the warm start's designs (stored before any is enqueued), and that all
+#: of them were enqueued.
+WARM_START_ATTR = "dse.warm_start"
+WARM_START_DONE_ATTR = "dse.warm_start_done"
+
+
 def enqueue_warm_start(model: StudyModel, study: optuna.Study) -> None:
-    """Seed a new study's first population from a coarse vectorized sweep (dse.search.sweep)."""
-    search = model.spec.search
-    k = int(search.options.get("population_size", 50))
-    for p in warm_start_designs(model, samples=search.warm_start, k=k, seed=search.seed):
+    """Seed a new study's first population from a coarse vectorized sweep (dse.search.sweep).
+
+    The designs are stored in the study before the first is enqueued, so a run killed while
+    enqueueing leaves the rest to the next run, which enqueues what is missing; a study that
+    has trials but no stored designs predates warm start and gets none.
+    """
+    attrs = study.user_attrs
+    if attrs.get(WARM_START_DONE_ATTR):
+        return
+    designs = attrs.get(WARM_START_ATTR)
+    if designs is None:
+        if study.get_trials(deepcopy=False):
+            return
+        search = model.spec.search
+        k = int(search.options.get("population_size", 50))
+        designs = plain(
+            warm_start_designs(model, samples=search.warm_start, k=k, seed=search.seed)
+        )
+        study.set_user_attr(WARM_START_ATTR, designs)
+    for p in designs:
         study.enqueue_trial(p, skip_if_exists=True)
+    study.set_user_attr(WARM_START_DONE_ATTR, True)

@@ -53,14 +53,13 @@ def run_worker(
     )
     lock = lock_dict(model, url)
     directory = study_dir(name, create=True)
-    offset = seed_offset if seed_offset is not None else int.from_bytes(os.urandom(3), "big")
     target = trials if trials is not None else model.spec.search.trials
     study = run_study(
         model,
         storage_url=url,
         trials=target,
         spec_lock=lock,
-        seed_offset=offset,
+        seed_offset=seed_offset,
         heartbeat_s=heartbeat_s,
         grace_s=grace_s,
         should_stop=_parent_gone(parent),
@@ -92,12 +91,9 @@ def run_jobs(
     logs = [tempfile.TemporaryFile() for _ in range(jobs)]
     cmd = [sys.executable, "-m", "dse.cli", "worker", str(spec), "--storage", url]
     cmd += ["--trials", str(target), "--parent", str(os.getpid())]
-    procs = [
-        subprocess.Popen(
-            [*cmd, "--seed-offset", str(k)], stdout=subprocess.DEVNULL, stderr=logs[k]
-        )
-        for k in range(jobs)
-    ]
+    # No --seed-offset: each worker offsets the seed by the number of its first trial, unique
+    # across every worker and run on the study (runner.run_study).
+    procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=logs[k]) for k in range(jobs)]
     study: optuna.Study | None = None
     try:
         while any(p.poll() is None for p in procs):
