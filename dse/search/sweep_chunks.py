@@ -11,6 +11,7 @@ Finished chunk fronts are persisted atomically (:class:`ChunkStore`) for resumin
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -47,6 +48,21 @@ def _choices(p: CategoricalParam) -> np.ndarray:
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79)
 
 
+_TABLE_SIZE = 1 << 12
+
+
+@functools.cache
+def _radical_table(base: int, digits: int) -> np.ndarray:
+    """The base-``base`` radical inverse of every number below ``base**digits``."""
+    k = np.arange(base**digits, dtype=np.int64)
+    f, r = 1.0, np.zeros(len(k))
+    for _ in range(digits):
+        f /= base
+        r += f * (k % base)
+        k = k // base
+    return r
+
+
 def halton(start: int, n: int, dim: int, *, seed: int | None) -> np.ndarray:
     """Rows ``start..start+n`` of a randomly shifted Halton sequence in ``[0, 1)^dim``.
 
@@ -59,13 +75,20 @@ def halton(start: int, n: int, dim: int, *, seed: int | None) -> np.ndarray:
     out = np.empty((n, dim))
     for j in range(dim):
         base = _PRIMES[j]
+        # p base-b digits at a time through a table of their radical inverses: a few array
+        # passes per chunk instead of one per digit (the sweep's sampling stays ~1 % of it).
+        p = max(1, int(math.log(_TABLE_SIZE) / math.log(base)))
+        group = base**p
+        table = _radical_table(base, p)
         k = idx.copy()
-        f = 1.0
+        scale = 1.0
         r = np.zeros(n)
-        while np.any(k > 0):
-            f /= base
-            r += f * (k % base)
-            k //= base
+        while True:
+            k, digits = np.divmod(k, group)
+            r += scale * table[digits]
+            if not k.any():
+                break
+            scale /= group
         out[:, j] = r
     shift = np.random.default_rng(seed).random(dim)
     return (out + shift) % 1.0

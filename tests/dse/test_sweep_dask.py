@@ -75,10 +75,8 @@ def dask_cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen]]]
             client.wait_for_workers(2, timeout=120)
         yield address, workers
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
+        for p in reversed(procs):  # workers first, then the scheduler
+            p.terminate()
             try:
                 p.wait(timeout=5)
             except subprocess.TimeoutExpired:
