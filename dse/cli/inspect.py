@@ -31,8 +31,38 @@ def dashboard_command(
         str, typer.Option(help="Address to bind; anything but localhost exposes the study")
     ] = "127.0.0.1",
     storage: StorageOpt = None,
+    expose: Annotated[
+        bool,
+        typer.Option(
+            "--expose",
+            help="Allow a --host other than loopback (anyone who reaches it sees the study); "
+            "served read-only",
+        ),
+    ] = False,
+    allow_writes: Annotated[
+        bool,
+        typer.Option(
+            "--allow-writes", help="With --expose: let visitors change or delete the study"
+        ),
+    ] = False,
+    read_only: Annotated[
+        bool,
+        typer.Option(
+            "--read-only",
+            help="Refuse (405) every POST/PUT/PATCH/DELETE, on any host (always so when "
+            "exposed without --allow-writes)",
+        ),
+    ] = False,
 ) -> None:
     """Serve optuna-dashboard on the study, with our feasible front as a figure and notes."""
     from dse.inspect.dashboard import serve
 
-    serve(study, host=host, port=port, storage=storage)
+    serve(
+        study,
+        host=host,
+        port=port,
+        storage=storage,
+        expose=expose,
+        allow_writes=allow_writes,
+        read_only=read_only,
+    )

@@ -15,12 +15,17 @@ only when it changed, so running ``dse dashboard`` again does not grow the stora
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import socket
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from wsgiref.simple_server import WSGIServer, make_server
 
 import yaml
-from optuna_dashboard import run_server, save_note, save_plotly_graph_object
+from optuna_dashboard import run_server, save_note, save_plotly_graph_object, wsgi
 
 # Per-trial notes: the public save_note needs a live optuna.Trial, which finished trials no
 # longer have; these are the functions it is built on (optuna-dashboard 0.21).
@@ -223,12 +228,93 @@ def study_url(view: StudyView, *, host: str, port: int) -> str:
     return f"http://{shown}:{port}/dashboard/studies/{view.study._study_id}"
 
 
+#: HTTP methods that change a study (optuna-dashboard reads with GET only).
+MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def read_only_app(app: Callable[..., Any]) -> Callable[..., Any]:
+    """A WSGI app that answers 405 to every method that could change the study (optuna-
+    dashboard's API deletes or renames studies, tells trials and edits notes on request)."""
+
+    def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        if str(environ.get("REQUEST_METHOD", "GET")).upper() in MUTATING_METHODS:
+            body = json.dumps(
+                {"reason": "read-only dashboard (dse dashboard --allow-writes allows changes)"}
+            ).encode()
+            start_response(
+                "405 Method Not Allowed",
+                [
+                    ("Content-Type", "application/json"),
+                    ("Content-Length", str(len(body))),
+                    ("Allow", "GET, HEAD"),
+                ],
+            )
+            return [body]
+        return app(environ, start_response)
+
+    return guarded
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address ``host`` resolves to is a loopback one (reachable only here)."""
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise DseError(f"--host {host!r}: cannot resolve it ({exc})") from None
+    try:
+        return all(ipaddress.ip_address(str(i[4][0]).split("%")[0]).is_loopback for i in infos)
+    except ValueError:
+        return False
+
+
+def _serve_wsgi(app: Callable[..., Any], host: str, port: int) -> None:
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+
+    class Server(WSGIServer):
+        address_family = family
+
+    with make_server(host, port, app, server_class=Server) as server:
+        server.serve_forever()
+
+
 def serve(
-    name: str, *, host: str = "127.0.0.1", port: int = 8080, storage: str | None = None
+    name: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    storage: str | None = None,
+    expose: bool = False,
+    allow_writes: bool = False,
+    read_only: bool = False,
 ) -> None:
-    """Annotate the study, print its dashboard URL, and serve until interrupted."""
+    """Annotate the study, print its dashboard URL, and serve until interrupted.
+
+    A host other than loopback needs ``expose`` (anyone who reaches the port sees the study)
+    and is then served read-only unless ``allow_writes``; ``read_only`` makes any host read-only.
+    """
+    local = is_loopback(host)
+    if not local and not expose:
+        raise DseError(
+            f"--host {host}: anyone on the network could open this study's dashboard; add "
+            "--expose to serve it there (read-only unless --allow-writes), or use --host "
+            "127.0.0.1"
+        )
+    # On this machine only, notes and renames work as in optuna-dashboard unless refused.
+    writable = not read_only and (local or allow_writes)
     view = load_view(name, storage=storage)
     _check_port(host, port)
+    if not local:
+        print(
+            f"warning: serving study {name!r} to the network on {host}:{port} without "
+            "authentication; "
+            + (
+                "anyone who reaches it can change or delete the study (--allow-writes)"
+                if writable
+                else "read-only (POST/PUT/PATCH/DELETE refused)"
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
     result = annotate(view)
     print(
         f"front of {name}: trials {', '.join(map(str, result.front_numbers)) or 'none'} "
@@ -239,4 +325,8 @@ def serve(
     )
     url = study_url(view, host=host, port=port)
     print(f"optuna-dashboard: {url}  (study note: {url}/note)", flush=True)
-    run_server(view.study._storage, host=host, port=port)
+    if writable:
+        run_server(view.study._storage, host=host, port=port)
+    else:
+        print("read-only: POST/PUT/PATCH/DELETE are refused (405)", flush=True)
+        _serve_wsgi(read_only_app(wsgi(view.study._storage)), host, port)
