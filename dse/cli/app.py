@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import signal
 import sys
@@ -509,6 +510,22 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print(_INTERRUPTED)
         sys.exit(130)
+    except OSError as exc:  # a full or read-only disk: the storage is left as it was
+        err.print(f"error: {os_error_line(exc)}", markup=False, highlight=False)
+        sys.exit(1)
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for a file-system error, saying what to do about it."""
+    where = f" {exc.filename}" if exc.filename else ""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        hint = "free some space, then run the same command again to resume"
+    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        hint = "make it writable (or set DSE_STUDIES_DIR / --storage elsewhere), then run again"
+    else:
+        hint = "fix it, then run the same command again"
+    return f"cannot use{where}: {what}; finished trials are kept in the storage; {hint}"
 
 
 if __name__ == "__main__":

@@ -254,10 +254,10 @@ class RepairingJournalFileBackend(JournalFileBackend):
                     while view:
                         view = view[os.write(fd, view) :]
                     os.fsync(fd)
-                except OSError:
+                except OSError as exc:
                     with contextlib.suppress(OSError):
                         os.ftruncate(fd, end)
-                    raise
+                    raise OSError(exc.errno, exc.strerror, self._dse_path) from None
             finally:
                 os.close(fd)
         finally:
