@@ -57,14 +57,17 @@ def links_fit(design: Mapping[str, Any]) -> np.ndarray:
     m = value(design, "optics_per_link")
     s = np.round(tech(design, "spare_lanes_per_link"))
     links = value(design, "links_per_gpu")
-    lam = lane_fit(design) * FIT_PER_HOUR  # per lane-hour
+    one = lane_fit(design)
+    if not np.any(s > 0):
+        return links * m * one
+    lam = one * FIT_PER_HOUR  # per lane-hour
     mttr = tech(design, "repair_mttr_h")
     k = s + 1
     ways = np.ones(np.broadcast(m, s).shape)
     for i in range(1, int(np.max(k)) + 1):  # C(m+s, k) = prod (m+s-k+i)/i, i <= k
         ways = ways * np.where(i <= k, (m + s - k + i) / i, 1.0)
     spared = ways * lam ** (s + 1) * mttr**s / FIT_PER_HOUR
-    return links * np.where(s > 0, spared, m * lane_fit(design))
+    return links * np.where(s > 0, spared, m * one)
 
 
 def component_fit(design: Mapping[str, Any]) -> dict[str, np.ndarray]:

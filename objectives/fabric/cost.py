@@ -92,35 +92,45 @@ def network_cost(
     )
     optics = np.where(elec, 0.0, np.where(cpo, t["cpo_usd_per_gbps"], t["pluggable_usd_per_gbps"]))
     cables = n * links / 2 * fibre
+    present = {c: bool(np.any(code == c)) for c in (SWITCHED, PACKET, OCS)}
+    zero = np.zeros(np.broadcast(n, links, g, code).shape)
+    switched, switched_tiers = zero, 1.0
+    packet, packet_tiers = zero, 1.0
+    ocs = zero
 
-    # switched domain (+ scale-out beyond it)
-    domain = switched_domain_gpus(
-        g,
-        silicon_mm2,
-        elec,
-        switch_gbps=t["electrical_switch_gbps"],
-        domain_silicon_mm2=t["switched_domain_silicon_mm2"],
-    )
-    scaleout_gbps = t["scaleout_gbps_per_gpu"]
-    scaleout, scaleout_tiers = packet_fabric_cost(
-        n, 1.0, scaleout_gbps, optics_usd_per_gbps=t["pluggable_usd_per_gbps"], **common
-    )
-    # The scale-out endpoint is a NIC: its own transceiver is a network cost, not GPU optics.
-    scaleout = scaleout + n * scaleout_gbps * t["pluggable_usd_per_gbps"]
-    outgrown = n > domain
-    switched = (
-        n * links * g * (t["electrical_switch_usd_per_gbps"] + optics)
-        + np.where(elec, 0.0, n * links * fibre)
-        + np.where(outgrown, scaleout, 0.0)
-    )
-    switched_tiers = np.where(outgrown, scaleout_tiers, 1.0)
+    if present[SWITCHED]:  # switched domain (+ scale-out beyond it)
+        domain = switched_domain_gpus(
+            g,
+            silicon_mm2,
+            elec,
+            switch_gbps=t["electrical_switch_gbps"],
+            domain_silicon_mm2=t["switched_domain_silicon_mm2"],
+        )
+        scaleout_gbps = t["scaleout_gbps_per_gpu"]
+        scaleout, scaleout_tiers = packet_fabric_cost(
+            n, 1.0, scaleout_gbps, optics_usd_per_gbps=t["pluggable_usd_per_gbps"], **common
+        )
+        # The scale-out endpoint is a NIC: its own transceiver is a network cost, not GPU
+        # optics.
+        scaleout = scaleout + n * scaleout_gbps * t["pluggable_usd_per_gbps"]
+        outgrown = n > domain
+        switched = (
+            n * links * g * (t["electrical_switch_usd_per_gbps"] + optics)
+            + np.where(elec, 0.0, n * links * fibre)
+            + np.where(outgrown, scaleout, 0.0)
+        )
+        switched_tiers = np.where(outgrown, scaleout_tiers, 1.0)
 
-    packet, packet_tiers = packet_fabric_cost(n, links, g, optics_usd_per_gbps=optics, **common)
+    if present[PACKET]:
+        packet, packet_tiers = packet_fabric_cost(
+            n, links, g, optics_usd_per_gbps=optics, **common
+        )
 
-    block = t["ocs_block_gpus"]
-    fibres = fibres_per_link(lanes, t["wdm_wavelengths_per_fibre"])
-    ports = n * ocs_ports_per_gpu(n, links, fibres, block, t["ocs_ports_per_fibre"])
-    ocs = ports * t["ocs_usd_per_port"] + cables + ports / 2 * fibre
+    if present[OCS]:
+        block = t["ocs_block_gpus"]
+        fibres = fibres_per_link(lanes, t["wdm_wavelengths_per_fibre"])
+        ports = n * ocs_ports_per_gpu(n, links, fibres, block, t["ocs_ports_per_fibre"])
+        ocs = ports * t["ocs_usd_per_port"] + cables + ports / 2 * fibre
 
     usd = np.select(
         [code == SWITCHED, code == PACKET, code == OCS, code == DIRECT],

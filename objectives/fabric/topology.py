@@ -105,11 +105,15 @@ def torus_steps(p: ArrayLike, dims: ArrayLike) -> np.ndarray:
     ``dims`` 0 (no torus) is priced like one dimension (a ring)."""
     p = np.maximum(np.asarray(p, float), 1.0)
     k = np.asarray(dims, float)
-    best = p - 1.0  # one dimension: a ring
+    best = [p - 1.0]  # one dimension: a ring; then the best of up to j dimensions
     for j in range(2, MAX_TORUS_DIMS + 1):
         side = np.ceil(p ** (1.0 / j) - 1e-9)
-        best = np.where(k >= j, np.minimum(best, j * (side - 1.0)), best)
-    return best
+        best.append(np.minimum(best[-1], j * (side - 1.0)))
+    out = best[0]
+    for j in range(2, MAX_TORUS_DIMS + 1):
+        if np.any(k >= j):
+            out = np.where(k >= j, best[j - 1], out)
+    return out
 
 
 def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarray]:

@@ -23,14 +23,18 @@ Arr = np.ndarray
 def _latency(
     p: Arr, alpha: Arr, fabric: Mapping[str, Any] | None, ring_steps: Arr, tree_steps: Arr
 ) -> tuple[Arr, Arr | None, Arr]:
-    """(ring-or-torus steps, tree steps or None where there is no tree, alpha)."""
+    """(ring-or-torus steps, tree steps or None where no fabric has a tree, alpha)."""
     if fabric is None or "torus_dims" not in fabric:
         return ring_steps, tree_steps, alpha
     dims = fabric["torus_dims"]
     alpha = fabric["alpha_s"]
-    steps = np.where(dims > 0, torus_steps(p, dims), ring_steps)
-    tree = np.where(dims > 0, np.inf, tree_steps)
-    return steps, tree, alpha
+    torus = dims > 0
+    if not torus.any():
+        return ring_steps, tree_steps, alpha
+    steps = torus_steps(p, dims)  # equals the ring's p - 1 where dims <= 1
+    if torus.all():
+        return steps, None, alpha
+    return steps, np.where(torus, np.inf, tree_steps), alpha
 
 
 def allreduce_s(
@@ -45,8 +49,9 @@ def allreduce_s(
     p = np.maximum(p, 1.0)
     steps, tree_steps, alpha = _latency(p, alpha, fabric, p - 1, np.log2(p))
     ring = 2 * (p - 1) / p * nbytes / bw + 2 * steps * alpha
-    tree = 2 * nbytes / bw + 2 * tree_steps * alpha
-    return np.where(p > 1, np.minimum(ring, tree), 0.0)
+    if tree_steps is not None:
+        ring = np.minimum(ring, 2 * nbytes / bw + 2 * tree_steps * alpha)
+    return np.where(p > 1, ring, 0.0)
 
 
 def allgather_s(
@@ -56,8 +61,9 @@ def allgather_s(
     p = np.maximum(p, 1.0)
     steps, tree_steps, alpha = _latency(p, alpha, fabric, p - 1, np.log2(p))
     ring = (p - 1) / p * nbytes / bw + steps * alpha
-    tree = nbytes / bw + tree_steps * alpha
-    return np.where(p > 1, np.minimum(ring, tree), 0.0)
+    if tree_steps is not None:
+        ring = np.minimum(ring, nbytes / bw + tree_steps * alpha)
+    return np.where(p > 1, ring, 0.0)
 
 
 def p2p_s(nbytes: Arr, bw: Arr, alpha: Arr, fabric: Mapping[str, Any] | None = None) -> Arr:

@@ -64,6 +64,8 @@ def fabric_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.n
     electrical, packet = (tech(d, f"{k}_switch_pj_per_bit") for k in ("electrical", "packet"))
     switch = np.where(code == SWITCHED, electrical, packet)
     through = hw["net_gbps_per_gpu"] * 1e9 * hw["fabric_hops"] * (switch + side) * 1e-12
+    if not np.any(code == OCS):
+        return np.where((code == SWITCHED) | (code == PACKET), through, 0.0)
     ports = ocs_ports(
         cluster=value(d, "cluster_size"),
         links_per_gpu=value(d, "links_per_gpu"),
