@@ -37,8 +37,17 @@ SWITCHED, PACKET, OCS, DIRECT = range(4)
 MAX_TORUS_DIMS = 3  # the torus collectives use at most 3 dimensions (TPU v4: 3D torus)
 
 
-def _check(raw: Any, choices: tuple[str, ...], field: str, what: str) -> np.ndarray:
+def _compact(raw: Any) -> np.ndarray:
+    """A string array whose entries are all equal as its one value (0-d): the string work of a
+    million-design batch with one link type or fabric is then done once."""
     arr = np.asarray(raw)
+    if arr.ndim and arr.size and (arr == arr.flat[0]).all():
+        return np.asarray(arr.flat[0])
+    return arr
+
+
+def _check(raw: Any, choices: tuple[str, ...], field: str, what: str) -> np.ndarray:
+    arr = _compact(raw)
     bad = ~np.isin(arr, choices)
     if bad.any():
         raise unknown_name(field, str(arr[bad].flat[0]), choices, what=what)
@@ -49,7 +58,7 @@ def resolve_fabric(d: Mapping[str, Any]) -> np.ndarray:
     """The fabric name of every design: ``scaleup_fabric``, or for ``auto`` the NVSwitch-like
     domain for copper links and ``technology.optical_fabric`` (circuit -> ocs) for optics."""
     choice = _check(d.get("scaleup_fabric", "auto"), CHOICES, "scaleup_fabric", "fabric")
-    link = np.asarray(d.get("link_type", "electrical"))
+    link = _compact(d.get("link_type", "electrical"))
     optical = _check(
         d["technology"].get("optical_fabric", "circuit"),
         OPTICAL_FABRICS,
@@ -118,11 +127,11 @@ def torus_steps(p: ArrayLike, dims: ArrayLike) -> np.ndarray:
 
 def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarray]:
     """Per-design fabric figures the parallelism search reads (see the module docstring)."""
-    names = resolve_fabric(d)
-    code = fabric_code(names)
+    code = fabric_code(resolve_fabric(d))
     ports = value(d, "links_per_gpu")
     link_gbps = value(d, "optics_per_link") * value(d, "lane_gbps")
-    elec = np.asarray(link_type) == "electrical"
+    link = _compact(link_type)
+    elec = link == "electrical"
     silicon = value(d, "die_area_mm2") * value(d, "dies_per_gpu")
     domain = switched_domain_gpus(
         link_gbps,
@@ -138,14 +147,23 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
     hops = np.select([code == SWITCHED, code == PACKET], [1.0, 2 * tiers - 1], 0.0)
     # An optical circuit switch steers light: copper links cannot use it.
     ok = ~((code == OCS) & elec)
-    return {
+    # pJ/bit of a switch-side transceiver (none for copper), for the fabric's power
+    side = np.select(
+        [link == "cpo", link == "pluggable"],
+        [tech(d, "cpo_link_pj_per_bit"), tech(d, "pluggable_link_pj_per_bit")],
+        0.0,
+    )
+    out = {
         "fabric_code": code,
-        "ports": np.broadcast_to(ports, code.shape).astype(float),
+        "ports": ports,
         "domain_gpus": np.where(code == SWITCHED, domain, np.inf),
         "fabric_hops": hops,
         "fabric_tiers": np.where(code == PACKET, tiers, 1.0),
         "fabric_ok": ok.astype(float),
+        "switch_side_pj_per_bit": side,
     }
+    shape = np.broadcast_shapes(*(np.shape(v) for v in out.values()), np.shape(link_type))
+    return {k: np.broadcast_to(np.asarray(v, float), shape) for k, v in out.items()}
 
 
 def group_links(
@@ -166,31 +184,35 @@ def group_links(
     code = h["fabric_code"]
     ports = h["ports"]
     bw = h["net_bytes_per_s"]
-    scaleout = h["scaleout_gbps_per_gpu"] * 1e9 / 8 * tech(d, "network_efficiency")
     switched = code == SWITCHED
     torus = code >= OCS
-    direct = code == DIRECT
-    domain = h["domain_gpus"]
-    group = tp * pp
     pairs = np.floor(ports / 2)
+    # Per design (no candidate axis): what a torus leaves of the GPU's bandwidth.
     ring_frac = np.where(ports >= 2, 2 * pairs / ports, 1.0)  # ports used in pairs
-    mesh = np.where(direct, 0.5, 1.0)  # a direct-torus group lacks its wraparound links
-    h["net_bytes_per_s"] = np.where(
-        switched & (tp > domain), scaleout, np.where(torus, bw * ring_frac * mesh, bw)
-    )
+    mesh = np.where(code == DIRECT, 0.5, 1.0)  # a direct-torus group lacks its wraparound
     forward = np.maximum(pairs, 1.0) / ports  # a pipeline send leaves on the forward ports
-    h["p2p_bytes_per_s"] = np.where(
-        switched & (group > domain), scaleout, np.where(torus, bw * forward, bw)
-    )
+    tp_bw = np.where(torus, bw * ring_frac * mesh, bw)
+    p2p_bw = np.where(torus, bw * forward, bw)
+    dp_bw = np.where(torus, bw * ring_frac, bw)
+    if switched.any():  # groups beyond a switched domain go over the scale-out NICs
+        scaleout = h["scaleout_gbps_per_gpu"] * 1e9 / 8 * tech(d, "network_efficiency")
+        domain = h["domain_gpus"]
+        tp_bw = np.where(switched & (tp > domain), scaleout, tp_bw)
+        p2p_bw = np.where(switched & (tp * pp > domain), scaleout, p2p_bw)
+        if cluster is not None:
+            dp_bw = np.where(switched & (cluster > domain), scaleout, dp_bw)
+    h["net_bytes_per_s"], h["p2p_bytes_per_s"] = tp_bw, p2p_bw
     if cluster is not None:
-        h["dp_bytes_per_s"] = np.where(
-            switched & (cluster > domain), scaleout, np.where(torus, bw * ring_frac, bw)
-        )
+        h["dp_bytes_per_s"] = dp_bw
     base = tech(d, "collective_step_latency_s")
     h["alpha_s"] = base + np.maximum(h["fabric_hops"] - 1.0, 0.0) * tech(d, "switch_hop_latency_s")
     h["torus_dims"] = np.where(torus, np.minimum(np.maximum(pairs, 1.0), MAX_TORUS_DIMS), 0.0)
-    formable = np.where(torus, (ports >= 2) | (group <= 2), True)
-    h["topology_ok"] = formable & (h["fabric_ok"] > 0)
+    lonely = torus & (ports < 2)  # a 1-port GPU on a torus: pairs only
+    bad = h["fabric_ok"] <= 0
+    if not (lonely.any() or bad.any()):
+        h["topology_ok"] = np.ones((1, 1), dtype=bool)
+    else:
+        h["topology_ok"] = ~bad & ~(lonely & (tp * pp > 2))
 
 
 def fibres_per_link(lanes_per_link: ArrayLike, wavelengths_per_fibre: ArrayLike) -> np.ndarray:

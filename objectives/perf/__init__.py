@@ -274,16 +274,17 @@ def _timing(
     shape = np.broadcast_shapes(tp.shape, h["hbm_gb_per_gpu"].shape)
     mem_ratio = np.broadcast_to(r["mem_ratio"], shape)
     memok = mem_ratio <= 1
+    every = bool(h["topology_ok"].all())
     topo = np.broadcast_to(h["topology_ok"], shape)
     # A group the fabric cannot form ranks below every formable one that fits.
-    no_topo = np.where(topo, 0.0, 1e3)
+    no_topo = 0.0 if every else np.where(topo, 0.0, 1e3)
     # Scores, as documented in _choose: fitting candidates rank by throughput (>= 0), then
     # least SLO excess; the rest by least memory overflow, so nothing is ever left unranked.
     overflow = -1e9 - np.maximum(mem_ratio, 1)
     ttft_slo, tpot_slo = slo
     if ttft_slo is None and tpot_slo is None:
         slo_ok = np.ones(shape, dtype=bool)
-        top = memok & topo
+        top = memok if every else memok & topo
         z = np.where(top, r["replica_tokens_per_s"], np.where(memok, -1 - no_topo, overflow))
     else:
         slo_excess = np.zeros(shape)
@@ -292,7 +293,7 @@ def _timing(
         if tpot_slo is not None:
             slo_excess = slo_excess + np.maximum(r["tpot_s"] / tpot_slo - 1, 0)
         slo_ok = slo_excess == 0
-        top = memok & slo_ok & topo
+        top = memok & slo_ok if every else memok & slo_ok & topo
         z = np.where(
             top, r["replica_tokens_per_s"], np.where(memok, -1 - slo_excess - no_topo, overflow)
         )

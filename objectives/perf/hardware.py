@@ -195,6 +195,29 @@ def cooling_limit_w_per_mm2(
     return np.minimum(flux, budget)
 
 
+def _throttled_where_needed(
+    d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarray
+) -> np.ndarray:
+    """``_throttled_once`` on the rows whose requested clock breaks the limit; the rest keep
+    their clock (the bisection would return it unchanged)."""
+    if clock.ndim != 1 or clock.size < _DEDUP_MIN:
+        return _throttled_once(d, clock, limit)
+    n = clock.size
+    table = d["technology"]
+    lim = np.broadcast_to(limit, (n,))
+    over = _density(_dvfs(d), clock) > lim
+    if not over.any():
+        return clock.copy()
+    if over.all():
+        return _throttled_once(d, clock, limit)
+    idx = np.flatnonzero(over)
+    varying = {k: np.broadcast_to(np.asarray(table[k], float), (n,))[idx] for k in _DVFS}
+    sub = {"technology": {**table, **{k: v for k, v in varying.items() if np.ndim(table[k])}}}
+    out = clock.copy()
+    out[idx] = _throttled_once(sub, clock[idx], lim[idx])
+    return out
+
+
 def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
     """Per-GPU peak figures and physical feasibility of one package."""
     area = value(d, "die_area_mm2")
@@ -227,7 +250,7 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
 
     limit = cooling_limit_w_per_mm2(d, cooling, area, logic_area, hbm_peak_w + link_w)
     clock_full = np.broadcast_to(clock, np.broadcast(clock, limit).shape).astype(float)
-    clock_eff = _throttled_once(d, clock_full, limit)
+    clock_eff = _throttled_where_needed(d, clock_full, limit)
 
     # Tensor throughput scales with compute area and clock; the density is calibrated on H100.
     tflops_bf16 = area * dies * tech(d, "tensor_tflops_per_mm2_ghz_bf16") * clock_eff

@@ -55,12 +55,7 @@ def fabric_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.n
     has no switch. Always on, like the links.
     """
     code = hw["fabric_code"]
-    kind = np.asarray(d.get("link_type", "electrical"))
-    side = np.select(
-        [kind == "cpo", kind == "pluggable"],
-        [tech(d, "cpo_link_pj_per_bit"), tech(d, "pluggable_link_pj_per_bit")],
-        0.0,
-    )
+    side = hw["switch_side_pj_per_bit"]
     electrical, packet = (tech(d, f"{k}_switch_pj_per_bit") for k in ("electrical", "packet"))
     switch = np.where(code == SWITCHED, electrical, packet)
     through = hw["net_gbps_per_gpu"] * 1e9 * hw["fabric_hops"] * (switch + side) * 1e-12
