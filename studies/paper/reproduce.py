@@ -435,6 +435,66 @@ def tornado(summary: list[str]) -> None:
     (OUT / "sensitivity.json").write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
 
 
+#: Headline Lite / H100 ratios whose drivers are ranked: (name, Lite spec, H100 spec, sets).
+HEADLINES = [
+    ("70b-decode quarter+gain CPO (ocs) vs H100 NVLink", "lite-quarter-shoreline.yaml", []),
+    (
+        "70b-decode quarter+gain vs H100, both CPO on the OCS fabric",
+        "lite-quarter-shoreline.yaml",
+        ["link_type=cpo", "scaleup_fabric=ocs"],
+    ),
+    (
+        "405b-decode half+gain CPO (ocs) vs H100 NVLink",
+        "lite-half-shoreline.yaml",
+        ["workload.model=llama3-405b"],
+    ),
+]
+
+
+def drivers(summary: list[str], results: dict[str, Any]) -> None:
+    """The assumptions that move each headline ratio most: every technology constant at -20 %
+    and +20 % for the Lite design AND the H100 together (``dse sensitivity``'s swings),
+    ranked by the swing of the ratio."""
+    summary.append(
+        "\n## What moves each headline ratio (technology constants +/-20 %, both sides)\n"
+    )
+    summary.append(
+        "| headline | metric | nominal ratio | top 3 drivers (ratio at -20 % / +20 %) |"
+    )
+    summary.append("|---|---|---|---|")
+    payload: dict[str, Any] = {}
+    for name, lite_spec, sets in HEADLINES:
+        lm, lp = api.load_for_evaluate(SPACES / lite_spec, sets)
+        hm, hp = api.load_for_evaluate(SPACES / "h100.yaml", sets)
+        lt, ht = sensitivity(lm, lp), sensitivity(hm, hp)
+        payload[name] = {}
+        for metric in OBJECTIVES:
+            h_rows = {r.assumption: r for r in ht[metric]}
+            ranked = []
+            for r in lt[metric]:
+                h = h_rows.get(r.assumption)
+                if h is None or not (h.metric_at_low and h.metric_at_high and h.nominal):
+                    continue
+                lo, hi = r.metric_at_low / h.metric_at_low, r.metric_at_high / h.metric_at_high
+                nominal = r.nominal / h.nominal
+                ranked.append((abs(hi - lo) / abs(nominal), r.assumption, lo, hi, nominal))
+            ranked.sort(key=lambda x: (-x[0], x[1]))
+            top = ranked[:3]
+            payload[name][metric] = [
+                {"assumption": a, "ratio_at_low": lo, "ratio_at_high": hi, "swing": sw}
+                for sw, a, lo, hi, _ in top
+            ]
+            nominal = ranked[0][4] if ranked else float("nan")
+            text = "; ".join(
+                f"{a.split('.')[-1]} ({lo:.3g} / {hi:.3g})" for _, a, lo, hi, _ in top
+            )
+            summary.append(f"| {name} | {OBJECTIVES[metric][0]} | {nominal:.3g} | {text} |")
+    (OUT / "drivers.json").write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    results["drivers"] = {
+        n: {m: [x["assumption"] for x in v] for m, v in d.items()} for n, d in payload.items()
+    }
+
+
 def fronts(summary: list[str], results: dict[str, Any]) -> None:
     spec = SPACES / "robust.yaml"
     keep = None
@@ -491,6 +551,7 @@ def main() -> None:
     quarter_case(summary, results)
     port_sweep(summary, results)
     tornado(summary)
+    drivers(summary, results)
     fronts(summary, results)
     report(scratch)
     (OUT / "summary.md").write_text("\n".join(summary) + "\n", encoding="utf-8")
