@@ -128,3 +128,23 @@ def test_fabrics_vectorized_equal_scalar():
         )
         for k in ("tokens_per_s", "tp", "topology_ok", "cluster_power_w", "fabric_hops"):
             assert float(batch[k][i]) == pytest.approx(one[k], rel=1e-12), (i, k)
+
+
+@pytest.mark.parametrize(
+    "fabric,link",
+    [("switched", "electrical"), ("ocs", "cpo"), ("packet", "cpo"), ("direct", "cpo")],
+)
+@pytest.mark.parametrize("tpot_slo_s", [0.05, 10.0])
+def test_decode_batch_is_bound_by_kv_capacity_or_tpot_on_every_fabric(fabric, link, tpot_slo_s):
+    """The solved batch is the largest that fits the KV cache and meets the TPOT SLO: one more
+    sequence on the same tp x pp breaks one of the two (or a batch cap of the engine)."""
+    wl = {**QUARTER["workload"], "tpot_slo_s": tpot_slo_s, "ttft_slo_s": 1e3}
+    r = perf(scaleup_fabric=fabric, link_type=link, workload=wl)
+    assert r["model_fits"] == 1 and r["slo_met"] == 1 and r["topology_ok"] == 1
+    pinned = {**wl, "tp": int(r["tp"]), "pp": int(r["pp"]), "batch": int(r["batch"]) + 1}
+    more = perf(scaleup_fabric=fabric, link_type=link, workload=pinned)
+    kv_bound = more["model_fits"] == 0 or more["memory_used_fraction"] > 1
+    tpot_bound = more["tpot_s"] > tpot_slo_s
+    assert kv_bound or tpot_bound
+    if tpot_slo_s > 1:  # a loose SLO: the KV cache is what binds
+        assert kv_bound and not tpot_bound
