@@ -10,7 +10,29 @@ from typing import Annotated
 
 import typer
 
-StudyArg = Annotated[str, typer.Argument(help="Study name (folder under studies/)")]
+StudyArg = Annotated[
+    str, typer.Argument(help="Study name, or its folder (studies/NAME, as tab completion gives)")
+]
+
+
+def study_name(arg: str) -> str:
+    """A study name from a name or a study folder path (``studies/litegpu/``); a folder outside
+    the studies root makes its parent the root for this command."""
+    import os
+    from pathlib import Path
+
+    from dse.search.storage import studies_root
+    from dse.search.stored import LOCK_FILE
+
+    path = Path(arg)
+    if ("/" in arg or os.sep in arg or path.is_dir()) and (path / LOCK_FILE).is_file():
+        folder = path.resolve()
+        if folder.parent != studies_root():
+            os.environ["DSE_STUDIES_DIR"] = str(folder.parent)
+        return folder.name
+    return arg.rstrip("/")
+
+
 StorageOpt = Annotated[str | None, typer.Option(help="Override the recorded storage URL")]
 
 
@@ -18,7 +40,7 @@ def report_command(study: StudyArg, storage: StorageOpt = None) -> None:
     """Write studies/<study>/report.html (self-contained, offline) and figures/*.png."""
     from dse.inspect.report import write_report
 
-    result = write_report(study, storage=storage)
+    result = write_report(study_name(study), storage=storage)
     print(f"wrote {result.html}")
     for p in result.figures:
         print(f"wrote {p}")
@@ -58,7 +80,7 @@ def dashboard_command(
     from dse.inspect.dashboard import serve
 
     serve(
-        study,
+        study_name(study),
         host=host,
         port=port,
         storage=storage,

@@ -1,9 +1,10 @@
 """``dse dashboard STUDY``: optuna-dashboard on the study's storage, carrying the true front.
 
-optuna-dashboard 0.21 reads constraints only in Optuna's old storage format, so it shows no
-constraint values for trials told with ``trial.set_constraint``, and its own Pareto-front plot
-ignores feasibility. Before serving, we therefore store in the study, through the dashboard's
-own API for user figures and notes:
+optuna-dashboard 0.21 reads constraints only in Optuna's old storage format, so on its own it
+shows no constraint values for trials told with ``trial.set_constraint`` and its Pareto-front
+plot and "Best Trials" ignore feasibility; :mod:`dse.inspect.dashboard_front` serves it with
+both put right. Before serving, we also store in the study, through the dashboard's own API for
+user figures and notes:
 
 - a plotly figure of the feasible Pareto front (id ``dse-feasible-pareto-front``),
 - a study note: summary, objectives, the front table with its knee, hypervolume, the spec,
@@ -25,13 +26,14 @@ from typing import Any
 from wsgiref.simple_server import WSGIServer, make_server
 
 import yaml
-from optuna_dashboard import run_server, save_note, save_plotly_graph_object, wsgi
+from optuna_dashboard import save_note, save_plotly_graph_object, wsgi
 
 # Per-trial notes: the public save_note needs a live optuna.Trial, which finished trials no
 # longer have; these are the functions it is built on (optuna-dashboard 0.21).
 from optuna_dashboard._custom_plot_data import get_plotly_graph_objects
 from optuna_dashboard._note import get_note_from_system_attrs, save_note_with_version
 
+from dse.inspect.dashboard_front import feasible_front_app
 from dse.inspect.formatting import fmt
 from dse.inspect.study_view import (
     StudyView,
@@ -78,11 +80,12 @@ def study_note(view: StudyView) -> str:
     parts = [
         f"## {NOTE_MARKER} — {view.name}",
         "",
-        "Written by `dse dashboard`. **The dashboard's own Pareto-front plot ignores "
-        "feasibility** (optuna-dashboard 0.21 does not read `set_constraint` constraints); "
-        f"the figure `{FRONT_FIGURE_ID}` and this note show the feasible front — the same "
-        "trials as `dse pareto` and `pareto.csv`. Each trial's note says whether it is "
-        "feasible and lists its constraint values.",
+        "Written by `dse dashboard`, which serves optuna-dashboard with each trial's "
+        "constraint values and the **feasible** Pareto front: its Pareto-front plot draws "
+        'infeasible trials apart (grey) and its "Best Trials" are the feasible front. The '
+        f"figure `{FRONT_FIGURE_ID}` and this note show the same trials as `dse pareto` and "
+        "`pareto.csv`. Each trial's note says whether it is feasible and lists its constraint "
+        "values.",
         "",
         f"{view.lock.get('description', '')}",
         "",
@@ -316,17 +319,27 @@ def serve(
             flush=True,
         )
     result = annotate(view)
-    print(
-        f"front of {name}: trials {', '.join(map(str, result.front_numbers)) or 'none'} "
-        f"(figure {'updated' if result.figure_written else 'unchanged'}, note "
-        f"{'updated' if result.note_written else 'unchanged'}, "
-        f"{result.trial_notes_written} trial notes updated)",
-        flush=True,
-    )
+    print(startup_line(name, result), flush=True)
     url = study_url(view, host=host, port=port)
     print(f"optuna-dashboard: {url}  (study note: {url}/note)", flush=True)
-    if writable:
-        run_server(view.study._storage, host=host, port=port)
-    else:
+    # Its Pareto plot and "Best Trials" see each trial's constraints and the feasible front.
+    app = feasible_front_app(
+        wsgi(view.study._storage), view.study, list(view.lock.get("constraints") or [])
+    )
+    if not writable:
         print("read-only: POST/PUT/PATCH/DELETE are refused (405)", flush=True)
-        _serve_wsgi(read_only_app(wsgi(view.study._storage)), host, port)
+        app = read_only_app(app)
+    _serve_wsgi(app, host, port)
+
+
+def startup_line(name: str, result: Annotation) -> str:
+    """One short line: the front's size and knee, not every trial number (those are in
+    pareto.csv, the study note and the dashboard's "Best Trials")."""
+    n = len(result.front_numbers)
+    shown = ", ".join(map(str, result.front_numbers[:5])) + (", ..." if n > 5 else "")
+    return (
+        f"feasible front of {name}: {n} trials ({shown or 'none'}; all in pareto.csv and the "
+        f"study note); figure {'updated' if result.figure_written else 'unchanged'}, note "
+        f"{'updated' if result.note_written else 'unchanged'}, "
+        f"{result.trial_notes_written} trial notes updated"
+    )

@@ -23,6 +23,7 @@ import pytest
 
 from dse.inspect.dashboard import FRONT_FIGURE_ID, NOTE_MARKER, annotate
 from dse.inspect.study_view import load_view
+from tests.cdp import Browser
 from tests.cli.test_report_compare import assert_png_nontrivial, run_small
 from tests.components import chromium_path
 from tests.conftest import run_dse
@@ -134,7 +135,7 @@ def test_dashboard_shows_feasible_front_consistently(served: Served, tmp_path: P
 
     # Study note page: our note, with the same trial numbers.
     note = text_of(chromium(f"{url}/note", tmp_path))
-    assert NOTE_MARKER in note and "ignores feasibility" in note
+    assert NOTE_MARKER in note and "feasible" in note
     m = re.search(r"Trial numbers: ([\d, ]+)\.", note)
     assert m, "front list missing from the note"
     note_front = [int(n) for n in m.group(1).replace(",", " ").split()]
@@ -186,3 +187,69 @@ def test_dashboard_refuses_busy_port(served: Served) -> None:
         timeout=60,
     )
     assert res.returncode == 2 and "choose another --port" in res.stderr
+
+
+# What the dashboard's own panels show, read from the page its scripts built: the trial numbers
+# listed under "Best Trials", and the plotly traces of its Pareto-front plot (optuna-dashboard
+# 0.21 draws infeasible trials in a trace hovering "Infeasible Trial" and the front of the
+# feasible ones in a trace hovering "Best Trial"; each point's text is the trial as JSON).
+BEST_TRIALS_JS = """(() => {
+  const head = [...document.querySelectorAll('h6')].find(h => /^Best Trials?/.test(h.textContent));
+  if (!head) return null;
+  const card = head.closest('.MuiCard-root') || head.parentElement;
+  return [...card.querySelectorAll('h5')].map(h => h.textContent);
+})()"""
+PARETO_JS = """(() => {
+  const gd = document.getElementById('graph-pareto-front');
+  if (!gd || !gd.data || gd.data.length < 4) return null;
+  const nums = t => (t.text || []).map(s => Number(/"number":\\s*(\\d+)/.exec(s)[1]));
+  const pick = label => gd.data.filter(t => String(t.hovertemplate).includes(label));
+  return {front: pick('>Best Trial<').flatMap(nums),
+          infeasible: pick('>Infeasible Trial<').flatMap(nums)};
+})()"""
+
+
+def test_dashboard_panels_show_the_feasible_front(served: Served, tmp_path: Path) -> None:
+    """optuna-dashboard's own "Best Trials" list and Pareto-front plot show pareto.csv."""
+    name, studies = served.name, served.studies
+    pareto_csv = sorted(pd.read_csv(studies / name / "pareto.csv")["number"].tolist())
+    trials = pd.read_csv(studies / name / "trials.csv")
+    complete = trials[trials["state"] == "COMPLETE"]
+    infeasible = sorted(complete.loc[~complete["feasible"].astype(bool), "number"].tolist())
+    assert infeasible and pareto_csv
+
+    browser = Browser(tmp_path / "profile")
+    try:
+        browser.open(served.url)
+        best = browser.wait_for(BEST_TRIALS_JS)
+        plot = browser.wait_for(PARETO_JS)
+    finally:
+        browser.close()
+
+    shown = sorted(int(t.removeprefix("Trial ")) for t in best)
+    assert shown == pareto_csv
+    # The plot's front: pareto.csv, plus any later trial of the very same design (pareto.csv
+    # lists a design once, by its first trial; the plot draws both points).
+    params = [c for c in trials.columns if c.startswith("params.")]
+    on_front = complete[complete["number"].isin(pareto_csv)][params]
+    same_design = complete.merge(on_front, on=params)["number"].tolist()
+    assert set(pareto_csv) <= set(plot["front"]) <= set(same_design)
+    assert sorted(set(plot["front"])) == sorted(set(same_design) & set(plot["front"]))
+    assert sorted(plot["infeasible"]) == infeasible
+
+
+def test_dashboard_takes_the_study_folder(served: Served, tmp_path: Path) -> None:
+    """``dse dashboard studies/NAME`` (what tab completion gives) finds the study; here the
+    port is taken, so reaching the port check proves the folder resolved to the study."""
+    folder = served.studies / served.name
+    for arg in (str(folder), f"{folder}/"):
+        res = run_dse("dashboard", arg, "--port", str(served.port), cwd=tmp_path, timeout=60)
+        assert res.returncode == 2 and "choose another --port" in res.stderr, res.stderr
+
+
+def test_startup_line_is_short_for_a_large_front() -> None:
+    from dse.inspect.dashboard import Annotation, startup_line
+
+    line = startup_line("litegpu", Annotation(list(range(1000, 1107)), False, False, 0))
+    assert "107 trials (1000, 1001, 1002, 1003, 1004, ...;" in line
+    assert "1050" not in line and len(line) < 200
