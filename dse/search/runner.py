@@ -20,13 +20,13 @@ import optuna
 from optuna.distributions import (
     BaseDistribution,
 )
-from optuna.exceptions import DuplicatedStudyError, UpdateFinishedTrialError
-from optuna.storages._heartbeat import get_heartbeat_thread
+from optuna.exceptions import DuplicatedStudyError
 from optuna.trial import TrialState
 
-from dse.model.guarded import EvaluationTimeout, TrialEvaluation, evaluate_trial, trial_evaluator
+from dse.model.guarded import TrialEvaluation, trial_evaluator
 from dse.model.pareto import nondominated_mask
-from dse.model.study_model import EvaluationError, StudyModel
+from dse.model.study_model import StudyModel
+from dse.search.batch import BatchPlanner, run_batch
 from dse.search.recovery import (
     FINISHED,
     claim_trial,
@@ -37,8 +37,8 @@ from dse.search.recovery import (
 )
 from dse.search.samplers import distribution, enqueue_grid, enqueue_warm_start, make_sampler
 from dse.search.spec_check import check_spec
-from dse.search.storage import HEARTBEAT_S, open_storage, set_trial_user_attrs
-from dse.search.stored import FAIL_ATTR, FEASIBLE_ATTR, STALE_ATTR, TIMED_OUT_ATTR, is_feasible
+from dse.search.storage import HEARTBEAT_S, open_storage
+from dse.search.stored import STALE_ATTR, is_feasible
 from dse.spec.schema import SearchSpec
 
 #: How often a worker re-checks a study whose last trials run elsewhere.
@@ -140,33 +140,7 @@ def run_trial(
     """
     if trial_id is None:
         trial_id = claim_trial(study)
-    storage = study._storage
-    try:
-        with get_heartbeat_thread(trial_id, storage):
-            trial = optuna.Trial(study, trial_id)
-            for name, dist in dists.items():
-                trial._suggest(name, dist)
-            try:
-                if evaluate is None:
-                    result = evaluate_trial(model, trial.params)
-                else:
-                    result = evaluate(trial.params)
-            except EvaluationError as exc:
-                attrs: dict[str, Any] = {FAIL_ATTR: str(exc)}
-                if isinstance(exc, EvaluationTimeout):
-                    attrs[TIMED_OUT_ATTR] = True
-                set_trial_user_attrs(storage, trial_id, attrs)
-                return study.tell(trial, state=TrialState.FAIL)
-            # Feasibility as a user attr too, so optuna-dashboard shows it on every trial page.
-            feasible = all(v <= 0.0 for v in result.violations)
-            set_trial_user_attrs(storage, trial_id, {**result.metrics, FEASIBLE_ATTR: feasible})
-            for expr, v in zip(model.constraints, result.violations, strict=True):
-                trial.set_constraint(expr.source, v)
-            return study.tell(trial, result.values)
-    except (UpdateFinishedTrialError, ValueError):
-        if storage.get_trial(trial_id).state.is_finished():
-            return None
-        raise
+    return run_batch(model, study, dists, [trial_id], evaluate=evaluate)[0]
 
 
 def run_study(
@@ -182,8 +156,12 @@ def run_study(
     grace_s: int | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_start: Callable[[optuna.Study], None] | None = None,
+    batch: bool = True,
 ) -> optuna.Study:
     """Run until the study holds ``trials`` finished trials in total (resuming, not adding).
+
+    Trials are asked, evaluated and told in batches (:mod:`dse.search.batch`: a generation
+    for NSGA-II/III, one vectorized evaluation); ``batch=False`` runs them one at a time.
 
     Safe with any number of workers on one study: each claims a trial, then counts the
     finished and running trials (its own included) and gives the claim back if that exceeds
@@ -230,6 +208,7 @@ def run_study(
             timeout_s,
             should_stop,
             reseed=reseed,
+            batch=batch,
         )
     finally:
         close_evaluator()
@@ -248,10 +227,14 @@ def _loop(
     should_stop: Callable[[], bool] | None,
     *,
     reseed: bool,
+    batch: bool = True,
 ) -> None:
     """Claim, evaluate and tell trials until the study-wide total (see ``run_study``)."""
     start = time.monotonic()
     jitter = random.Random()
+    planner = BatchPlanner(model)
+    # With a time limit every design runs alone in the deadline child (dse.model.guarded).
+    vectorized = model.spec.search.trial_timeout_s is None
     while True:
         if timeout_s is not None and time.monotonic() - start > timeout_s:
             break
@@ -264,28 +247,37 @@ def _loop(
         if finished + running >= trials:
             time.sleep(POLL_S)  # the last trials run elsewhere
             continue
-        trial_id = claim_trial(study)
+        size = planner.size(study, trials - finished - running) if batch else 1
+        trial_ids = [claim_trial(study) for _ in range(size)]
         finished, running = study_load(study)
-        if finished + running > trials:
-            give_back_trial(
-                study, trial_id, f"surplus: {trials} trials were already finished or running"
-            )
-            time.sleep(jitter.uniform(0.0, POLL_S))
-            continue
+        surplus = finished + running - trials
+        if surplus > 0:
+            for trial_id in trial_ids[-surplus:]:
+                give_back_trial(
+                    study, trial_id, f"surplus: {trials} trials were already finished or running"
+                )
+            trial_ids = trial_ids[:-surplus]
+            if not trial_ids:
+                time.sleep(jitter.uniform(0.0, POLL_S))
+                continue
         if reseed:
             reseed = False
-            number = study._storage.get_trial_number_from_id(trial_id)
+            number = study._storage.get_trial_number_from_id(trial_ids[0])
             if number:
                 study.sampler = make_sampler(model, _offset_seed(model, number))
         try:
-            t = run_trial(model, study, dists, trial_id=trial_id, evaluate=evaluate)
+            told = run_batch(
+                model, study, dists, trial_ids, evaluate=evaluate, vectorized=vectorized
+            )
         except BaseException:
-            give_back_trial(study, trial_id, "interrupted; parameters re-queued")
+            for trial_id in trial_ids:
+                if not study._storage.get_trial(trial_id).state.is_finished():
+                    give_back_trial(study, trial_id, "interrupted; parameters re-queued")
             raise
-        if t is None:
-            continue
-        tracker.add_trial(t)
-        if on_progress:
+        for t in told:
+            if t is not None:
+                tracker.add_trial(t)
+        if on_progress and any(t is not None for t in told):
             done = finished_count(study)
             on_progress(
                 Progress(done, trials, len(tracker.points), tracker.front_size(), tracker.failed)

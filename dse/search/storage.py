@@ -306,6 +306,58 @@ def open_storage(
     raise AssertionError("unreachable")
 
 
+def _journal_user_attrs(
+    backend: JournalStorage, attrs_by_trial: dict[int, dict[str, Any]]
+) -> None:
+    """Every attribute of every trial given, in one journal append."""
+    worker = backend._replay_result.worker_id
+    logs = [
+        {
+            "op_code": JournalOperation.SET_TRIAL_USER_ATTR,
+            "worker_id": worker,
+            "trial_id": trial_id,
+            "user_attr": {k: v},
+        }
+        for trial_id, attrs in attrs_by_trial.items()
+        for k, v in attrs.items()
+    ]
+    with backend._thread_lock:
+        backend._backend.append_logs(logs)
+        # Replaying raises at the first attr of a finished trial; replay the rest too, so
+        # no later call trips over this batch.
+        error: UpdateFinishedTrialError | None = None
+        for _ in range(len(logs) + 1):
+            try:
+                backend._sync_with_backend()
+                break
+            except UpdateFinishedTrialError as exc:
+                error = exc
+        if error is not None:
+            raise error
+
+
+def set_trials_user_attrs(
+    storage: optuna.storages.BaseStorage, attrs_by_trial: dict[int, dict[str, Any]]
+) -> None:
+    """The user attributes of a batch of trials: one journal append for all of them (one lock,
+    one fsync), else one write per trial. If a trial of the batch was finished meanwhile (a
+    late heartbeat), the rest are still written and UpdateFinishedTrialError is raised after."""
+    backend = storage
+    if isinstance(storage, _CachedStorage):
+        backend = storage._backend
+    if isinstance(backend, JournalStorage) and len(attrs_by_trial) > 1:
+        _journal_user_attrs(backend, attrs_by_trial)
+        return
+    error = None
+    for trial_id, attrs in attrs_by_trial.items():
+        try:
+            set_trial_user_attrs(storage, trial_id, attrs)
+        except UpdateFinishedTrialError as exc:
+            error = exc
+    if error is not None:
+        raise error
+
+
 def set_trial_user_attrs(
     storage: optuna.storages.BaseStorage, trial_id: int, attrs: dict[str, Any]
 ) -> None:
@@ -315,29 +367,7 @@ def set_trial_user_attrs(
     if isinstance(storage, _CachedStorage):  # Optuna's cache in front of an RDB storage
         backend = storage._backend
     if isinstance(backend, JournalStorage):
-        worker = backend._replay_result.worker_id
-        logs = [
-            {
-                "op_code": JournalOperation.SET_TRIAL_USER_ATTR,
-                "worker_id": worker,
-                "trial_id": trial_id,
-                "user_attr": {k: v},
-            }
-            for k, v in attrs.items()
-        ]
-        with backend._thread_lock:
-            backend._backend.append_logs(logs)
-            # Replaying raises at the first attr of a finished trial; replay the rest too, so
-            # no later call trips over this batch.
-            error: UpdateFinishedTrialError | None = None
-            for _ in range(len(logs) + 1):
-                try:
-                    backend._sync_with_backend()
-                    break
-                except UpdateFinishedTrialError as exc:
-                    error = exc
-            if error is not None:
-                raise error
+        _journal_user_attrs(backend, {trial_id: attrs})
         return
     if isinstance(backend, RDBStorage):
         from optuna.storages._rdb import models

@@ -1,0 +1,91 @@
+"""Many trials' designs evaluated in one vectorized call, each failure still its own trial's.
+
+The evaluators broadcast over arrays, so a batch of B designs (a generation of NSGA-II) costs
+about one scalar evaluation instead of B. Anything unusual falls back to the one-design path
+of :func:`dse.model.guarded.evaluate_trial` for the designs it concerns: a batch whose
+vectorized call raises is evaluated design by design (so only the failing design fails, with
+the same reason word for word), and so is every design with a non-finite metric or constraint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from dse.model.guarded import TrialEvaluation, evaluate_trial
+from dse.model.study_model import EvaluationError, StudyModel
+
+Outcome = TrialEvaluation | EvaluationError
+
+
+def _column(values: list[Any]) -> np.ndarray:
+    """One parameter across the batch; mixed-type choices stay Python objects."""
+    if len({type(v) for v in values}) <= 1:
+        return np.asarray(values)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _one(
+    model: StudyModel,
+    params: Mapping[str, Any],
+    evaluate: Callable[[Mapping[str, Any]], TrialEvaluation] | None,
+) -> Outcome:
+    try:
+        return evaluate(params) if evaluate is not None else evaluate_trial(model, params)
+    except EvaluationError as exc:
+        return exc
+
+
+def evaluate_trials(
+    model: StudyModel,
+    designs: Sequence[Mapping[str, Any]],
+    *,
+    evaluate: Callable[[Mapping[str, Any]], TrialEvaluation] | None = None,
+    vectorized: bool = True,
+) -> list[Outcome]:
+    """Each design's TrialEvaluation, or the EvaluationError that fails its trial.
+
+    ``evaluate`` is the one-design evaluator (``trial_evaluator``: in-process, or in a deadline
+    child when the spec sets ``search.trial_timeout_s``); with ``vectorized=False`` every design
+    goes through it, which is how time limits stay per design.
+    """
+    if not designs:
+        return []
+    if not vectorized or len(designs) == 1:
+        return [_one(model, d, evaluate) for d in designs]
+    names = list(designs[0])
+    if any(list(d) != names for d in designs):
+        return [_one(model, d, evaluate) for d in designs]
+    arrays = {n: _column([d[n] for d in designs]) for n in names}
+    n = len(designs)
+    try:
+        with np.errstate(all="ignore"):
+            raw = model.evaluate(arrays, strict=False)
+            violations = [
+                np.broadcast_to(np.asarray(v, dtype=float), (n,))
+                for v in model.violations(arrays, raw)
+            ]
+        columns = {k: np.broadcast_to(np.asarray(v, dtype=float), (n,)) for k, v in raw.items()}
+    except Exception:  # noqa: BLE001 - find the failing designs one by one
+        return [_one(model, d, evaluate) for d in designs]
+    if any(m not in columns for m in model.objective_names):
+        return [_one(model, d, evaluate) for d in designs]
+    table = np.column_stack([*columns.values(), *violations]) if violations else None
+    if table is None:
+        table = np.column_stack(list(columns.values()))
+    ok = np.all(np.isfinite(table), axis=1)
+    keys = list(columns)
+    values = np.column_stack([columns[k] for k in keys]).tolist()
+    viol = np.column_stack(violations).tolist() if violations else [[] for _ in range(n)]
+    out: list[Outcome] = []
+    for i, d in enumerate(designs):
+        if not ok[i]:
+            out.append(_one(model, d, evaluate))
+            continue
+        metrics = dict(zip(keys, values[i], strict=True))
+        out.append(TrialEvaluation(metrics, viol[i], [metrics[m] for m in model.objective_names]))
+    return out

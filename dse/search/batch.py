@@ -1,0 +1,140 @@
+"""Batched trials: ask a batch, evaluate it in one vectorized call, record and tell it together.
+
+How many trials a batch holds is chosen so that the records are those of one-at-a-time runs
+with the same seed, wherever the sampler allows it:
+
+- NSGA-II/III: the rest of the current generation. The sampler draws a generation's children
+  from the previous generation only, and assigns each trial to a generation by counting the
+  COMPLETE trials, so asking up to the generation boundary reproduces the sequential run
+  (a failed trial leaves its generation one short, and the next batch fills it, as sequentially).
+- random and grid: up to :data:`BATCH_INDEPENDENT` trials (their proposals never depend on
+  results; the seeded draws happen in the same order).
+- TPE, GP and the rest learn from every result, so they ask one trial at a time.
+
+With several workers on one study (``--jobs``), each asks its own batch, so a generation may
+hold more than ``population_size`` trials, as with concurrent one-at-a-time workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import ExitStack
+from typing import Any
+
+import optuna
+from optuna.distributions import BaseDistribution
+from optuna.exceptions import UpdateFinishedTrialError
+from optuna.samplers._ga import BaseGASampler
+from optuna.storages._heartbeat import get_heartbeat_thread
+from optuna.trial import FrozenTrial, TrialState
+
+from dse.model.batched import evaluate_trials
+from dse.model.guarded import EvaluationTimeout, TrialEvaluation
+from dse.model.study_model import EvaluationError, StudyModel
+from dse.search.storage import set_trials_user_attrs
+from dse.search.stored import FAIL_ATTR, FEASIBLE_ATTR, TIMED_OUT_ATTR
+
+#: Trials per batch for samplers whose proposals do not depend on results.
+BATCH_INDEPENDENT = 64
+_INDEPENDENT = ("random", "grid")
+
+
+class BatchPlanner:
+    """How many trials the next batch asks (see the module docstring)."""
+
+    def __init__(self, model: StudyModel) -> None:
+        self.sampler_name = model.spec.search.sampler
+        self._generation = 0  # generations only grow: start the scan where the last ended
+
+    def size(self, study: optuna.Study, remaining: int) -> int:
+        if remaining <= 1:
+            return max(remaining, 1)
+        sampler = study.sampler
+        if isinstance(sampler, BaseGASampler) and sampler.population_size:
+            pop = sampler.population_size
+            while len(sampler.get_population(study, self._generation)) >= pop:
+                self._generation += 1
+            rest = pop - len(sampler.get_population(study, self._generation))
+            return max(1, min(rest, remaining))
+        if self.sampler_name in _INDEPENDENT:
+            return min(BATCH_INDEPENDENT, remaining)
+        return 1
+
+
+def run_batch(
+    model: StudyModel,
+    study: optuna.Study,
+    dists: dict[str, BaseDistribution],
+    trial_ids: list[int],
+    *,
+    evaluate: Callable[[dict[str, Any]], TrialEvaluation] | None = None,
+    vectorized: bool = True,
+) -> list[FrozenTrial | None]:
+    """Ask, evaluate, record and tell claimed trials; each comes back as stored, or None when
+    another worker retired it meanwhile (its heartbeat was late).
+
+    The designs are asked in trial order (the sampler's seeded draws as one at a time), then
+    evaluated together (:func:`dse.model.batched.evaluate_trials`; each failure fails only its
+    trial), their metrics stored in one write, and told in order.
+    """
+    storage = study._storage
+    with ExitStack() as stack:
+        for trial_id in trial_ids:
+            stack.enter_context(get_heartbeat_thread(trial_id, storage))
+        asked = [_ask(study, trial_id, dists) for trial_id in trial_ids]
+        trials = [t for t in asked if t is not None]
+        outcomes = evaluate_trials(
+            model, [t.params for t in trials], evaluate=evaluate, vectorized=vectorized
+        )
+        attrs: dict[int, dict[str, Any]] = {}
+        for trial, outcome in zip(trials, outcomes, strict=True):
+            if isinstance(outcome, EvaluationError):
+                a: dict[str, Any] = {FAIL_ATTR: str(outcome)}
+                if isinstance(outcome, EvaluationTimeout):
+                    a[TIMED_OUT_ATTR] = True
+            else:
+                # Feasibility as a user attr too, so optuna-dashboard shows it on every trial.
+                feasible = all(v <= 0.0 for v in outcome.violations)
+                a = {**outcome.metrics, FEASIBLE_ATTR: feasible}
+            attrs[trial._trial_id] = a
+        try:
+            set_trials_user_attrs(storage, attrs)
+        except UpdateFinishedTrialError:
+            pass  # the retired trial is found below; the others are written
+        told = {
+            t._trial_id: _tell(model, study, t, o) for t, o in zip(trials, outcomes, strict=True)
+        }
+        return [told.get(trial_id) for trial_id in trial_ids]
+
+
+def _ask(
+    study: optuna.Study, trial_id: int, dists: dict[str, BaseDistribution]
+) -> optuna.Trial | None:
+    """The claimed trial with its design drawn, or None if another worker retired it."""
+    try:
+        trial = optuna.Trial(study, trial_id)
+        for name, dist in dists.items():
+            trial._suggest(name, dist)
+        return trial
+    except (UpdateFinishedTrialError, ValueError):
+        if study._storage.get_trial(trial_id).state.is_finished():
+            return None
+        raise
+
+
+def _tell(
+    model: StudyModel,
+    study: optuna.Study,
+    trial: optuna.Trial,
+    outcome: TrialEvaluation | EvaluationError,
+) -> FrozenTrial | None:
+    try:
+        if isinstance(outcome, EvaluationError):
+            return study.tell(trial, state=TrialState.FAIL)
+        for expr, v in zip(model.constraints, outcome.violations, strict=True):
+            trial.set_constraint(expr.source, v)
+        return study.tell(trial, outcome.values)
+    except (UpdateFinishedTrialError, ValueError):
+        if study._storage.get_trial(trial._trial_id).state.is_finished():
+            return None
+        raise
