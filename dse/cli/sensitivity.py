@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -34,13 +34,38 @@ def sensitivity_command(
         list[str] | None, typer.Option("--metric", help="Metric to analyse (default: objectives)")
     ] = None,
     top: Annotated[int, typer.Option(help="Rows per table (0: all)", min=0)] = 15,
+    method: Annotated[
+        str,
+        typer.Option(
+            help="tornado (one at a time, p10/p90) | sobol (first-order and total indices) | "
+            "morris (elementary effects); sobol and morris use SALib"
+        ),
+    ] = "tornado",
+    samples: Annotated[
+        int,
+        typer.Option(help="sobol: base samples N (N x (d+2) runs); morris: trajectories", min=8),
+    ] = 512,
+    seed: Annotated[int, typer.Option(help="Seed of the sobol/morris samples")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
 ) -> None:
-    """Tornado table: which assumptions move each objective of one design most."""
+    """Which assumptions move each objective of one design most: a tornado table, or global
+    Sobol / Morris indices over the spec's uncertain assumptions."""
     sets = [item for group in design or [] for item in group.split(",") if item.strip()]
     sets += set_ or []
     model, params = load_for_evaluate(spec, sets)
     evaluate(model, params)  # the nominal design itself must evaluate (finite metrics)
+    if method != "tornado":
+        _global(
+            model,
+            params,
+            method=method,
+            metrics=metric,
+            samples=samples,
+            seed=seed,
+            top=top,
+            as_json=as_json,
+        )
+        return
     table = sensitivity(model, params, metrics=metric)
     source = "p10/p90 of the spec's distributions" if model.uncertain else "technology +/-20 %"
     if as_json:
@@ -72,3 +97,57 @@ def sensitivity_command(
                 f"{100 * s.swing_fraction:.2f}",
             )
         console.print(t)
+
+
+def _global(
+    model: Any,
+    params: dict[str, Any],
+    *,
+    method: str,
+    metrics: list[str] | None,
+    samples: int,
+    seed: int,
+    top: int,
+    as_json: bool,
+) -> None:
+    """Sobol or Morris indices: printed, and recorded in the study folder for ``dse report``."""
+    from dse.inspect.global_sensitivity import global_sensitivity, record_global
+
+    table = global_sensitivity(
+        model, params, method=method, metrics=metrics, samples=samples, seed=seed
+    )
+    source = "the spec's distributions" if model.uncertain else "technology +/-20 % (triangular)"
+    payload = {
+        "method": method,
+        "samples": samples,
+        "seed": seed,
+        "params": params,
+        "assumptions_from": source,
+        "metrics": {m: [r.as_dict() for r in rows] for m, rows in table.items()},
+    }
+    path = record_global(model.spec.study, payload)
+    if as_json:
+        print(json.dumps(payload, indent=2))
+        return
+    console = Console(soft_wrap=True, width=200)
+    for m, rows in table.items():
+        unit = model.metrics[m].unit if m in model.metrics else ""
+        what = (
+            "Sobol indices (95 % confidence half-widths)"
+            if method == "sobol"
+            else ("Morris elementary effects (mu* in the metric's unit per full range)")
+        )
+        t = Table(title=escape(f"{m} [{unit}]: {what}; assumptions from {source}"))
+        cols = ("S1", "S1 ±", "ST", "ST ±") if method == "sobol" else ("mu*", "mu* ±", "sigma")
+        t.add_column("assumption", no_wrap=True)
+        for c in cols:
+            t.add_column(c, justify="right", no_wrap=True)
+        for r in rows[: top or None]:
+            vals = (
+                (r.S1, r.S1_conf, r.ST, r.ST_conf)
+                if method == "sobol"
+                else (r.mu_star, r.mu_star_conf, r.sigma)
+            )
+            t.add_row(r.assumption, *(_fmt(v) for v in vals))
+        console.print(t)
+    console.print(f"recorded in {path} (shown by dse report)", markup=False, highlight=False)

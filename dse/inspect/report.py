@@ -17,6 +17,7 @@ import yaml
 from plotly.offline import get_plotlyjs
 
 from dse.inspect.formatting import fmt
+from dse.inspect.global_sensitivity import global_html
 from dse.inspect.report_png import write_pngs
 from dse.inspect.report_robust import robust_sections
 from dse.inspect.study_view import (
@@ -249,6 +250,7 @@ def write_report(name: str, *, storage: str | None = None) -> ReportResult:
         + _table_html(table, knee_col="knee")
     )
     parts.extend(robust_sections(name, view, storage=storage))
+    parts.extend(global_html(name))
     assumptions = yaml.safe_dump(view.lock, sort_keys=False)
     parts.append(
         f"<h2>Resolved assumptions (spec.lock.yaml)</h2><pre>{html.escape(assumptions)}</pre>"
