@@ -10,6 +10,12 @@ these optional attributes by duck typing, so a user's evaluator can set them by 
 - ``resolve``: a function that expands the spec's ``fixed`` context (presets) before evaluation.
 - ``check_value``: ``(name, value) -> str | None``, why a value is physically impossible for a
   design parameter (the engine checks fixed values and searched ranges with it).
+- ``context_path``: where a ``fixed`` path lands in the resolved context (GPU preset fields are
+  spread to the top level);
+- ``as_mapping``: the mapping form of a preset given by name, so a dotted override can refine it;
+- ``waterfall`` / ``simulate``: optional line-by-line breakdown and Monte Carlo hooks.
+
+The engine's side of the contract is ``dse.model.registry.EvaluatorFunction`` (docs/evaluators.md).
 
 Evaluators that call each other (cost and availability need perf) share work through an
 optional scratch dict in the design under ``MEMO_KEY``: the engine puts a fresh one in every
@@ -34,6 +40,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 MEMO_KEY = "_memo"
 
 
+def context_path(path: tuple[str, ...]) -> tuple[str, ...]:
+    """``gpu.<field>`` lands at the top level of the resolved context (``resolve_context``)."""
+    return path[1:] if path[0] == "gpu" and len(path) > 1 else path
+
+
+def as_mapping(value: Any) -> dict[str, Any]:
+    """A preset given by name (``technology: n4``) as ``{preset: n4}``."""
+    if isinstance(value, str):
+        return {"preset": value}
+    raise ContextError("", f"{value!r} is not a preset name or a mapping")
+
+
 def builtin_evaluator(*, metrics: Mapping[str, tuple[str, str]]) -> Callable[[F], F]:
     """Attach the contract attributes that every built-in evaluator carries."""
 
@@ -43,6 +61,8 @@ def builtin_evaluator(*, metrics: Mapping[str, tuple[str, str]]) -> Callable[[F]
         fn.params = PARAMS  # type: ignore[attr-defined]
         fn.resolve = resolve_context  # type: ignore[attr-defined]
         fn.check_value = check_param_value  # type: ignore[attr-defined]
+        fn.context_path = context_path  # type: ignore[attr-defined]
+        fn.as_mapping = as_mapping  # type: ignore[attr-defined]
         return fn
 
     return wrap

@@ -10,12 +10,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dse.model.registry import builtin_evaluators
 from dse.model.study_model import (
     StudyModel,
     check_params,
     collect_model,
     compile_spec,
+    select_evaluators,
     split_sets,
 )
 from dse.spec.errors import Problem, SpecError
@@ -48,8 +48,9 @@ def load(spec_path: str | Path, *, sets: list[str] | None = None) -> StudyModel:
 
 
 def _split(loaded: LoadedSpec, sets: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    known = set().union(*(e.params for e in builtin_evaluators().values()))
-    # The spec's own fixed keys (gpu, technology, workload presets) can be replaced whole.
+    evaluators, _ = select_evaluators(loaded)  # their problems are reported by compile_spec
+    known = set().union(*(e.params for e in evaluators.values()))
+    # The spec's own fixed keys (presets, say) can be replaced whole.
     return split_sets(loaded.spec.space, sets, known | set(loaded.spec.fixed))
 
 

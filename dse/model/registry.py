@@ -1,10 +1,7 @@
-"""Evaluator registry: built-ins from the ``dse.evaluators`` entry-point group, plus any
-``module:function`` named in a spec. Both kinds go through exactly the same interface.
-
-An evaluator is ``f(design) -> Mapping[str, value]``. Optional attributes (see
-:func:`evaluator`): ``metrics`` ({name: (unit, meaning)}), ``vectorized``, ``params``,
-``resolve``, ``check_value`` (``(param, value) -> str | None``: why a value is physically
-impossible; the engine asks it about fixed values and the ends of searched ranges).
+"""Evaluator registry: installed evaluators from the ``dse.evaluators`` entry-point group, plus
+any ``module:function`` named in a spec. Both kinds go through exactly the same interface, the
+:class:`EvaluatorFunction` protocol (docs/evaluators.md), and a study runs only the evaluators
+its spec selects (:func:`dse.model.study_model.select_evaluators`).
 """
 
 from __future__ import annotations
@@ -17,12 +14,41 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from dse.spec.errors import EvaluatorError, choices_text, did_you_mean
 
 ENTRY_POINT_GROUP = "dse.evaluators"
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+@runtime_checkable
+class EvaluatorFunction(Protocol):
+    """The evaluator contract: ``f(design) -> {metric: number or array}``.
+
+    ``design`` maps every searched parameter and every resolved ``fixed`` value to its value
+    (numpy arrays of one batch shape when ``vectorized``); metrics are published as
+    ``<evaluator name>.<metric>``. Every attribute below is optional and read by duck typing:
+
+    - ``metrics``: ``{metric: (unit, one-line meaning)}``; declared metrics are not probed.
+    - ``vectorized``: True when any design value may be an array and results broadcast.
+    - ``params``: the design keys it reads; with it, unknown ``space``/``fixed`` keys are
+      errors with did-you-mean instead of values passed through.
+    - ``resolve(fixed) -> dict``: expands the spec's ``fixed`` mapping (presets, defaults)
+      into the design context; raise ``ValueError`` with ``.path``/``.message`` for a spec
+      error. Evaluators sharing one ``resolve`` run it once.
+    - ``context_path(path) -> path``: where a ``fixed`` path lands in the resolved context
+      (an uncertain ``gpu.die_area_mm2`` becomes ``die_area_mm2``); default: unchanged.
+    - ``check_value(param, value) -> str | None``: why a value is physically impossible; asked
+      about fixed values and the ends of searched ranges.
+    - ``as_mapping(value) -> dict``: the mapping form of a named ``fixed`` value, so a dotted
+      override (``--set technology.x=1`` on ``technology: n4``) can refine it.
+    - ``waterfall(own_metrics) -> [(section, label, value)]``: ``dse evaluate --breakdown``.
+    - ``simulate(design, *, years, runs, seed) -> {name: samples}``: ``dse evaluate
+      --simulate`` (Monte Carlo cross-checks).
+    """
+
+    def __call__(self, design: Mapping[str, Any], /) -> Mapping[str, Any]: ...
 
 
 def evaluator(
@@ -70,6 +96,8 @@ class Evaluator:
     params: frozenset[str] = field(default_factory=frozenset)
     resolve: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
     check_value: Callable[[str, Any], str | None] | None = None
+    context_path: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None
+    as_mapping: Callable[[Any], dict[str, Any]] | None = None
 
     @classmethod
     def wrap(cls, name: str, fn: Any, origin: str) -> Evaluator:
@@ -97,6 +125,8 @@ class Evaluator:
             params=frozenset(getattr(fn, "params", None) or ()),
             resolve=getattr(fn, "resolve", None),
             check_value=getattr(fn, "check_value", None),
+            context_path=getattr(fn, "context_path", None),
+            as_mapping=getattr(fn, "as_mapping", None),
         )
 
 

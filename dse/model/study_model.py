@@ -6,6 +6,7 @@ vectorized batch).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import math
 from collections.abc import Callable, Mapping
@@ -184,18 +185,28 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def apply_dotted(fixed: dict[str, Any], dotted: str, value: Any) -> None:
-    """Set ``a.b.c`` inside ``fixed``; a preset name on the way becomes ``{preset: name}``."""
+def apply_dotted(
+    fixed: dict[str, Any],
+    dotted: str,
+    value: Any,
+    *,
+    as_mapping: Callable[[Any], dict[str, Any]] | None = None,
+) -> None:
+    """Set ``a.b.c`` inside ``fixed``; a value on the way that is not a mapping (a preset
+    name) is first turned into one by the evaluators' ``as_mapping`` hook."""
     parts = dotted.split(".")
     node = fixed
     for part in parts[:-1]:
         cur = node.get(part)
-        if isinstance(cur, str):
-            cur = {"preset": cur}
-        elif cur is None:
+        if cur is None:
             cur = {}
         elif not isinstance(cur, dict):
-            raise DesignError(f"--set {dotted}: {part!r} is {cur!r}, not a mapping")
+            try:
+                if as_mapping is None:
+                    raise ValueError("no evaluator of this spec expands it")
+                cur = dict(as_mapping(cur))
+            except ValueError:
+                raise DesignError(f"--set {dotted}: {part!r} is {cur!r}, not a mapping") from None
         node[part] = cur
         node = cur
     node[parts[-1]] = value
@@ -250,6 +261,69 @@ def _call_resolve(
     return resolve(fixed, spec_dir=spec_dir) if takes_dir else resolve(fixed)
 
 
+def _referenced_evaluators(loaded: LoadedSpec) -> list[str]:
+    """Evaluator names the objectives and constraints mention (``perf`` in ``perf.x``)."""
+    names = [o.metric for o in loaded.spec.objectives]
+    for text in loaded.spec.constraints:
+        try:
+            names += sorted(parse_expr(text).names)
+        except ExprError:
+            continue  # reported with its location by compile_spec
+    return [n.split(".", 1)[0] for n in names if "." in n]
+
+
+def select_evaluators(loaded: LoadedSpec) -> tuple[dict[str, Evaluator], list[Problem]]:
+    """The evaluators a spec runs, and the problems with its ``evaluators`` entries.
+
+    Without an ``evaluators`` entry: every installed evaluator (a spec of the built-in domain
+    needs to name none). With one: exactly those named (installed ones by name, custom ones as
+    ``module:function``), plus installed evaluators whose metrics the objectives or
+    constraints name. A spec that selects no installed evaluator is a plain optimisation
+    problem: nothing of the built-in domain runs or checks its ``fixed`` values.
+    """
+    spec = loaded.spec
+    installed = builtin_evaluators()
+    problems: list[Problem] = []
+    if "evaluators" not in spec.model_fields_set:
+        return dict(installed), problems
+    wanted = {n for n, path in spec.evaluators.items() if path is None}
+    wanted |= {n for n in _referenced_evaluators(loaded) if n in installed}
+    for name in sorted(n for n in wanted if n not in installed):
+        problems.append(
+            loaded.problem(
+                ("evaluators", name),
+                f"no installed evaluator {name!r} ({did_you_mean(name, installed)}installed: "
+                f"{choices_text(installed)}; a custom one is written name: 'module:function')",
+            )
+        )
+    evaluators = {n: ev for n, ev in installed.items() if n in wanted}
+    for name, path in spec.evaluators.items():
+        if path is None:
+            continue
+        loc = ("evaluators", name)
+        if name in installed:
+            problems.append(
+                loaded.problem(
+                    loc,
+                    f"name {name!r} is taken by an installed evaluator "
+                    f"(installed: {choices_text(installed)}; list it by name to use it)",
+                )
+            )
+            continue
+        try:
+            evaluators[name] = load_import_path(name, path, search_dirs=[loaded.path.parent])
+        except EvaluatorError as exc:
+            problems.append(loaded.problem(loc, str(exc)))
+    if not evaluators and not problems:
+        problems.append(loaded.problem(("evaluators",), "the spec selects no evaluator"))
+    return evaluators, problems
+
+
+def _first_hook(evaluators: Mapping[str, Evaluator], name: str) -> Any:
+    """The first selected evaluator's optional hook ``name`` (see EvaluatorFunction)."""
+    return next((getattr(e, name) for e in evaluators.values() if getattr(e, name)), None)
+
+
 def compile_spec(
     loaded: LoadedSpec, *, fixed_overrides: Mapping[str, Any] | None = None
 ) -> StudyModel:
@@ -268,35 +342,22 @@ def collect_model(
     problems that only follow from an earlier one (a metric of an evaluator that did not load)
     are not reported twice."""
     spec = loaded.spec
-    problems: list[Problem] = []
-
-    evaluators = dict(builtin_evaluators())
-    broken: set[str] = set()  # evaluators named in the spec that could not be loaded
-    for name, path in spec.evaluators.items():
-        loc = ("evaluators", name)
-        if name in evaluators:
-            problems.append(
-                loaded.problem(
-                    loc,
-                    f"name {name!r} is taken by a built-in evaluator "
-                    f"(built-ins: {choices_text(builtin_evaluators())})",
-                )
-            )
-            continue
-        try:
-            evaluators[name] = load_import_path(name, path, search_dirs=[loaded.path.parent])
-        except EvaluatorError as exc:
-            problems.append(loaded.problem(loc, str(exc)))
-            broken.add(name)
-    # Evaluators rejected by pydantic (not 'module:function') are broken too.
+    evaluators, problems = select_evaluators(loaded)
+    # Evaluators named in the spec that could not be loaded (or that pydantic rejected).
     raw_evaluators = loaded.raw.get("evaluators")
+    named = set(spec.evaluators)
     if isinstance(raw_evaluators, dict):
-        broken |= {str(n) for n in raw_evaluators if n not in evaluators}
+        named |= {str(n) for n in raw_evaluators}
+    elif isinstance(raw_evaluators, list):
+        for item in raw_evaluators:
+            named |= {str(n) for n in item} if isinstance(item, dict) else {str(item)}
+    broken = {n for n in named if n not in evaluators}
 
     # Context: resolvers expand presets; keys claimed by an evaluator's params pass through.
     fixed = copy.deepcopy(spec.fixed)
+    as_mapping = _first_hook(evaluators, "as_mapping")
     for dotted, value in (fixed_overrides or {}).items():
-        apply_dotted(fixed, dotted, value)
+        apply_dotted(fixed, dotted, value, as_mapping=as_mapping)
 
     uncertain: list[Any] = []
     for _ in range(_MAX_RETRIES):
@@ -310,6 +371,9 @@ def collect_model(
     else:
         return None, problems
     fixed = fixed_nominal
+    locate = _first_hook(evaluators, "context_path")
+    if locate is not None:
+        uncertain = [dataclasses.replace(u, landing=tuple(locate(u.path))) for u in uncertain]
     resolvers: list[Callable[[Mapping[str, Any]], dict[str, Any]]] = []
     for ev in evaluators.values():
         if ev.resolve is not None and ev.resolve not in resolvers:
@@ -359,6 +423,17 @@ def collect_model(
                     f"valid parameters: {choices_text(known_params)})",
                 )
             )
+    # Fixed keys no resolver expands must be read by some evaluator (when all say what they read).
+    if all_declare and not resolvers:
+        for key in spec.fixed:
+            if key not in known_params:
+                problems.append(
+                    loaded.problem(
+                        ("fixed", key),
+                        f"unknown fixed field {key!r} ({did_you_mean(key, known_params)}"
+                        f"fields the evaluators read: {choices_text(known_params)})",
+                    )
+                )
 
     model = StudyModel(
         loaded=loaded,

@@ -66,6 +66,8 @@ class Uncertain:
     path: tuple[str, ...]  # location in the spec's ``fixed`` mapping
     dist: str
     params: Mapping[str, float]
+    #: Location in the resolved context when the evaluators' ``context_path`` moves it.
+    landing: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -73,8 +75,8 @@ class Uncertain:
 
     @property
     def context_path(self) -> tuple[str, ...]:
-        """Location in the resolved context: GPU preset fields land at the top level."""
-        return self.path[1:] if self.path[0] == "gpu" and len(self.path) > 1 else self.path
+        """Location in the resolved context (an evaluator's ``context_path`` hook may move it)."""
+        return self.landing or self.path
 
     @property
     def nominal(self) -> float:

@@ -2,7 +2,7 @@
 
 ``load_spec`` reads YAML safely, validates the shape with pydantic and reports every problem as
 ``FILE:LINE: field.path: what is wrong``. Semantic checks that need the evaluators (metric names,
-presets, import paths) live in :mod:`dse.study_model`.
+presets, import paths) live in :mod:`dse.model.study_model`.
 """
 
 from __future__ import annotations
@@ -89,6 +89,29 @@ def _import_path(v: str) -> str:
 ImportPath = Annotated[str, AfterValidator(_import_path)]
 
 
+def _evaluator_list(v: Any) -> Any:
+    """The list form ``[cost, perf, {mine: 'mod:fn'}]`` as the mapping form
+    ``{cost: null, perf: null, mine: 'mod:fn'}`` (null: the installed evaluator of that name)."""
+    if not isinstance(v, list):
+        return v
+    out: dict[Any, Any] = {}
+    for item in v:
+        if isinstance(item, str):
+            out[item] = None
+        elif isinstance(item, dict):
+            out.update(item)
+        else:
+            raise ValueError(
+                f"each entry is an installed evaluator's name or {{name: 'module:function'}}, "
+                f"got {item!r}"
+            )
+    return out
+
+
+#: ``name -> 'module:function'`` (a custom evaluator) or ``name -> null`` (an installed one).
+EvaluatorSelection = Annotated[dict[str, ImportPath | None], BeforeValidator(_evaluator_list)]
+
+
 class CategoricalParam(_Model):
     """A categorical parameter, as Optuna's ``CategoricalDistribution``."""
 
@@ -143,8 +166,12 @@ class StudySpec(_Model):
         default_factory=dict, description="Context (technology, workload, gpu) and fixed values"
     )
     space: dict[str, ParamSpec] = Field(default_factory=dict)
-    evaluators: dict[str, ImportPath] = Field(
-        default_factory=dict, description="Extra evaluators: name -> 'module:function'"
+    evaluators: EvaluatorSelection = Field(
+        default_factory=dict,
+        description="The evaluators this study runs: installed ones by name, custom ones as "
+        "name: 'module:function' (a list or a mapping; null value = installed). Omitted: every "
+        "installed evaluator. Installed evaluators whose metrics the objectives or constraints "
+        "name run too. See docs/evaluators.md",
     )
     objectives: list[ObjectiveSpec] = Field(min_length=1)
     constraints: list[str] = Field(default_factory=list, max_length=MAX_CONSTRAINTS)
