@@ -32,6 +32,7 @@ import optuna
 import pandas as pd
 
 from dse import api
+from dse.model.outcome import feasible_mask
 from dse.model.study_model import StudyModel
 from dse.results.quality import front_hypervolume, hypervolume_history, reference_point
 from dse.search.samplers import distribution, make_sampler
@@ -123,7 +124,7 @@ def run_optuna(
             else:
                 study.tell(t, state=optuna.trial.TrialState.FAIL)
         objs.append(obj)
-        feas.append(np.all(viol <= 0, axis=1))
+        feas.append(feasible_mask(list(viol.T), len(viol)))
         done += len(asked)
     return {
         "values": np.vstack(objs),
@@ -176,7 +177,7 @@ def run_pymoo(model: StudyModel, seed: int, evaluations: int) -> dict[str, Any]:
             bad = ~np.all(np.isfinite(obj), axis=1)
             obj = np.where(bad[:, None], 1e30, obj)
             log["values"].append(obj)
-            log["feasible"].append(np.all(g <= 0, axis=1) & ~bad)
+            log["feasible"].append(feasible_mask(list(g.T), len(x)) & ~bad)
             out["F"] = obj * sign
             out["G"] = g
 

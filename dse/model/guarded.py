@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from dse.model.deadline import CallFailed, DeadlineCaller, DeadlineExceeded
+from dse.model.outcome import feasible
 from dse.model.study_model import EvaluationError, StudyModel
 
 
@@ -31,6 +32,11 @@ class TrialEvaluation:
     metrics: dict[str, float]
     violations: list[float]
     values: list[float]
+
+    @property
+    def feasible(self) -> bool:
+        """The one feasibility rule (:func:`dse.model.outcome.feasible`)."""
+        return feasible(self.violations)
 
 
 def evaluate_trial(model: StudyModel, params: Mapping[str, Any]) -> TrialEvaluation:

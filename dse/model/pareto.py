@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import moocore
 import numpy as np
@@ -60,3 +61,33 @@ def reference_point(
             "in the spec, or record feasible trials or a sweep first"
         )
     return ref
+
+
+class ParetoArchive:
+    """An incremental Pareto archive: the non-dominated objective vectors of everything added
+    so far, with any named columns kept beside them (ids, parameters, metrics).
+
+    Memory stays the size of the front, whatever was added; each ``add`` merges the new rows
+    with the archive in one moocore call. Runs (live front size), workers and sweeps share it.
+    """
+
+    def __init__(self, maximize: Sequence[bool]) -> None:
+        self.maximize = list(maximize)
+        self.points = np.zeros((0, len(self.maximize)))
+        self.columns: dict[str, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    def add(self, points: Any, columns: dict[str, Any] | None = None) -> None:
+        """Merge ``points`` (rows of objective values) and their ``columns`` into the front."""
+        pts = np.asarray(points, dtype=float).reshape(-1, len(self.maximize))
+        if not len(pts):
+            return
+        cols = {k: np.asarray(v) for k, v in (columns or {}).items()}
+        if len(self.points):
+            pts = np.vstack([self.points, pts])
+            cols = {k: np.concatenate([self.columns[k], v]) for k, v in cols.items()}
+        keep = nondominated_mask(pts, self.maximize)
+        self.points = pts[keep]
+        self.columns = {k: v[keep] for k, v in cols.items()}

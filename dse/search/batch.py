@@ -94,8 +94,7 @@ def run_batch(
                     a[TIMED_OUT_ATTR] = True
             else:
                 # Feasibility as a user attr too, so optuna-dashboard shows it on every trial.
-                feasible = all(v <= 0.0 for v in outcome.violations)
-                a = {**outcome.metrics, FEASIBLE_ATTR: feasible}
+                a = {**outcome.metrics, FEASIBLE_ATTR: outcome.feasible}
             attrs[trial._trial_id] = a
         try:
             set_trials_user_attrs(storage, attrs)

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import optuna
 from optuna.distributions import (
     BaseDistribution,
@@ -24,7 +23,7 @@ from optuna.exceptions import DuplicatedStudyError
 from optuna.trial import TrialState
 
 from dse.model.guarded import TrialEvaluation, trial_evaluator
-from dse.model.pareto import nondominated_mask
+from dse.model.pareto import ParetoArchive
 from dse.model.study_model import StudyModel
 from dse.search.batch import BatchPlanner, run_batch
 from dse.search.recovery import (
@@ -57,23 +56,23 @@ class Progress:
 
 
 class FrontTracker:
-    """Feasible objective vectors seen so far, for the live front size."""
+    """Feasible and failed counts of the finished trials, and their feasible front (an
+    incremental :class:`~dse.model.pareto.ParetoArchive`), for the live progress line."""
 
     def __init__(self, maximize: list[bool]) -> None:
-        self.maximize = maximize
-        self.points: list[list[float]] = []
+        self.archive = ParetoArchive(maximize)
+        self.feasible = 0
         self.failed = 0
 
     def add_trial(self, t: optuna.trial.FrozenTrial) -> None:
         if t.state == TrialState.FAIL and not t.user_attrs.get(STALE_ATTR):
             self.failed += 1
         if t.state == TrialState.COMPLETE and is_feasible(t) and t.values is not None:
-            self.points.append(list(t.values))
+            self.feasible += 1
+            self.archive.add([list(t.values)])
 
     def front_size(self) -> int:
-        if not self.points:
-            return 0
-        return int(nondominated_mask(np.array(self.points), self.maximize).sum())
+        return len(self.archive)
 
 
 def create_or_load(
@@ -280,5 +279,5 @@ def _loop(
         if on_progress and any(t is not None for t in told):
             done = finished_count(study)
             on_progress(
-                Progress(done, trials, len(tracker.points), tracker.front_size(), tracker.failed)
+                Progress(done, trials, tracker.feasible, tracker.front_size(), tracker.failed)
             )

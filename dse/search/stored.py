@@ -12,6 +12,7 @@ import optuna
 import yaml
 
 from dse import __version__
+from dse.model.outcome import feasible
 from dse.search.storage import existing_study_dir, open_storage
 from dse.spec.atomic import write_text_atomic
 from dse.spec.errors import StudyNotFoundError
@@ -27,7 +28,8 @@ META_KEY = "dse.spec"
 
 
 def is_feasible(trial: optuna.trial.FrozenTrial) -> bool:
-    return all(v <= 0.0 for v in trial.constraints.values())
+    """A stored trial's feasibility, by the one rule (:mod:`dse.model.outcome`)."""
+    return feasible(trial.constraints.values())
 
 
 def plain(obj: Any) -> Any:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from dse.model.outcome import feasible_mask
 from dse.model.pareto import nondominated_mask
 from dse.model.study_model import StudyModel
 from dse.spec.errors import DseError
@@ -167,8 +168,7 @@ def evaluate_chunk(model: StudyModel, plan: SweepPlan, index: int) -> ChunkFront
     obj = np.column_stack([np.broadcast_to(metrics[k], (m,)) for k in model.objective_names])
     ok = np.all(np.isfinite(obj), axis=1)
     finite = int(ok.sum())
-    for v in model.violations(params, metrics):
-        ok &= np.broadcast_to(np.asarray(v, dtype=float) <= 0.0, (m,))
+    ok &= feasible_mask(model.violations(params, metrics), m)
     keep = np.flatnonzero(ok)
     feasible = len(keep)
     if feasible:

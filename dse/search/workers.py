@@ -110,9 +110,7 @@ def run_jobs(
                 tracker.add_trial(t)
             finished, _ = study_load(study)
             on_progress(
-                Progress(
-                    finished, target, len(tracker.points), tracker.front_size(), tracker.failed
-                )
+                Progress(finished, target, tracker.feasible, tracker.front_size(), tracker.failed)
             )
     except BaseException:
         for p in procs:
