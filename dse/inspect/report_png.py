@@ -15,12 +15,13 @@ import pandas as pd  # noqa: E402
 
 from dse.inspect.study_view import StudyView, category, knee_index  # noqa: E402
 
-# Colours and markers match the plotly figures of the HTML report.
+# One look per kind of trial, distinct in colour AND marker (readable in greyscale), drawn in
+# this order so the front ends on top: (colour, marker, size, filled, z-order, legend label).
 LOOK = {
-    "infeasible": ("#b0b0b0", "x", 14),
-    "dominated": ("#6baed6", "o", 14),
-    "duplicate": ("#6baed6", "o", 14),
-    "front": ("#d62728", "D", 30),
+    "infeasible": ("#9e9e9e", "x", 14, True, 1, "infeasible (violates a constraint)"),
+    "dominated": ("#6baed6", "o", 16, False, 2, "feasible, dominated"),
+    "duplicate": ("#ff7f0e", "s", 36, False, 3, "duplicate of a front design"),
+    "front": ("#d62728", "D", 28, True, 4, "feasible Pareto front"),
 }
 
 
@@ -28,28 +29,66 @@ def _short(metric: str) -> str:
     return metric.split(".", 1)[-1]
 
 
-def pareto_pairs_png(view: StudyView, path: Path) -> Path:
-    """One panel per objective pair; the knee is circled."""
-    pairs = list(itertools.combinations(range(len(view.objectives)), 2)) or [(0, 0)]
-    fig, axes = plt.subplots(1, len(pairs), figsize=(4.6 * len(pairs), 4.2), squeeze=False)
-    cats = category(view).to_numpy()
+def _window(values: np.ndarray) -> tuple[float, float]:
+    lo, hi = float(np.nanmin(values)), float(np.nanmax(values))
+    pad = (hi - lo) * 0.08 or abs(hi) * 0.02 or 1.0
+    return lo - pad, hi + pad
+
+
+def _panel(ax, view: StudyView, cats: np.ndarray, i: int, j: int, *, zoom: bool) -> None:  # noqa: ANN001
+    xi, yj = view.objectives[i], view.objectives[j]
+    for cat, (color, marker, size, filled, z, text) in LOOK.items():
+        sel = view.trials[cats == cat]
+        if sel.empty:
+            continue
+        # "x" is a line marker: its colour is the face colour; the others are outlined.
+        colors = (
+            {"c": color}
+            if marker == "x"
+            else {"facecolors": color if filled else "none", "edgecolors": color}
+        )
+        ax.scatter(
+            sel[xi], sel[yj], marker=marker, s=size, zorder=z, alpha=0.9, linewidths=1.0,
+            label=f"{text} ({len(sel)})", **colors,
+        )  # fmt: skip
     knee = knee_index(view)
-    for ax, (i, j) in zip(axes[0], pairs, strict=True):
-        xi, yj = view.objectives[i], view.objectives[j]
-        for cat, (color, marker, size) in LOOK.items():
-            sel = view.trials[cats == cat]
-            if sel.empty:
-                continue
-            ax.scatter(sel[xi], sel[yj], c=color, marker=marker, s=size, label=cat, alpha=0.85)
-        if knee is not None:
-            row = view.front.iloc[knee]
-            ax.scatter(row[xi], row[yj], s=160, facecolors="none", edgecolors="k", label="knee")
-        ax.set_xlabel(f"{_short(xi)} [{view.units.get(xi, '')}]")
-        ax.set_ylabel(f"{_short(yj)} [{view.units.get(yj, '')}]")
-        ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    fig.suptitle(f"{view.name}: feasible Pareto front ({len(view.front)} trials)")
-    fig.tight_layout()
+    if knee is not None:
+        row = view.front.iloc[knee]
+        ax.scatter(row[xi], row[yj], s=220, marker="*", c="k", zorder=6, label="knee")
+        ax.annotate(
+            f"knee: trial {int(row['number'])}", (row[xi], row[yj]), xytext=(12, 12),
+            textcoords="offset points", fontsize=8, zorder=7,
+            arrowprops={"arrowstyle": "-", "color": "k", "lw": 0.8},
+            bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "0.6", "alpha": 0.9},
+        )  # fmt: skip
+    if zoom and len(view.front):
+        ax.set_xlim(*_window(view.front[xi].to_numpy(dtype=float)))
+        ax.set_ylim(*_window(view.front[yj].to_numpy(dtype=float)))
+    best = {True: "higher is better", False: "lower is better"}
+    ax.set_xlabel(f"{_short(xi)} [{view.units.get(xi, '')}] ({best[view.maximize[i]]})")
+    ax.set_ylabel(f"{_short(yj)} [{view.units.get(yj, '')}] ({best[view.maximize[j]]})")
+    ax.grid(alpha=0.3)
+
+
+def pareto_pairs_png(view: StudyView, path: Path) -> Path:
+    """One column per objective pair: all trials on top, the front zoomed in below; front on
+    top of everything, knee starred and labelled, counts in the legend and the title."""
+    pairs = list(itertools.combinations(range(len(view.objectives)), 2)) or [(0, 0)]
+    fig, axes = plt.subplots(2, len(pairs), figsize=(5.2 * len(pairs), 9.0), squeeze=False)
+    cats = category(view).to_numpy()
+    for col, (i, j) in enumerate(pairs):
+        _panel(axes[0][col], view, cats, i, j, zoom=False)
+        _panel(axes[1][col], view, cats, i, j, zoom=True)
+    axes[0][0].set_title("all trials", fontsize=9, loc="right")
+    axes[1][0].set_title("zoomed to the feasible front", fontsize=9, loc="right")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8)
+    n_front = len(view.front)
+    fig.suptitle(
+        f"{view.name}: {len(view.trials)} trials; the feasible Pareto front is {n_front} "
+        f"design{'s' if n_front != 1 else ''} (red diamonds)"
+    )
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(path, dpi=150)
     plt.close(fig)
     return path
@@ -60,7 +99,11 @@ def hypervolume_png(hist: pd.DataFrame, view: StudyView, path: Path) -> Path:
     ax.plot(hist["number"], hist["hypervolume"], marker=".", color="#1f77b4")
     ax.set_xlabel("trial number")
     ax.set_ylabel("normalised hypervolume")
-    ax.set_title(f"{view.name}: hypervolume of the feasible front")
+    ax.set_title(
+        f"{view.name}: hypervolume of the feasible front after each trial\n"
+        f"(normalised: 0 = reference point, 1 = ideal; {len(hist)} points)",
+        fontsize=10,
+    )
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=150)
@@ -80,7 +123,7 @@ def importances_png(imps: dict[str, dict[str, float] | str], path: Path) -> Path
         ax.bar(x + k * width, [imp.get(p, 0.0) for p in params], width, label=_short(obj))
     ax.set_xticks(x + width * (len(ok) - 1) / 2, params, rotation=20)
     ax.set_ylabel("importance")
-    ax.set_title("Parameter importances per objective")
+    ax.set_title("Parameter importances per objective (share of the objective's variance)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=150)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -541,6 +542,13 @@ def report(scratch: str) -> None:
 def main() -> None:
     scratch = tempfile.mkdtemp(prefix="paper-studies-")
     os.environ["DSE_STUDIES_DIR"] = scratch
+    try:
+        _generate(scratch)
+    finally:  # the scratch journals (~15 MB a run) are not results: leave no trace in $TMPDIR
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _generate(scratch: str) -> None:
     summary = ["# Lite-GPU paper study: generated numbers (studies/paper/reproduce.py)"]
     results: dict[str, Any] = {}
     summary.append("\n## Fixed designs of equal total compute (`dse compare`)")
@@ -556,7 +564,7 @@ def main() -> None:
     report(scratch)
     (OUT / "summary.md").write_text("\n".join(summary) + "\n", encoding="utf-8")
     (OUT / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {OUT} (scratch studies in {scratch})")
+    print(f"wrote {OUT} (scratch studies in {scratch}, removed on exit)")
 
 
 if __name__ == "__main__":
