@@ -29,8 +29,8 @@ def faulty(design):
         return {"x": 10**400, "y": 1.0, "z": 1.0}
     if a == 4:
         return {"y": 1.0, "z": 1.0}  # the objective metric is missing
-    if a == 5:
-        return {"x": b, "y": 1.0, "z": 0.0}  # the constraint divides by zero
+    if a == 5:  # the constraint cannot be evaluated: 0 / 0, or a metric it names is missing
+        return {"x": b, "y": 0.0, "z": 0.0} if b < 0.5 else {"x": b, "y": 1.0}
     if a == 6:
         return {"x": float(sum(range(10**13))), "y": 1.0, "z": 1.0}  # hangs, GIL held
     return {"x": b, "y": 2.0 - b, "z": 1.0}
@@ -41,7 +41,7 @@ REASONS = {
     2: "not finite",
     3: "too large for a float",
     4: "returned no 'f.x'",
-    5: "ZeroDivisionError",
+    5: "constraint 'f.y / f.z <= 10'",
     6: "timed out after 0.5 s",
 }
 
