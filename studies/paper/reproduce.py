@@ -174,7 +174,8 @@ def conditions(summary: list[str], results: dict[str, Any], rows: list[dict[str,
                 win = [r for r in cell if (r[k + "_ratio"] - 1) * sign > 1e-9]
                 if not win:
                     continue
-                text = ", ".join(f"{r['design']} ({r[k + '_ratio']:.3g})" for r in win)
+                fmt = ".4f" if k.startswith("availability.") else ".3g"
+                text = ", ".join(f"{r['design']} ({r[k + '_ratio']:{fmt}})" for r in win)
                 summary.append(f"| {name} | {wl} | {flabel} | {text} |")
                 table.setdefault(k, []).append(f"{wl}/{flabel}")
     results["lite_wins"] = table
@@ -486,10 +487,11 @@ def drivers(summary: list[str], results: dict[str, Any]) -> None:
                 for sw, a, lo, hi, _ in top
             ]
             nominal = ranked[0][4] if ranked else float("nan")
+            f = ".4f" if metric.startswith("availability.") else ".3g"
             text = "; ".join(
-                f"{a.split('.')[-1]} ({lo:.3g} / {hi:.3g})" for _, a, lo, hi, _ in top
+                f"{a.split('.')[-1]} ({lo:{f}} / {hi:{f}})" for _, a, lo, hi, _ in top
             )
-            summary.append(f"| {name} | {OBJECTIVES[metric][0]} | {nominal:.3g} | {text} |")
+            summary.append(f"| {name} | {OBJECTIVES[metric][0]} | {nominal:{f}} | {text} |")
     (OUT / "drivers.json").write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     results["drivers"] = {
         n: {m: [x["assumption"] for x in v] for m, v in d.items()} for n, d in payload.items()
