@@ -27,8 +27,8 @@ from dse.search import workers
 from dse.search.preflight import preflight
 from dse.search.recovery import finished_count
 from dse.search.runner import Progress, run_study
-from dse.search.storage import open_storage, storage_url, study_dir
-from dse.search.stored import LOCK_FILE, RecordedStudy, open_study, read_lock, write_lock
+from dse.search.storage import open_storage, study_dir
+from dse.search.stored import RecordedStudy, open_study, read_lock, write_lock_atomic
 from dse.spec.errors import DseError, Problem, SpecError
 
 
@@ -122,17 +122,13 @@ def run(
     preflight(model, storage=storage)  # before anything is created
     name = model.spec.study
     directory = study_dir(name, create=True)
-    url = storage_url(
-        name,
-        storage or model.spec.storage,
-        journal_outside_studies=model.spec.journal_outside_studies,
-    )
+    url = workers.study_url(model, storage)
     lock = lock_dict(model, url)
     target = trials if trials is not None else model.spec.search.trials
     before = [0]
 
     def started(study: optuna.Study) -> None:
-        write_lock(directory / LOCK_FILE, lock)
+        write_lock_atomic(directory, lock)  # as every worker does
         before[0] = finished_count(study)
         if on_begin is not None:
             on_begin(before[0], target)
@@ -157,17 +153,25 @@ def run_jobs(
     storage: str | None = None,
     on_progress: Callable[[Any], None] | None = None,
     on_begin: Callable[[int, int], None] | None = None,
+    robust: tuple[int, str] | None = None,
 ) -> RunResult:
     """``dse run --jobs N``: N ``dse worker`` processes on this machine, one study, then the
-    records. ``trials`` and ``on_begin`` as in :func:`run`."""
-    model = load(spec)
+    records. ``trials`` and ``on_begin`` as in :func:`run`; ``robust=(samples, statistic)``
+    as in :func:`dse.model.load.load` (the spec's ``robust:`` otherwise)."""
+    model = load(spec, robust=robust)
     preflight(model, storage=storage)
     target = trials if trials is not None else model.spec.search.trials
     before = _finished_before(model, storage)
     if on_begin is not None:
         on_begin(before, target)
     study = workers.run_jobs(
-        spec, model, jobs=jobs, trials=target, storage=storage, on_progress=on_progress
+        spec,
+        model,
+        jobs=jobs,
+        trials=target,
+        storage=storage,
+        on_progress=on_progress,
+        robust=robust,
     )
     return _records(model, study, requested=target, before=before)
 
@@ -175,11 +179,7 @@ def run_jobs(
 def _finished_before(model: StudyModel, storage: str | None) -> int:
     """Finished trials of the model's study now; 0 when it does not exist yet."""
     name = model.spec.study
-    url = storage_url(
-        name,
-        storage or model.spec.storage,
-        journal_outside_studies=model.spec.journal_outside_studies,
-    )
+    url = workers.study_url(model, storage)
     try:
         return finished_count(optuna.load_study(study_name=name, storage=open_storage(url)))
     except KeyError:
@@ -190,11 +190,12 @@ def run_worker(
     spec: str | Path,
     *,
     records: bool = False,
+    robust: tuple[int, str] | None = None,
     **options: Any,
 ) -> tuple[optuna.Study, int]:
     """``dse worker``: join the spec's study and run until its study-wide total; ``options``
     go to ``dse.search.workers.run_worker``. Returns the study and that total."""
-    model = load(spec)
+    model = load(spec, robust=robust)
     preflight(model, storage=options.get("storage"))
     study, target = workers.run_worker(model, **options)
     if records:

@@ -85,13 +85,8 @@ def run(
     as_json: JsonOpt = False,
 ) -> None:
     """Create or resume the spec's study and record its Pareto front."""
-    model = api.load(spec)
-    if jobs > 1 and robust is not None:
-        raise DseError("--jobs > 1 cannot be combined with --robust yet (use --jobs 1)")
-    if robust is not None:
-        from dse.model.robust import robust_model
-
-        model = robust_model(model, k=robust, statistic=statistic)
+    robust_opt = (robust, statistic) if robust is not None else None
+    model = api.load(spec, robust=robust_opt)
     target = trials if trials is not None else model.spec.search.trials
     bar = Progress(
         TextColumn("[bold]{task.description}"),
@@ -119,7 +114,7 @@ def run(
 
     stop = GracefulStop()
     if jobs > 1:
-        run_fn = partial(api.run_jobs, spec, jobs=jobs)
+        run_fn = partial(api.run_jobs, spec, jobs=jobs, robust=robust_opt)
     else:
         run_fn = partial(api.run, model, should_stop=stop.requested)
     try:

@@ -56,7 +56,7 @@ def sweep_command(
         raise SweepError(f"--jobs must be at least 1 (got {jobs})")
     if scheduler is not None and jobs != 1:
         raise SweepError("give either --jobs N (local workers) or --scheduler URL, not both")
-    model = load(spec)
+    model = load(spec, nominal=True)
     err = Console(stderr=True)
     bar = Progress(
         TextColumn("[bold]{task.description}"),

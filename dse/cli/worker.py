@@ -36,6 +36,13 @@ def worker_command(
     records: Annotated[
         bool, typer.Option(help="Write trials/pareto records under studies/ when done")
     ] = False,
+    robust: Annotated[
+        int | None,
+        typer.Option(help="Evaluate each design under K samples of the uncertain assumptions"),
+    ] = None,
+    statistic: Annotated[
+        str, typer.Option(help="With --robust: mean | p10 | p90 | pessimistic | optimistic")
+    ] = "mean",
     parent: Annotated[int | None, typer.Option(hidden=True)] = None,
 ) -> None:
     """Join the spec's study (creating it if needed) and run trials until the study-wide
@@ -48,6 +55,7 @@ def worker_command(
         heartbeat_s=heartbeat_s,
         grace_s=grace_s,
         records=records,
+        robust=(robust, statistic) if robust is not None else None,
         parent=parent,
     )
     if parent is None:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from dse.model.robust import robust_model
 from dse.model.study_model import (
     StudyModel,
     check_params,
@@ -37,13 +38,28 @@ def check(
     return model, [*problems, *more]
 
 
-def load(spec_path: str | Path, *, sets: list[str] | None = None) -> StudyModel:
+def load(
+    spec_path: str | Path,
+    *,
+    sets: list[str] | None = None,
+    robust: tuple[int, str] | None = None,
+    nominal: bool = False,
+) -> StudyModel:
     """Load, validate and compile a spec; ``sets`` are dotted fixed overrides (``a.b=v``).
 
-    Raises SpecError listing every problem of the spec, sorted by line."""
+    A spec with ``robust: {samples, statistic}`` (or ``robust=(samples, statistic)``, which
+    takes precedence: ``dse run --robust K``) compiles to its robust model, so every entry
+    point, workers included, runs the same robust study; ``nominal`` skips that (sweeps,
+    which evaluate batches of designs at the nominal assumptions). Raises SpecError listing
+    every problem of the spec, sorted by line."""
     model, problems = check(spec_path, sets=sets)
     if problems or model is None:
         raise SpecError(problems)
+    settings = model.spec.robust
+    if robust is None and settings is not None:
+        robust = (settings.samples, settings.statistic)
+    if robust is not None and not nominal:
+        model = robust_model(model, k=robust[0], statistic=robust[1])
     return model
 
 
@@ -74,6 +90,8 @@ def lock_dict(model: StudyModel, url: str) -> dict[str, Any]:
     spec["fixed"] = model.context
     spec["storage"] = url
     spec["fixed_overrides"] = model.fixed_overrides
+    if spec.get("robust") is None:
+        spec.pop("robust", None)  # robust runs say so in lock_extras; nominal locks unchanged
     if model.uncertain:  # distributions from fixed (dse.model.uncertain); fixed holds nominals
         spec["uncertain"] = {u.name: u.as_dict() for u in model.uncertain}
     spec.update(getattr(model, "lock_extras", dict)())

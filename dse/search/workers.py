@@ -27,6 +27,16 @@ from dse.search.stored import write_lock_atomic
 from dse.spec.errors import DseError
 
 
+def study_url(model: StudyModel, storage: str | None = None) -> str:
+    """The storage URL of the model's study: ``storage``, else the spec's, else its journal
+    file; the one resolution every run path uses (``dse run``, ``--jobs``, ``dse worker``)."""
+    return storage_url(
+        model.spec.study,
+        storage or model.spec.storage,
+        journal_outside_studies=model.spec.journal_outside_studies,
+    )
+
+
 def _parent_gone(parent: int | None) -> Callable[[], bool] | None:
     if parent is None:
         return None
@@ -46,11 +56,7 @@ def run_worker(
     """Join the spec's study (creating it if needed) and run trials until the study-wide
     total is reached; return the study and that total."""
     name = model.spec.study
-    url = storage_url(
-        name,
-        storage or model.spec.storage,
-        journal_outside_studies=model.spec.journal_outside_studies,
-    )
+    url = study_url(model, storage)
     lock = lock_dict(model, url)
     directory = study_dir(name, create=True)
     target = trials if trials is not None else model.spec.search.trials
@@ -76,21 +82,20 @@ def run_jobs(
     trials: int | None = None,
     storage: str | None = None,
     on_progress: Callable[[Any], None] | None = None,
+    robust: tuple[int, str] | None = None,
 ) -> optuna.Study:
     """``dse run --jobs N``: N ``dse worker`` processes on this machine on ``model``'s study
-    (loaded from ``spec``, which the workers load again). Workers stop by themselves if this
-    process dies."""
+    (loaded from ``spec``, which the workers load again, with ``robust`` when given; a spec's
+    own ``robust:`` needs nothing). Workers stop by themselves if this process dies."""
     name = model.spec.study
     study_dir(name, create=True)
-    url = storage_url(
-        name,
-        storage or model.spec.storage,
-        journal_outside_studies=model.spec.journal_outside_studies,
-    )
+    url = study_url(model, storage)
     target = trials if trials is not None else model.spec.search.trials
     logs = [tempfile.TemporaryFile() for _ in range(jobs)]
     cmd = [sys.executable, "-m", "dse.cli", "worker", str(spec), "--storage", url]
     cmd += ["--trials", str(target), "--parent", str(os.getpid())]
+    if robust is not None:
+        cmd += ["--robust", str(robust[0]), "--statistic", robust[1]]
     # No --seed-offset: each worker offsets the seed by the number of its first trial, unique
     # across every worker and run on the study (runner.run_study).
     procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=logs[k]) for k in range(jobs)]

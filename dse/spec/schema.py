@@ -157,6 +157,16 @@ class SearchSpec(_Model):
     )
 
 
+class RobustSpec(_Model):
+    """Robust objectives as spec data: every design evaluated under ``samples`` draws of the
+    uncertain assumptions (``{dist: ...}`` values in ``fixed``); see docs/robust.md."""
+
+    samples: int = Field(ge=2, description="K scenarios each design is evaluated under")
+    statistic: Literal["mean", "p10", "p90", "pessimistic", "optimistic"] = Field(
+        default="mean", description="How an objective's K values become one number"
+    )
+
+
 class StudySpec(_Model):
     """A declarative design-space study."""
 
@@ -176,6 +186,12 @@ class StudySpec(_Model):
     objectives: list[ObjectiveSpec] = Field(min_length=1)
     constraints: list[str] = Field(default_factory=list, max_length=MAX_CONSTRAINTS)
     search: SearchSpec = Field(default_factory=SearchSpec)
+    robust: RobustSpec | None = Field(
+        default=None,
+        description="Run robust objectives (the study is recorded as "
+        "<study>-robust-<statistic>-k<samples>); 'dse run --robust K' sets the same from the "
+        "command line. Workers ('--jobs', 'dse worker') read it from the spec",
+    )
     storage: str | None = Field(
         default=None,
         description="Optuna storage URL: journal:PATH, sqlite:///PATH or postgresql://USER@HOST/DB;"
