@@ -12,6 +12,7 @@ Topology rules (each one a documented approximation, vectorized over designs):
   and with copper links at most one baseboard of compute silicon. Bigger groups fall back to
   the scale-out NICs (slow, still feasible).
 - packet: non-blocking, 2t - 1 switch traversals for t tiers; every group is feasible.
+- direct with copper links reaches one block (``ocs_block_gpus``); beyond it is infeasible.
 - ocs / direct: the GPUs' P ports form a torus of k = floor(P / 2) dimensions; ring and torus
   collectives use ports in pairs (2 floor(P/2) / P of the bandwidth). A 1-port GPU cannot close
   a ring or a pipeline chain, so groups of more than 2 GPUs are infeasible. A ``direct`` group
@@ -145,8 +146,10 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
     )
     tiers = clos_tiers(value(d, "cluster_size"), radix)
     hops = np.select([code == SWITCHED, code == PACKET], [1.0, 2 * tiers - 1], 0.0)
-    # An optical circuit switch steers light: copper links cannot use it.
-    ok = ~((code == OCS) & elec)
+    # An optical circuit switch steers light: copper links cannot use it. A copper torus
+    # reaches one directly wired block (TPU v4: copper inside a 64-chip cube, optics beyond).
+    beyond_block = value(d, "cluster_size") > tech(d, "ocs_block_gpus")
+    ok = ~((code == OCS) & elec) & ~((code == DIRECT) & elec & beyond_block)
     # pJ/bit of a switch-side transceiver (none for copper), for the fabric's power
     side = np.select(
         [link == "cpo", link == "pluggable"],

@@ -148,3 +148,12 @@ def test_decode_batch_is_bound_by_kv_capacity_or_tpot_on_every_fabric(fabric, li
     assert kv_bound or tpot_bound
     if tpot_slo_s > 1:  # a loose SLO: the KV cache is what binds
         assert kv_bound and not tpot_bound
+
+
+def test_copper_torus_reaches_one_block_only():
+    # 64 GPUs fit one directly wired block over copper; 256 do not (optics beyond a block)
+    small = perf(scaleup_fabric="direct", link_type="electrical", cluster_size=64)
+    assert small["topology_ok"] == 1
+    big = perf(scaleup_fabric="direct", link_type="electrical", cluster_size=256)
+    assert big["topology_ok"] == 0
+    assert perf(scaleup_fabric="direct", link_type="cpo", cluster_size=256)["topology_ok"] == 1
