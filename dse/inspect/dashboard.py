@@ -45,6 +45,9 @@ from dse.inspect.study_view import (
     normalised_hypervolume_history,
     view_reference_point,
 )
+from dse.search.optuna_private import storage_of
+from dse.search.optuna_private import study_id as private_study_id
+from dse.search.optuna_private import trial_id as private_trial_id
 from dse.spec.errors import DseError
 
 FRONT_FIGURE_ID = "dse-feasible-pareto-front"
@@ -178,7 +181,7 @@ def annotate(view: StudyView) -> Annotation:
     from dse.inspect.report import front_figure
 
     study = view.study
-    storage, study_id = study._storage, study._study_id
+    storage, study_id = storage_of(study), private_study_id(study)
     attrs = storage.get_study_system_attrs(study_id)
 
     fig = front_figure(view, height=440)  # the dashboard's card is 450 px high
@@ -193,7 +196,7 @@ def annotate(view: StudyView) -> Annotation:
 
     knee = knee_index(view)
     knee_no = int(view.front["number"].iloc[knee]) if knee is not None else None
-    ids = {t.number: t._trial_id for t in study.get_trials(deepcopy=False)}
+    ids = {t.number: private_trial_id(t) for t in study.get_trials(deepcopy=False)}
     written = 0
     for row, cat in zip(view.trials.to_dict("records"), category(view), strict=True):
         trial_id = ids[int(row["number"])]
@@ -228,7 +231,7 @@ def _check_port(host: str, port: int) -> None:
 
 def study_url(view: StudyView, *, host: str, port: int) -> str:
     shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/dashboard/studies/{view.study._study_id}"
+    return f"http://{shown}:{port}/dashboard/studies/{private_study_id(view.study)}"
 
 
 #: HTTP methods that change a study (optuna-dashboard reads with GET only).
@@ -324,7 +327,7 @@ def serve(
     print(f"optuna-dashboard: {url}  (study note: {url}/note)", flush=True)
     # Its Pareto plot and "Best Trials" see each trial's constraints and the feasible front.
     app = feasible_front_app(
-        wsgi(view.study._storage), view.study, list(view.lock.get("constraints") or [])
+        wsgi(storage_of(view.study)), view.study, list(view.lock.get("constraints") or [])
     )
     if not writable:
         print("read-only: POST/PUT/PATCH/DELETE are refused (405)", flush=True)

@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, urlencode
 import optuna
 
 from dse.results.records import front_frame, trials_frame
+from dse.search.optuna_private import study_id as private_study_id
 
 _STUDY_DETAIL = re.compile(r"/api/studies/(\d+)/?")
 
@@ -60,7 +61,7 @@ def feasible_front_app(
     constraints: list[str],
 ) -> Callable[..., Iterable[bytes]]:
     """Wrap optuna-dashboard's WSGI ``app`` so its study detail tells the feasible truth."""
-    study_id = study._study_id
+    study_id = private_study_id(study)
 
     def wrapped(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         m = _STUDY_DETAIL.fullmatch(str(environ.get("PATH_INFO", "")))

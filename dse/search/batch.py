@@ -24,13 +24,13 @@ from typing import Any
 import optuna
 from optuna.distributions import BaseDistribution
 from optuna.exceptions import UpdateFinishedTrialError
-from optuna.samplers._ga import BaseGASampler
-from optuna.storages._heartbeat import get_heartbeat_thread
 from optuna.trial import FrozenTrial, TrialState
 
 from dse.model.batched import evaluate_trials
 from dse.model.guarded import EvaluationTimeout, TrialEvaluation
 from dse.model.study_model import EvaluationError, StudyModel
+from dse.search.optuna_private import genetic_sampler, heartbeat, storage_of, suggest
+from dse.search.optuna_private import trial_id as private_trial_id
 from dse.search.storage import set_trials_user_attrs
 from dse.search.stored import FAIL_ATTR, FEASIBLE_ATTR, TIMED_OUT_ATTR
 
@@ -49,8 +49,8 @@ class BatchPlanner:
     def size(self, study: optuna.Study, remaining: int) -> int:
         if remaining <= 1:
             return max(remaining, 1)
-        sampler = study.sampler
-        if isinstance(sampler, BaseGASampler) and sampler.population_size:
+        sampler = genetic_sampler(study.sampler)
+        if sampler is not None:
             pop = sampler.population_size
             while len(sampler.get_population(study, self._generation)) >= pop:
                 self._generation += 1
@@ -77,10 +77,10 @@ def run_batch(
     evaluated together (:func:`dse.model.batched.evaluate_trials`; each failure fails only its
     trial), their metrics stored in one write, and told in order.
     """
-    storage = study._storage
+    storage = storage_of(study)
     with ExitStack() as stack:
         for trial_id in trial_ids:
-            stack.enter_context(get_heartbeat_thread(trial_id, storage))
+            stack.enter_context(heartbeat(trial_id, storage))
         asked = [_ask(study, trial_id, dists) for trial_id in trial_ids]
         trials = [t for t in asked if t is not None]
         outcomes = evaluate_trials(
@@ -95,13 +95,14 @@ def run_batch(
             else:
                 # Feasibility as a user attr too, so optuna-dashboard shows it on every trial.
                 a = {**outcome.metrics, FEASIBLE_ATTR: outcome.feasible}
-            attrs[trial._trial_id] = a
+            attrs[private_trial_id(trial)] = a
         try:
             set_trials_user_attrs(storage, attrs)
         except UpdateFinishedTrialError:
             pass  # the retired trial is found below; the others are written
         told = {
-            t._trial_id: _tell(model, study, t, o) for t, o in zip(trials, outcomes, strict=True)
+            private_trial_id(t): _tell(model, study, t, o)
+            for t, o in zip(trials, outcomes, strict=True)
         }
         return [told.get(trial_id) for trial_id in trial_ids]
 
@@ -113,10 +114,10 @@ def _ask(
     try:
         trial = optuna.Trial(study, trial_id)
         for name, dist in dists.items():
-            trial._suggest(name, dist)
+            suggest(trial, name, dist)
         return trial
     except (UpdateFinishedTrialError, ValueError):
-        if study._storage.get_trial(trial_id).state.is_finished():
+        if storage_of(study).get_trial(trial_id).state.is_finished():
             return None
         raise
 
@@ -134,6 +135,6 @@ def _tell(
             trial.set_constraint(expr.source, v)
         return study.tell(trial, outcome.values)
     except (UpdateFinishedTrialError, ValueError):
-        if study._storage.get_trial(trial._trial_id).state.is_finished():
+        if storage_of(study).get_trial(private_trial_id(trial)).state.is_finished():
             return None
         raise

@@ -16,9 +16,17 @@ from typing import Any
 
 import optuna
 from optuna.exceptions import UpdateFinishedTrialError
-from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import FrozenTrial, TrialState
 
+from dse.search.optuna_private import (
+    forget_cached_trials,
+    heartbeat_enabled,
+    pop_waiting_trial_id,
+    stale_trial_ids,
+    storage_of,
+    study_id,
+)
+from dse.search.optuna_private import trial_id as private_trial_id
 from dse.search.storage import set_trial_user_attrs
 from dse.search.stored import FAIL_ATTR, STALE_ATTR, WORKER_ATTR
 
@@ -79,7 +87,7 @@ def _stale_reason(
 ) -> str | None:
     """Why a RUNNING trial has no live worker any more, or None while it may still have one."""
     owner = str(t.user_attrs.get(WORKER_ATTR, ""))
-    if t._trial_id in heartbeat_stale:
+    if private_trial_id(t) in heartbeat_stale:
         return f"worker {owner or '?'} stopped sending heartbeats"
     if not owner:
         age = (now - t.datetime_start).total_seconds() if t.datetime_start else 0.0
@@ -92,7 +100,7 @@ def _stale_reason(
 def retire_trial(study: optuna.Study, trial_id: int, reason: str) -> bool:
     """Fail a trial so it never counts toward the total; False if another worker finished or
     retired it first (the state change is the arbiter, so exactly one retirer wins)."""
-    storage = study._storage
+    storage = storage_of(study)
     try:
         storage.set_trial_user_attr(trial_id, STALE_ATTR, True)
         storage.set_trial_user_attr(trial_id, FAIL_ATTR, reason)
@@ -109,10 +117,10 @@ def recover_stale_trials(study: optuna.Study) -> int:
     heartbeat, which covers workers on other hosts. Parameters are enqueued again, so the
     study loses no sample, and stale trials never count, so none counts twice.
     """
-    storage = study._storage
+    storage = storage_of(study)
     heartbeat_stale: set[int] = set()
-    if is_heartbeat_enabled(storage):
-        heartbeat_stale = set(storage._get_stale_trial_ids(study._study_id))  # type: ignore[attr-defined]
+    if heartbeat_enabled(storage):
+        heartbeat_stale = set(stale_trial_ids(study))
     host = socket.gethostname()
     now = datetime.now()
     n = 0
@@ -120,7 +128,7 @@ def recover_stale_trials(study: optuna.Study) -> int:
         reason = _stale_reason(t, host=host, heartbeat_stale=heartbeat_stale, now=now)
         if reason is None:
             continue
-        if retire_trial(study, t._trial_id, f"{reason}; parameters re-queued"):
+        if retire_trial(study, private_trial_id(t), f"{reason}; parameters re-queued"):
             if t.params:
                 study.enqueue_trial(t.params, skip_if_exists=False)
             n += 1
@@ -154,11 +162,11 @@ def finished_count(study: optuna.Study) -> int:
 def claim_trial(study: optuna.Study) -> int:
     """A RUNNING trial owned by this worker: the next queued one, or a new one created with the
     owner already in it (one write, so a crash cannot leave an ownerless new trial)."""
-    study._thread_local.cached_all_trials = None
+    forget_cached_trials(study)
     tags = _owner_tags()
-    trial_id = study._pop_waiting_trial_id()
+    trial_id = pop_waiting_trial_id(study)
     if trial_id is not None:
-        set_trial_user_attrs(study._storage, trial_id, tags)
+        set_trial_user_attrs(storage_of(study), trial_id, tags)
         return trial_id
     template = FrozenTrial(
         number=0,
@@ -173,11 +181,11 @@ def claim_trial(study: optuna.Study) -> int:
         intermediate_values={},
         trial_id=0,
     )
-    return study._storage.create_new_trial(study._study_id, template_trial=template)
+    return storage_of(study).create_new_trial(study_id(study), template_trial=template)
 
 
 def give_back_trial(study: optuna.Study, trial_id: int, reason: str) -> None:
     """Retire a claimed trial before evaluating it, re-queueing its parameters if it had some."""
-    fixed = study._storage.get_trial(trial_id).system_attrs.get("fixed_params")
+    fixed = storage_of(study).get_trial(trial_id).system_attrs.get("fixed_params")
     if retire_trial(study, trial_id, reason) and fixed:
         study.enqueue_trial(fixed, skip_if_exists=False)

@@ -26,6 +26,7 @@ from dse.model.guarded import TrialEvaluation, trial_evaluator
 from dse.model.pareto import ParetoArchive
 from dse.model.study_model import StudyModel
 from dse.search.batch import BatchPlanner, run_batch
+from dse.search.optuna_private import storage_of
 from dse.search.recovery import (
     FINISHED,
     claim_trial,
@@ -261,7 +262,7 @@ def _loop(
                 continue
         if reseed:
             reseed = False
-            number = study._storage.get_trial_number_from_id(trial_ids[0])
+            number = storage_of(study).get_trial_number_from_id(trial_ids[0])
             if number:
                 study.sampler = make_sampler(model, _offset_seed(model, number))
         try:
@@ -270,7 +271,7 @@ def _loop(
             )
         except BaseException:
             for trial_id in trial_ids:
-                if not study._storage.get_trial(trial_id).state.is_finished():
+                if not storage_of(study).get_trial(trial_id).state.is_finished():
                     give_back_trial(study, trial_id, "interrupted; parameters re-queued")
             raise
         for t in told:
