@@ -92,8 +92,9 @@ def _one_error_line(res: subprocess.CompletedProcess[str], words: str) -> None:
 
 @pytest.mark.skipif(not _is_root(), reason="mounting a small tmpfs needs root (CI runs as root)")
 def test_disk_full_is_one_line_exit_1_and_the_study_resumes(tmp_path: Path) -> None:
-    spec = slow_spec(tmp_path, study="full", trials=200, sleep_s=0.0)
-    with tmpfs(tmp_path / "disk", "600k") as disk:
+    # 600 trials' journal (>= 0.5 KB each) cannot fit in 96 KB.
+    spec = slow_spec(tmp_path, study="full", trials=600, sleep_s=0.0)
+    with tmpfs(tmp_path / "disk", "96k") as disk:
         env = {"DSE_STUDIES_DIR": str(disk / "studies")}
         res = run_dse("run", str(spec), "--no-progress", env=env)
         _one_error_line(res, "No space left on device")
@@ -104,7 +105,7 @@ def test_disk_full_is_one_line_exit_1_and_the_study_resumes(tmp_path: Path) -> N
         assert res.returncode == 0, res.stderr
         _whole_lines(journal)
         t = pd.read_csv(disk / "studies" / "full" / "trials.csv")
-        assert (~t["stale"]).sum() == 200 and (t["state"] != "RUNNING").all()
+        assert (~t["stale"]).sum() == 600 and (t["state"] != "RUNNING").all()
         assert not [p for p in (disk / "studies" / "full").iterdir() if p.suffix == ".tmp"]
 
 
