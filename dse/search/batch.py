@@ -11,8 +11,10 @@ with the same seed, wherever the sampler allows it:
   results; the seeded draws happen in the same order).
 - TPE, GP and the rest learn from every result, so they ask one trial at a time.
 
-With several workers on one study (``--jobs``), each asks its own batch, so a generation may
-hold more than ``population_size`` trials, as with concurrent one-at-a-time workers.
+With several workers on one study (``--jobs``), a worker's batch is the rest of the generation
+less the trials of it that other workers are running, and one trial when nothing is left (as a
+one-at-a-time worker would), so concurrent workers share a generation instead of each asking a
+whole one.
 """
 
 from __future__ import annotations
@@ -55,10 +57,22 @@ class BatchPlanner:
             while len(sampler.get_population(study, self._generation)) >= pop:
                 self._generation += 1
             rest = pop - len(sampler.get_population(study, self._generation))
+            rest -= self._running_in(study, sampler, self._generation)
             return max(1, min(rest, remaining))
         if self.sampler_name in _INDEPENDENT:
             return min(BATCH_INDEPENDENT, remaining)
         return 1
+
+    @staticmethod
+    def _running_in(study: optuna.Study, sampler: BaseGASampler, generation: int) -> int:
+        """Trials of ``generation`` other workers are running now: a generation is shared, so
+        concurrent workers ask its rest between them (alone, a worker has none running)."""
+        key = type(sampler)._get_generation_key()
+        return sum(
+            1
+            for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+            if t.system_attrs.get(key) == generation
+        )
 
 
 def run_batch(

@@ -121,6 +121,26 @@ def test_a_batch_is_the_rest_of_the_generation(tmp_path: Path, studies_dir: Path
     assert planner.size(study, 3) == min(3, rest)
 
 
+def test_concurrent_workers_share_a_generation(tmp_path: Path, studies_dir: Path) -> None:
+    from dse.search.runner import create_or_load
+    from dse.search.samplers import distribution
+
+    spec = _flaky_spec(tmp_path, "share", "nsga2", 25)
+    model = api.load(spec)
+    study = create_or_load(model, f"journal:{tmp_path / 'share.log'}")
+    dists = {n: distribution(p) for n, p in model.spec.space.items()}
+    planner = BatchPlanner(model)
+    assert planner.size(study, 100) == 10
+    asked = [study.ask(fixed_distributions=dists) for _ in range(6)]  # another worker's batch
+    assert planner.size(study, 100) == 4
+    for _ in range(4):
+        asked.append(study.ask(fixed_distributions=dists))
+    assert planner.size(study, 100) == 1  # nothing left: one trial at a time
+    for t in asked:
+        study.tell(t, [t.params["x"], t.params["y"]])
+    assert planner.size(study, 100) == 10  # generation 0 complete: a whole new one
+
+
 def test_vectorized_batch_evaluation_is_bit_identical_to_one_design(
     tmp_path: Path,
 ) -> None:
