@@ -8,12 +8,14 @@ as a float is caught), so a negative count or a fraction above 1 never reaches a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from dse.model.registry import Evaluator
 from dse.spec.errors import Problem, short_repr
-from dse.spec.schema import CategoricalParam, FloatParam, LoadedSpec
+from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec
 
 #: A point inside a continuous range, away from round numbers (a golden-section point).
 _INSIDE = 0.381966
@@ -35,12 +37,28 @@ def _checker(evaluators: Iterable[Evaluator]) -> Callable[[str, Any], str | None
     return why
 
 
+@dataclass(frozen=True)
+class RangeCheck:
+    """Range problems, and whether the probe design is in doubt (a range is impossible or
+    malformed, so what a model says about the probe may only follow from that)."""
+
+    problems: list[Problem]
+    doubtful: bool
+
+
+def _malformed(p: FloatParam | IntParam) -> bool:
+    """Reported by the schema already (dse.spec.schema): the midpoint means nothing."""
+    finite = math.isfinite(p.low) and math.isfinite(p.high)
+    return not finite or p.low >= p.high or (p.log and p.low <= 0)
+
+
 def param_range_problems(
     loaded: LoadedSpec, evaluators: Iterable[Evaluator], fixed: Mapping[str, Any]
-) -> list[Problem]:
+) -> RangeCheck:
     """Problems of searched ranges and top-level ``fixed`` values the evaluators reject."""
     why = _checker(evaluators)
     problems: list[Problem] = []
+    malformed = False
     for name, p in loaded.spec.space.items():
         loc = ("space", name)
         if isinstance(p, CategoricalParam):
@@ -49,6 +67,9 @@ def param_range_problems(
                     problems.append(
                         loaded.problem((*loc, "choices"), f"choice {short_repr(choice)}: {msg}")
                     )
+            continue
+        if _malformed(p):
+            malformed = True
             continue
         ends_ok = True
         for end, value in (("low", p.low), ("high", p.high)):
@@ -59,7 +80,7 @@ def param_range_problems(
                         (*loc, end), f"{end} {short_repr(value)} is not a possible {name}: {msg}"
                     )
                 )
-        if ends_ok and isinstance(p, FloatParam) and p.low < p.high:
+        if ends_ok and isinstance(p, FloatParam):
             inside = p.low + (p.step if p.step is not None else _INSIDE * (p.high - p.low))
             if inside <= p.high and (msg := why(name, inside)):
                 hint = "; search it as type: int" if "whole" in msg else ""
@@ -75,15 +96,19 @@ def param_range_problems(
             continue  # searched values win; presets and tables are checked by their resolver
         if msg := why(name, value):
             problems.append(loaded.problem(("fixed", name), f"{msg}, got {short_repr(value)}"))
-    return problems
+    return RangeCheck(problems, doubtful=malformed or bool(problems))
 
 
-def without_repeats(problems: list[Problem], found: list[Problem]) -> list[Problem]:
-    """``problems`` minus those about a field ``found`` already reports (a model's own message
-    about a field is the more specific one)."""
-    fields = {p.field for p in found}
-    return [
-        p
-        for p in problems
-        if not any(p.field == f or p.field.startswith(f + ".") for f in fields if f)
-    ]
+def merge_probe_problems(ranges: RangeCheck, probed: list[Problem]) -> list[Problem]:
+    """Range problems and what the models said on the probe design, each field once.
+
+    A model's own message about a field is the more specific one, so it replaces the range
+    problem of that field. When the probe design was impossible anyway, a model's complaint
+    about some other field only follows from that and is left out (fix, then validate again).
+    """
+    if not ranges.doubtful:
+        return probed
+    fields = {p.field for p in ranges.problems}
+    kept = [p for p in probed if p.field in fields]
+    said = {p.field for p in kept}
+    return kept + [p for p in ranges.problems if p.field not in said]

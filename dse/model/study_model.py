@@ -19,7 +19,7 @@ import numpy as np
 import yaml
 
 from dse.model.deadline import CallFailed, DeadlineExceeded, call_with_deadline
-from dse.model.param_ranges import param_range_problems, without_repeats
+from dse.model.param_ranges import merge_probe_problems, param_range_problems
 from dse.model.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_path
 from dse.model.uncertain import UncertainError, check_paths, extract_uncertain
 from dse.spec.errors import (
@@ -450,6 +450,7 @@ def collect_model(
     # of the offending field) stops the spec here instead of failing every trial later.
     probe_params = {n: midpoint(p) for n, p in spec.space.items()}
     timeout_s = spec.search.trial_timeout_s
+    probed: list[Problem] = []  # bad values the models rejected on the probe design
     for ev in evaluators.values():
         if ev.metrics is not None:
             for k, info in ev.metrics.items():
@@ -466,7 +467,7 @@ def collect_model(
                 if path:
                     head = path.split(".")[0]
                     loc = ("space", head) if head in spec.space else ("fixed", *path.split("."))
-                    problems.append(loaded.problem(loc, getattr(exc, "message", str(exc))))
+                    probed.append(loaded.problem(loc, getattr(exc, "message", str(exc))))
             except KeyboardInterrupt:
                 raise
             except BaseException:  # noqa: BLE001 - other failures are per-trial, not spec errors
@@ -495,7 +496,7 @@ def collect_model(
             continue
         for k in keys:
             model.metrics[f"{ev.name}.{k}"] = MetricInfo("", "")
-    problems += without_repeats(ranges, problems)
+    problems += merge_probe_problems(ranges, probed)
 
     def unchecked(name: str) -> bool:  # a metric of an evaluator that could not be loaded
         return name.split(".", 1)[0] in broken

@@ -248,6 +248,9 @@ def _param_fields(raw: Any, loc: Loc) -> list[str]:
     return list(model.model_fields) if model else []
 
 
+_CHOICE_TAGS = ("bool", "int", "float", "str")
+
+
 def _pydantic_problems(exc: ValidationError, raw: dict[str, Any], loaded: Any) -> list[Problem]:
     problems = []
     for err in exc.errors():
@@ -257,6 +260,12 @@ def _pydantic_problems(exc: ValidationError, raw: dict[str, Any], loaded: Any) -
             loc = (loc[0], loc[1], *loc[3:])
         msg = err["msg"]
         kind = err["type"]
+        if len(loc) >= 4 and loc[0] == "space" and loc[2] == "choices" and loc[-1] in _CHOICE_TAGS:
+            # One line per bad choice, not one per member of the Choice union.
+            loc = loc[:-1]
+            got = short_repr(err.get("input"))
+            msg = f"a choice must be a number, a string or true/false (got {got})"
+            kind = "value_error"
         if kind == "extra_forbidden":
             key = str(loc[-1])
             if len(loc) >= 3 and loc[0] == "space":
