@@ -161,7 +161,9 @@ class RobustSpec(_Model):
     """Robust objectives as spec data: every design evaluated under ``samples`` draws of the
     uncertain assumptions (``{dist: ...}`` values in ``fixed``); see docs/robust.md."""
 
-    samples: int = Field(ge=2, description="K scenarios each design is evaluated under")
+    samples: Int = Field(
+        ge=2, le=100_000, description="K scenarios each design is evaluated under"
+    )
     statistic: Literal["mean", "p10", "p90", "pessimistic", "optimistic"] = Field(
         default="mean", description="How an objective's K values become one number"
     )

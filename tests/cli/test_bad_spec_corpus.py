@@ -737,7 +737,7 @@ CASES: list[Case] = [
         "mine: corpus_eval:f",
         "cost: corpus_eval:f",
         "evaluators.cost",
-        "taken by a built-in",
+        "taken by an installed evaluator",
     ),
     edit(
         "evaluator_not_callable",
@@ -761,11 +761,11 @@ CASES: list[Case] = [
         "valid string",
     ),
     edit(
-        "evaluators_not_mapping",
+        "evaluators_unknown_name",
         "evaluators:\n  mine: corpus_eval:f\n",
-        "evaluators: [corpus_eval:f]\n",
-        "evaluators",
-        "valid dictionary",
+        "evaluators: [nosuch]\n",
+        "evaluators.nosuch",
+        "no installed evaluator 'nosuch'",
     ),
     # --- objectives -----------------------------------------------------------------------------
     edit(
@@ -1057,6 +1057,27 @@ CASES: list[Case] = [
         at="die_area",
     ),
     edit("search_not_mapping", SEARCH, "search: nsga2", "search", "valid dictionary"),
+    # --- robust ---------------------------------------------------------------------------------
+    add(
+        "robust_one_sample",
+        "robust: {samples: 1}\n",
+        "robust.samples",
+        "greater than or equal to 2",
+    ),
+    add("robust_samples_bool", "robust: {samples: true}\n", "robust.samples", "boolean"),
+    add(
+        "robust_samples_huge",
+        "robust: {samples: 10000000}\n",
+        "robust.samples",
+        "less than or equal",
+    ),
+    add(
+        "robust_statistic_unknown",
+        "robust: {samples: 8, statistic: median}\n",
+        "robust.statistic",
+        "p10",
+    ),
+    add("robust_not_mapping", "robust: 8\n", "robust", "valid dictionary"),
     # --- storage --------------------------------------------------------------------------------
     add("journal_without_path", 'storage: "journal:"\n', "storage", "needs a file path"),
     add(
