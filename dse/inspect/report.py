@@ -38,9 +38,10 @@ FIGURES_DIR = "figures"
 
 # One look per trial category, shared by plotly and matplotlib.
 STYLE = {
-    "infeasible": {"color": "#b0b0b0", "symbol": "x", "mpl": "x", "size": 5},
-    "dominated": {"color": "#6baed6", "symbol": "circle", "mpl": "o", "size": 5},
-    "duplicate": {"color": "#6baed6", "symbol": "circle-open", "mpl": "o", "size": 5},
+    # as the PNGs (dse.inspect.report_png.LOOK): one colour and marker per kind of trial
+    "infeasible": {"color": "#9e9e9e", "symbol": "x", "mpl": "x", "size": 5},
+    "dominated": {"color": "#6baed6", "symbol": "circle-open", "mpl": "o", "size": 5},
+    "duplicate": {"color": "#ff7f0e", "symbol": "square-open", "mpl": "s", "size": 6},
     "front": {"color": "#d62728", "symbol": "diamond", "mpl": "D", "size": 8},
 }
 
