@@ -97,9 +97,18 @@ def _compute_log_tails(n: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.nd
     shape = n.shape
     a = n.ravel() + 1.0
     x = mu.ravel()
+    one = a == 1.0  # n = 0 (no spares): P(K <= 0) = e^-mu exactly, no series needed
+    if one.all() and (x >= 0).all():
+        with np.errstate(divide="ignore"):  # mu = 0: log P(K > 0) = -inf, as below
+            return (-x).reshape(shape), np.log(-np.expm1(-x)).reshape(shape)
     log_cdf = np.zeros(a.size)
     log_sf = np.full(a.size, -np.inf)
     pos = x > 0
+    if one.any():
+        first = pos & one
+        log_cdf[first] = -x[first]
+        log_sf[first] = np.log(-np.expm1(-x[first]))
+        pos &= ~one
     series = pos & (x < a + 1.0)
     cf = pos & ~series
     if series.any():
@@ -116,6 +125,8 @@ def _compute_log_tails(n: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.nd
 def poisson_cdf(n: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """P(K <= n) for K ~ Poisson(mu); 0 for n < 0."""
     n = np.asarray(n, dtype=float)
+    if (n < 0).all():  # e.g. P(K <= spares - 1) without spares
+        return np.zeros(np.broadcast_shapes(n.shape, np.shape(mu)))
     log_cdf, _ = _log_tails(np.maximum(n, 0.0), mu)
     return np.where(n < 0, 0.0, np.exp(log_cdf))
 

@@ -52,6 +52,24 @@ def test_poisson_tails_match_direct_sums() -> None:
     )
 
 
+def test_poisson_tails_without_spares_are_exact_in_every_mix() -> None:
+    # n = 0 has the closed form P(K <= 0) = e^-mu; a batch of only n = 0, n = 0 mixed with
+    # n > 0 (series and continued-fraction regions), and mu = 0 all agree with direct sums.
+    mu = np.array([0.0, 1e-12, 0.002, 0.7, 1.9, 2.1, 7.0, 40.0])
+    direct_sf = [-math.expm1(-m) for m in mu]
+    for n in (np.zeros(mu.size), np.array([0, 3, 0, 1, 0, 2, 0, 0])):
+        cdf, log_sf = poisson_cdf(n, mu), poisson_log_sf(n, mu)
+        for i in np.flatnonzero(n == 0):
+            assert cdf[i] == pytest.approx(math.exp(-mu[i]), rel=1e-14)
+            assert np.exp(log_sf[i]) == pytest.approx(direct_sf[i], rel=1e-14, abs=0)
+        for i in np.flatnonzero(n > 0):
+            k = int(n[i])
+            direct = sum(math.exp(-mu[i]) * mu[i] ** j / math.factorial(j) for j in range(k + 1))
+            assert cdf[i] == pytest.approx(direct, rel=1e-10)
+    assert poisson_log_sf(np.zeros(2), np.zeros(2)).tolist() == [-np.inf, -np.inf]
+    assert poisson_cdf(np.full(3, -1.0), np.ones(3)).tolist() == [0.0, 0.0, 0.0]
+
+
 def test_spare_count_and_nines() -> None:
     assert spare_count(1024, 0.02) == 21  # ceil(20.48)
     assert spare_count(100, 0.07) == 7  # 0.07*100 = 7.000000000000001 must not become 8
