@@ -556,8 +556,11 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
                         sel_all[key] = np.empty(n, dtype=v.dtype)
                     sel_all[key][rows] = v
         best_parts, parts = [best_all], [sel_all]
-    best = np.concatenate(best_parts)
-    sel = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    if len(parts) == 1:  # serving: already whole arrays of the n designs (no copy)
+        best, sel = best_parts[0], dict(parts[0])
+    else:
+        best = np.concatenate(best_parts)
+        sel = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
     sel["tp"], sel["pp"] = cand["tp"][best], cand["pp"][best]
 
     group = sel["tp"] * sel["pp"]
