@@ -57,7 +57,12 @@ def _dedup(columns: list[np.ndarray]) -> _Groups | None:
     n = columns[0].size if columns else 0
     if n < _DEDUP_MIN:
         return None
-    bits = [np.ascontiguousarray(c, dtype=float).view(np.uint64) for c in columns]
+    # a column broadcast from one value (stride 0) is equal on every row: nothing to hash
+    varying = [c for c in columns if not (c.ndim == 1 and c.strides == (0,) and c.dtype == float)]
+    bits = [np.ascontiguousarray(c, dtype=float).view(np.uint64) for c in varying]
+    if not bits:
+        return _Groups(np.zeros(1, np.intp), np.zeros(n, np.intp), np.arange(n),
+                       np.array([0, n]), np.zeros(n, np.intp))  # fmt: skip
     h = np.zeros(n, dtype=np.uint64)
     for b in bits:  # splitmix64's finalizer over (hash + column), column by column
         h += b
