@@ -31,7 +31,13 @@ from optuna.trial import FrozenTrial, TrialState
 from dse.model.batched import evaluate_trials
 from dse.model.guarded import EvaluationTimeout, TrialEvaluation
 from dse.model.study_model import EvaluationError, StudyModel
-from dse.search.optuna_private import genetic_sampler, heartbeat, storage_of, suggest
+from dse.search.optuna_private import (
+    generation_key,
+    genetic_sampler,
+    heartbeat,
+    storage_of,
+    suggest,
+)
 from dse.search.optuna_private import trial_id as private_trial_id
 from dse.search.storage import set_trials_user_attrs
 from dse.search.stored import FAIL_ATTR, FEASIBLE_ATTR, TIMED_OUT_ATTR
@@ -64,10 +70,10 @@ class BatchPlanner:
         return 1
 
     @staticmethod
-    def _running_in(study: optuna.Study, sampler: BaseGASampler, generation: int) -> int:
+    def _running_in(study: optuna.Study, sampler: Any, generation: int) -> int:
         """Trials of ``generation`` other workers are running now: a generation is shared, so
         concurrent workers ask its rest between them (alone, a worker has none running)."""
-        key = type(sampler)._get_generation_key()
+        key = generation_key(sampler)
         return sum(
             1
             for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))

@@ -89,3 +89,8 @@ def genetic_sampler(sampler: optuna.samplers.BaseSampler) -> Any:
     if isinstance(sampler, BaseGASampler) and sampler.population_size:
         return sampler
     return None
+
+
+def generation_key(sampler: Any) -> str:
+    """The system attribute in which a genetic sampler records each trial's generation."""
+    return str(type(sampler)._get_generation_key())
