@@ -1,16 +1,27 @@
-"""Benchmark 3: search quality of Optuna's samplers against the exact sweep front.
+"""Benchmark 3: search quality of Optuna's samplers against the true or exact front.
 
 For each sampler and seed, run a study on the spec (in-memory storage: this measures search,
 not storage) and record the hypervolume of its feasible front after 100..2000 trials as a
-fraction of the exact grid front's hypervolume (``dse sweep SPEC --grid``), with the same
-reference point (the exact front's nadir pushed out by 10 % of its range,
-dse.model.pareto). pymoo's NSGA-II at equal evaluations is the outside reference.
+fraction of the reference front's hypervolume, with the same reference point:
+
+- ``spaces/litegpu.yaml``: the exact grid front (``dse sweep SPEC --grid``), reference point its
+  nadir pushed out by 10 % of its range (dse.model.pareto);
+- ``spaces/zdt1/spec.yaml`` and ``spaces/dtlz2/spec.yaml`` (``--front analytic``): the true
+  front's hypervolume in closed form, reference point the specs' thresholds (1.1 each).
+
+pymoo's NSGA-II at equal evaluations is the outside reference. ``default`` is the engine's
+default search (``sampler: nsga2`` without options, dse.search.samplers.GA_DEFAULTS);
+``nsga2-optuna`` is Optuna's own NSGA-II defaults.
 
 Samplers whose choice does not depend on trials still running (NSGA-II/III within a generation,
 random) are asked a generation at a time and evaluated vectorized, which gives the same samples
 as one-by-one ask/tell and is much faster; TPE and GP are asked and told one trial at a time.
 
     python benchmarks/bench_search.py --front studies/litegpu/sweep_front.csv --seeds 5
+    python benchmarks/bench_search.py --spec spaces/zdt1/spec.yaml --front analytic --seeds 10 \
+        --samplers default,nsga2-optuna,pymoo-nsga2
+    python benchmarks/bench_search.py --spec spaces/dtlz2/spec.yaml --front analytic --seeds 10 \
+        --samplers default,nsga2-optuna,pymoo-nsga2
 
 Prints one table of median (min..max) fractions per sampler and checkpoint, and writes the raw
 per-seed figures as JSON (``--out``).
@@ -35,7 +46,7 @@ from dse import api
 from dse.model.outcome import feasible_mask
 from dse.model.study_model import StudyModel
 from dse.results.quality import front_hypervolume, hypervolume_history, reference_point
-from dse.search.samplers import distribution, make_sampler
+from dse.search.samplers import distribution, make_sampler, sampler_options
 from dse.search.sweep import warm_start_designs
 from dse.spec.schema import SearchSpec
 
@@ -43,8 +54,28 @@ CHECKPOINTS = [100, 250, 500, 1000, 2000, 4000]
 BATCHED = {"nsga2", "nsga3", "random"}
 
 # name -> (sampler, options, trials, extra)
+OPTUNA_NSGA2 = {
+    "population_size": 50,
+    "crossover": "uniform",
+    "mutation": "resample",
+    "mutation_prob": None,
+}
+TRUE_HV = {  # closed forms at the reference point (1.1, ...), see tests/dse/test_default_search.py
+    "zdt1": (1.1 - 1 + 2 / 3) + 0.1 * 1.1,
+    "dtlz2": 1.1**3 - math.pi / 6,
+}
+
 CONFIGS: dict[str, tuple[str, dict[str, Any], int, dict[str, Any]]] = {
-    "nsga2": ("nsga2", {}, 2000, {}),
+    "default": ("nsga2", {}, 2000, {}),
+    "nsga2-optuna": ("nsga2", OPTUNA_NSGA2, 2000, {}),
+    "nsga2-optuna-pop20": ("nsga2", {**OPTUNA_NSGA2, "population_size": 20}, 2000, {}),
+    "nsga2-sbx-pm20": ("nsga2", {"mutation": {"name": "polynomial", "eta": 20}}, 2000, {}),
+    "nsga2-sbx-pm10": ("nsga2", {"mutation": {"name": "polynomial", "eta": 10}}, 2000, {}),
+    "nsga2-sbx-pm15": ("nsga2", {"mutation": {"name": "polynomial", "eta": 15}}, 2000, {}),
+    "nsga2-sbx-pop30": ("nsga2", {"population_size": 30}, 2000, {}),
+    "nsga2-sbx-mp02": ("nsga2", {"mutation_prob": 0.2}, 2000, {}),
+    "nsga2-sbx-mp04": ("nsga2", {"mutation_prob": 0.4}, 2000, {}),
+    "nsga2": ("nsga2", {"population_size": 50}, 2000, {}),
     "nsga2-pop20": ("nsga2", {"population_size": 20}, 2000, {}),
     "nsga2-pop100": ("nsga2", {"population_size": 100}, 2000, {}),
     "nsga2-warm": ("nsga2", {}, 2000, {"warm_samples": 20_000}),
@@ -64,6 +95,13 @@ CONFIGS: dict[str, tuple[str, dict[str, Any], int, dict[str, Any]]] = {
 
 def _setup(spec: str, front_csv: str) -> tuple[StudyModel, np.ndarray, float]:
     model = api.load(spec)
+    if front_csv == "analytic":
+        ref = reference_point(
+            thresholds=[o.threshold for o in model.spec.objectives],
+            maximize=model.maximize,
+            reference_set=None,
+        )
+        return model, ref, TRUE_HV[model.spec.study]
     exact = pd.read_csv(front_csv)[model.objective_names].to_numpy(dtype=float)
     ref = reference_point(
         thresholds=[o.threshold for o in model.spec.objectives],
@@ -104,12 +142,12 @@ def run_optuna(
     dists = {n: distribution(p) for n, p in model.spec.space.items()}
     warm_s = 0.0
     if extra.get("warm_samples"):
-        pop = options.get("population_size", 50)
+        pop = sampler_options(search)["population_size"]
         t_warm = time.perf_counter()
         for p in warm_start_designs(model, samples=extra["warm_samples"], k=pop, seed=seed):
             study.enqueue_trial(p)
         warm_s = time.perf_counter() - t_warm
-    batch = options.get("population_size", 50) if sampler in BATCHED else 1
+    batch = sampler_options(search).get("population_size", 50) if sampler in BATCHED else 1
     objs, feas = [], []
     t0 = time.perf_counter()
     done = 0
@@ -134,7 +172,7 @@ def run_optuna(
     }
 
 
-def run_pymoo(model: StudyModel, seed: int, evaluations: int) -> dict[str, Any]:
+def run_pymoo(model: StudyModel, seed: int, evaluations: int, *, pop: int = 50) -> dict[str, Any]:
     """pymoo NSGA-II (SBX + PM on a continuous encoding rounded onto the grid)."""
     from pymoo.algorithms.moo.nsga2 import NSGA2
     from pymoo.core.problem import Problem
@@ -181,7 +219,6 @@ def run_pymoo(model: StudyModel, seed: int, evaluations: int) -> dict[str, Any]:
             out["F"] = obj * sign
             out["G"] = g
 
-    pop = 50
     t0 = time.perf_counter()
     minimize(Space(), NSGA2(pop_size=pop), ("n_eval", evaluations), seed=seed, verbose=False)
     values = np.vstack(log["values"])[:evaluations]
@@ -196,8 +233,8 @@ def run_pymoo(model: StudyModel, seed: int, evaluations: int) -> dict[str, Any]:
 def _job(args: tuple[str, str, str, int, int]) -> dict[str, Any]:
     spec, front_csv, name, seed, trials = args
     model, ref, exact_hv = _setup(spec, front_csv)
-    if name == "pymoo-nsga2":
-        res = run_pymoo(model, seed, trials)
+    if name.startswith("pymoo-nsga2"):
+        res = run_pymoo(model, seed, trials, pop=20 if name.endswith("pop20") else 50)
     else:
         sampler, options, _, extra = CONFIGS[name]
         res = run_optuna(model, sampler, options, seed, trials, extra)
@@ -235,6 +272,7 @@ def main() -> None:
             names.remove("gp")
     budget = {k: c[2] for k, c in CONFIGS.items()}
     budget["pymoo-nsga2"] = budget["nsga2"]
+    budget["pymoo-nsga2-pop20"] = budget["nsga2"]
     budget = {k: max(100, int(v * args.trials_scale)) for k, v in budget.items()}
     _, _, exact_hv = _setup(args.spec, args.front)
     print(f"exact front hypervolume {exact_hv:.6g} ({args.front})")

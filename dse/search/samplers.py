@@ -24,7 +24,7 @@ from optuna.distributions import (
 from dse.model.study_model import StudyModel
 from dse.search.stored import STALE_ATTR, plain
 from dse.search.sweep import warm_start_designs
-from dse.spec.errors import SpecError, short_repr
+from dse.spec.errors import SpecError, did_you_mean, short_repr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, ParamSpec, SearchSpec
 
 
@@ -101,6 +101,64 @@ def _option_type_problem(param: inspect.Parameter, value: Any) -> str | None:
     return f"expected {expected}, got {{got}}"
 
 
+#: The default search (docs/search.md, "Which sampler, and why"): NSGA-II with a small
+#: population, simulated binary crossover and polynomial mutation (Deb & Agrawal 1995; Deb et
+#: al. 2002), as pymoo's NSGA-II does; Optuna's own defaults (population 50, uniform crossover,
+#: mutation by resampling) reach 73 % of ZDT1's hypervolume in 1,000 trials, these 98 %.
+#: A spec's ``options`` override each key; ``crossover: uniform`` / ``mutation: resample`` (and
+#: ``population_size: 50``, ``mutation_prob: null``) give Optuna's defaults back.
+GA_DEFAULTS: dict[str, dict[str, Any]] = {
+    "nsga2": {
+        "population_size": 20,
+        "crossover": {"name": "sbx", "eta": 15},
+        "mutation": {"name": "polynomial", "eta": 20},
+        "mutation_prob": 0.3,
+    },
+}
+CROSSOVERS = {
+    "sbx": "SBXCrossover",
+    "uniform": "UniformCrossover",
+    "blxalpha": "BLXAlphaCrossover",
+    "spx": "SPXCrossover",
+    "undx": "UNDXCrossover",
+    "vsbx": "VSBXCrossover",
+}
+MUTATIONS = {"polynomial": "PolynomialMutation", "resample": None}
+#: Options given by name (checked by _operator, not by the constructor's annotations).
+OPERATOR_OPTIONS = ("crossover", "mutation")
+
+
+def sampler_options(search: SearchSpec) -> dict[str, Any]:
+    """The sampler's options as run: the engine's defaults for it, then the spec's."""
+    return {**GA_DEFAULTS.get(search.sampler, {}), **search.options}
+
+
+def _operator(kind: str, value: Any, table: dict[str, str | None]) -> Any:
+    """``sbx`` or ``{name: sbx, eta: 15}`` -> an Optuna crossover/mutation object."""
+    if not isinstance(value, str | dict):
+        return value
+    spec = {"name": value} if isinstance(value, str) else dict(value)
+    name = spec.pop("name", None)
+    if name not in table:
+        raise ValueError(
+            f"unknown {kind} {name!r} ({did_you_mean(str(name), table)}valid choices: "
+            f"{', '.join(table)}; write {kind}: NAME or {{name: NAME, eta: ...}})"
+        )
+    cls_name = table[name]
+    if cls_name is None:
+        if spec:
+            raise ValueError(f"{kind} {name!r} takes no options, got {', '.join(spec)}")
+        return None
+    cls = getattr(optuna.samplers.nsgaii, cls_name)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return cls(**spec)
+    except TypeError as exc:
+        valid = [p for p in inspect.signature(cls).parameters]
+        raise ValueError(f"{kind} {name!r}: {exc} (valid options: {', '.join(valid)})") from None
+
+
 def make_sampler(
     model: StudyModel, search: SearchSpec | None = None
 ) -> optuna.samplers.BaseSampler:
@@ -129,7 +187,8 @@ def make_sampler(
     wrong = [
         (k, v, why)
         for k, v in search.options.items()
-        if (why := _option_type_problem(params[k], v))
+        if not (k in OPERATOR_OPTIONS and search.sampler in ("nsga2", "nsga3"))
+        and (why := _option_type_problem(params[k], v))
     ]
     if wrong:
         raise SpecError(
@@ -141,7 +200,13 @@ def make_sampler(
                 for k, v, why in wrong
             ]
         )
-    kwargs: dict[str, Any] = dict(search.options)
+    kwargs: dict[str, Any] = sampler_options(search)
+    for key, table in (("crossover", CROSSOVERS), ("mutation", MUTATIONS)):
+        if key in kwargs and search.sampler in ("nsga2", "nsga3"):
+            try:
+                kwargs[key] = _operator(key, kwargs[key], table)
+            except ValueError as exc:
+                raise SpecError([loaded.problem(("search", "options", key), str(exc))]) from None
     if search.sampler == "grid":
         cont = [n for n, p in model.spec.space.items() if grid_values(p) is None]
         if cont:
@@ -223,7 +288,7 @@ def enqueue_warm_start(model: StudyModel, study: optuna.Study) -> None:
         if study.get_trials(deepcopy=False):
             return
         search = model.spec.search
-        k = int(search.options.get("population_size", 50))
+        k = int(sampler_options(search).get("population_size", 50))
         designs = plain(
             warm_start_designs(model, samples=search.warm_start, k=k, seed=search.seed)
         )
