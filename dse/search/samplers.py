@@ -102,17 +102,17 @@ def _option_type_problem(param: inspect.Parameter, value: Any) -> str | None:
 
 
 #: The default search (docs/search.md, "Which sampler, and why"): NSGA-II with a small
-#: population, simulated binary crossover and polynomial mutation (Deb & Agrawal 1995; Deb et
-#: al. 2002), as pymoo's NSGA-II does; Optuna's own defaults (population 50, uniform crossover,
-#: mutation by resampling) reach 73 % of ZDT1's hypervolume in 1,000 trials, these 98 %.
-#: A spec's ``options`` override each key; ``crossover: uniform`` / ``mutation: resample`` (and
-#: ``population_size: 50``, ``mutation_prob: null``) give Optuna's defaults back.
+#: population, simulated binary crossover (eta 15) and polynomial mutation (eta 10) of each
+#: parameter with probability 1/n (Deb & Agrawal 1995; Deb et al. 2002), as pymoo's NSGA-II
+#: does. Optuna's own defaults (population 50, uniform crossover, mutation by resampling)
+#: reach 73 % of ZDT1's hypervolume in 1,000 trials, these 98 % (benchmarks/RESULTS.md). A
+#: spec's ``options`` override each key; ``crossover: uniform``, ``mutation: resample`` and
+#: ``population_size: 50`` give Optuna's defaults back.
 GA_DEFAULTS: dict[str, dict[str, Any]] = {
     "nsga2": {
         "population_size": 20,
         "crossover": {"name": "sbx", "eta": 15},
-        "mutation": {"name": "polynomial", "eta": 20},
-        "mutation_prob": 0.3,
+        "mutation": {"name": "polynomial", "eta": 10},
     },
 }
 CROSSOVERS = {

@@ -123,7 +123,7 @@ def test_ga_operators_are_named_in_the_spec(tmp_path) -> None:
     opts = {"crossover": "uniform", "mutation": {"name": "polynomial", "eta": 5}}
     model = api.load(_with_search(tmp_path, options=opts))
     run = sampler_options(model.spec.search)
-    assert run["population_size"] == 20 and run["mutation_prob"] == 0.3
+    assert run["population_size"] == 20 and run["crossover"] == "uniform"
     # The operators are used: same seed, other operators -> other children from generation 2.
     first = _second_generation(_with_search(tmp_path))
     assert _second_generation(_with_search(tmp_path)) == first
