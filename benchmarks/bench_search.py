@@ -117,12 +117,11 @@ def _evaluate_batch(
     obj = np.column_stack(
         [np.broadcast_to(metrics[k], (len(trials),)) for k in model.objective_names]
     )
-    viol = np.column_stack(
-        [
-            np.broadcast_to(np.asarray(v, float), (len(trials),))
-            for v in model.violations(params, metrics)
-        ]
-    )
+    cols = [
+        np.broadcast_to(np.asarray(v, float), (len(trials),))
+        for v in model.violations(params, metrics)
+    ]
+    viol = np.column_stack(cols) if cols else np.zeros((len(trials), 0))
     return obj, viol
 
 
@@ -203,18 +202,18 @@ def run_pymoo(model: StudyModel, seed: int, evaluations: int, *, pop: int = 50) 
             obj = np.column_stack(
                 [np.broadcast_to(metrics[k], (len(x),)) for k in model.objective_names]
             )
-            g = np.column_stack(
-                [
-                    np.broadcast_to(np.asarray(v, float), (len(x),))
-                    for v in model.violations(params, metrics)
-                ]
-            )
+            cols = [
+                np.broadcast_to(np.asarray(v, float), (len(x),))
+                for v in model.violations(params, metrics)
+            ]
+            g = np.column_stack(cols) if cols else np.zeros((len(x), 0))
             bad = ~np.all(np.isfinite(obj), axis=1)
             obj = np.where(bad[:, None], 1e30, obj)
             log["values"].append(obj)
             log["feasible"].append(feasible_mask(list(g.T), len(x)) & ~bad)
             out["F"] = obj * sign
-            out["G"] = g
+            if cols:
+                out["G"] = g
 
     t0 = time.perf_counter()
     minimize(Space(), NSGA2(pop_size=pop), ("n_eval", evaluations), seed=seed, verbose=False)
