@@ -11,8 +11,11 @@ may flip to ``3.38`` when the true value sits on a rounding boundary; ``0.5`` ne
 
 from __future__ import annotations
 
+import base64
 import math
 import re
+
+import numpy as np
 
 __all__ = ["REL_TOL", "first_difference"]
 
@@ -22,6 +25,25 @@ REL_TOL = 1e-6
 ROUNDING_REL = 0.01
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|NaN|-?Infinity|-?inf|nan")
+
+
+# plotly writes numeric arrays as base64 typed arrays ("bdata"), in either key order.
+_BDATA = re.compile(
+    r'"dtype":"(?P<d1>\w+)","bdata":"(?P<b1>[^"]*)"|"bdata":"(?P<b2>[^"]*)","dtype":"(?P<d2>\w+)"'
+)
+
+
+def _expand_bdata(text: str) -> str:
+    """Decode plotly's base64 typed arrays into decimal lists, so they compare number by number."""
+
+    def decode(m: re.Match[str]) -> str:
+        dtype = m.group("d1") or m.group("d2")
+        raw = (m.group("b1") if m.group("b1") is not None else m.group("b2")) or ""
+        raw = raw.replace("\\u002f", "/").replace("\\u002b", "+").replace("\\/", "/")
+        values = np.frombuffer(base64.b64decode(raw), dtype=np.dtype(dtype).newbyteorder("<"))
+        return f'"dtype":"{dtype}","values":[{",".join(repr(v.item()) for v in values)}]'
+
+    return _BDATA.sub(decode, text)
 
 
 def _places(token: str) -> int:
@@ -49,6 +71,7 @@ def _close(a: str, b: str) -> bool:
 
 def first_difference(expected: str, actual: str) -> str | None:
     """``None`` when the texts agree within tolerance, else a short description of where not."""
+    expected, actual = _expand_bdata(expected), _expand_bdata(actual)
     text_e, text_a = _NUMBER.split(expected), _NUMBER.split(actual)
     nums_e, nums_a = _NUMBER.findall(expected), _NUMBER.findall(actual)
     if len(text_e) != len(text_a):

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import base64
+
+import numpy as np
+
 from tests.numeric import first_difference
 
 
@@ -17,3 +21,16 @@ def test_integers_and_real_changes_are_caught() -> None:
     assert first_difference("a=0.5", "a=0.6") is not None
     assert first_difference("front 12", "front 12 extra") is not None
     assert first_difference("value: NaN", "value: 1.0") is not None
+
+
+def _plotly_array(values: list[float]) -> str:
+    raw = base64.b64encode(np.asarray(values, dtype="<f8").tobytes()).decode()
+    return '{"x":{"dtype":"f8","bdata":"' + raw.replace("/", "\\u002f") + '"}}'
+
+
+def test_plotly_base64_arrays_compare_number_by_number() -> None:
+    a = _plotly_array([0.35404397213303707, 1.0, 2.5])
+    b = _plotly_array([0.3540439721330371, 1.0, 2.5])
+    assert a != b
+    assert first_difference(a, b) is None
+    assert first_difference(a, _plotly_array([0.36, 1.0, 2.5])) is not None
