@@ -982,8 +982,8 @@ CASES: list[Case] = [
     edit(
         "option_python_object",
         "population_size: 4",
-        "population_size: 4, crossover: sbx",
-        "search.options.crossover",
+        "population_size: 4, elite_population_selection_strategy: fast",
+        "search.options.elite_population_selection_strategy",
         "Python object",
     ),
     edit(
