@@ -1,19 +1,5 @@
-"""Uncertain assumptions: distributions in a spec's ``fixed`` context, and robust objectives.
-
-Any numeric value inside ``fixed`` may be written as a distribution instead of a number::
-
-    technology: {preset: n4, defect_density_per_cm2: {dist: lognormal, median: 0.07, sigma: 0.3}}
-    workload: {model: llama3-70b, output_tokens: {dist: uniform, low: 64, high: 256}}
-
-Distributions (every parameter is required; the *nominal* value is the one a plain evaluation,
-``dse evaluate`` and a nominal ``dse run`` use, and the one the spec is validated with):
-
-- ``normal``: ``mean``, ``sd`` (> 0); nominal = mean. Not truncated: use lognormal for a
-  quantity that must stay positive.
-- ``lognormal``: ``median`` (> 0), ``sigma`` (> 0, the standard deviation of ln x); nominal =
-  median. p10/p90 = median x exp(-/+1.2816 sigma).
-- ``uniform``: ``low`` < ``high``; nominal = the mean (low + high) / 2.
-- ``triangular``: ``low`` <= ``mode`` <= ``high``, low < high; nominal = mode.
+"""Robust objectives over a spec's uncertain assumptions (the distributions in ``fixed``,
+documented in :mod:`dse.model.uncertain`).
 
 ``compile_spec`` replaces each distribution by its nominal value before the presets are
 resolved and keeps the distributions in ``StudyModel.uncertain``. ``robust_model`` then wraps a
