@@ -26,9 +26,9 @@ from dse.results.records import load_study, write_records
 from dse.search import workers
 from dse.search.preflight import preflight
 from dse.search.recovery import finished_count
-from dse.search.runner import Progress, run_study
+from dse.search.runner import Progress
 from dse.search.storage import open_storage, study_dir
-from dse.search.stored import RecordedStudy, open_study, read_lock, write_lock_atomic
+from dse.search.stored import RecordedStudy, open_study, read_lock
 from dse.spec.errors import DseError, Problem, SpecError
 
 
@@ -116,33 +116,20 @@ def run(
     runs nothing, and the result's ``note`` says so (also as a :class:`NothingToRun` warning).
     ``on_begin(finished_before, total)`` runs once the study is open and its spec accepted
     (the CLI starts its progress bar there, so a refused run never shows one). ``worker``
-    options go to ``runner.run_study`` (seed_offset, heartbeat_s, ...).
+    options go to :func:`dse.search.workers.run_worker`, the one run path of ``dse run``,
+    ``--jobs`` and ``dse worker`` (seed_offset, heartbeat_s, should_stop, ...).
     """
     model = spec_or_model if isinstance(spec_or_model, StudyModel) else load(spec_or_model)
     preflight(model, storage=storage)  # before anything is created
-    name = model.spec.study
-    directory = study_dir(name, create=True)
-    url = workers.study_url(model, storage)
-    lock = lock_dict(model, url)
-    target = trials if trials is not None else model.spec.search.trials
-    before = [0]
-
-    def started(study: optuna.Study) -> None:
-        write_lock_atomic(directory, lock)  # as every worker does
-        before[0] = finished_count(study)
-        if on_begin is not None:
-            on_begin(before[0], target)
-
-    study = run_study(
+    done = workers.run_worker(
         model,
-        storage_url=url,
-        trials=target,
+        storage=storage,
+        trials=trials,
         on_progress=on_progress,
-        spec_lock=lock,
-        on_start=started,
+        on_begin=on_begin,
         **worker,
     )
-    return _records(model, study, requested=target, before=before[0])
+    return _records(model, done.study, requested=done.target, before=done.before)
 
 
 def run_jobs(
@@ -197,10 +184,10 @@ def run_worker(
     go to ``dse.search.workers.run_worker``. Returns the study and that total."""
     model = load(spec, robust=robust)
     preflight(model, storage=options.get("storage"))
-    study, target = workers.run_worker(model, **options)
+    done = workers.run_worker(model, **options)
     if records:
-        _records(model, study)
-    return study, target
+        _records(model, done.study, requested=done.target, before=done.before)
+    return done.study, done.target
 
 
 __all__ = [

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,9 @@ import optuna
 
 from dse.model.load import lock_dict
 from dse.model.study_model import StudyModel
-from dse.search.recovery import FINISHED, study_load
+from dse.search.recovery import FINISHED, finished_count, study_load
 from dse.search.runner import FrontTracker, Progress, run_study
-from dse.search.storage import open_storage, storage_url, study_dir
+from dse.search.storage import HEARTBEAT_S, open_storage, storage_url, study_dir
 from dse.search.stored import write_lock_atomic
 from dse.spec.errors import DseError
 
@@ -43,35 +44,62 @@ def _parent_gone(parent: int | None) -> Callable[[], bool] | None:
     return lambda: os.getppid() != parent
 
 
+@dataclass
+class WorkerRun:
+    """What one run of the loop did: the study, the study-wide total it ran to, and the
+    finished trials the study held when this run joined it."""
+
+    study: optuna.Study
+    target: int
+    before: int
+
+
 def run_worker(
     model: StudyModel,
     *,
     storage: str | None = None,
     trials: int | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    on_begin: Callable[[int, int], None] | None = None,
     seed_offset: int | None = None,
-    heartbeat_s: int = 10,
-    grace_s: int = 60,
+    heartbeat_s: int | None = HEARTBEAT_S,
+    grace_s: int | None = None,
     parent: int | None = None,
-) -> tuple[optuna.Study, int]:
-    """Join the spec's study (creating it if needed) and run trials until the study-wide
-    total is reached; return the study and that total."""
+    should_stop: Callable[[], bool] | None = None,
+    timeout_s: float | None = None,
+) -> WorkerRun:
+    """The one run path (``dse run``, ``api.run``, each ``dse worker`` of ``--jobs``): resolve
+    the storage, join or create the spec's study, write ``spec.lock.yaml`` atomically once the
+    study accepted the spec, and run trials until the study-wide total (``trials``, else the
+    spec's) is reached. ``on_begin(finished_before, total)`` runs right after the lock."""
     name = model.spec.study
     url = study_url(model, storage)
     lock = lock_dict(model, url)
     directory = study_dir(name, create=True)
     target = trials if trials is not None else model.spec.search.trials
+    before = [0]
+    stops = [f for f in (should_stop, _parent_gone(parent)) if f is not None]
+
+    def started(study: optuna.Study) -> None:
+        write_lock_atomic(directory, lock)
+        before[0] = finished_count(study)
+        if on_begin is not None:
+            on_begin(before[0], target)
+
     study = run_study(
         model,
         storage_url=url,
         trials=target,
+        on_progress=on_progress,
+        timeout_s=timeout_s,
         spec_lock=lock,
         seed_offset=seed_offset,
         heartbeat_s=heartbeat_s,
         grace_s=grace_s,
-        should_stop=_parent_gone(parent),
-        on_start=lambda _: write_lock_atomic(directory, lock),
+        should_stop=(lambda: any(f() for f in stops)) if stops else None,
+        on_start=started,
     )
-    return study, target
+    return WorkerRun(study, target, before[0])
 
 
 def run_jobs(
