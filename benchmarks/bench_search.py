@@ -43,7 +43,7 @@ import optuna
 import pandas as pd
 
 from dse import api
-from dse.model.outcome import feasible_mask
+from dse.model.outcome import Outcome
 from dse.model.study_model import StudyModel
 from dse.results.quality import front_hypervolume, hypervolume_history, reference_point
 from dse.search.samplers import distribution, make_sampler, sampler_options
@@ -108,21 +108,13 @@ def _setup(spec: str, front_csv: str) -> tuple[StudyModel, np.ndarray, float]:
     return model, ref, front_hypervolume(exact, ref, model.maximize)
 
 
-def _evaluate_batch(
-    model: StudyModel, trials: list[optuna.trial.Trial]
-) -> tuple[np.ndarray, np.ndarray]:
+def _evaluate_batch(model: StudyModel, trials: list[optuna.trial.Trial]) -> Outcome:
     names = list(model.spec.space)
     params = {n: np.array([t.params[n] for t in trials]) for n in names}
     metrics = model.evaluate(params, strict=False)
-    obj = np.column_stack(
-        [np.broadcast_to(metrics[k], (len(trials),)) for k in model.objective_names]
+    return Outcome.batch(
+        metrics, model.violations(params, metrics), model.objective_names, len(trials)
     )
-    cols = [
-        np.broadcast_to(np.asarray(v, float), (len(trials),))
-        for v in model.violations(params, metrics)
-    ]
-    viol = np.column_stack(cols) if cols else np.zeros((len(trials), 0))
-    return obj, viol
 
 
 def run_optuna(
@@ -149,16 +141,17 @@ def run_optuna(
     done = 0
     while done < trials:
         asked = [study.ask(fixed_distributions=dists) for _ in range(min(batch, trials - done))]
-        obj, viol = _evaluate_batch(model, asked)
-        for t, o, v in zip(asked, obj, viol, strict=True):
-            for expr, vi in zip(model.constraints, v, strict=True):
-                t.set_constraint(expr.source, float(vi))
+        out = _evaluate_batch(model, asked)
+        obj = np.column_stack(out.objectives)
+        for i, (t, o) in enumerate(zip(asked, obj, strict=True)):
+            for expr, vi in zip(model.constraints, out.violations, strict=True):
+                t.set_constraint(expr.source, float(vi[i]))
             if np.all(np.isfinite(o)):
                 study.tell(t, [float(x) for x in o])
             else:
                 study.tell(t, state=optuna.trial.TrialState.FAIL)
         objs.append(obj)
-        feas.append(feasible_mask(list(viol.T), len(viol)))
+        feas.append(out.feasible)
         done += len(asked)
     return {
         "values": np.vstack(objs),
@@ -199,21 +192,17 @@ def run_pymoo(model: StudyModel, seed: int, evaluations: int, *, pop: int = 50) 
         def _evaluate(self, x: np.ndarray, out: dict[str, Any], *args: Any, **kw: Any) -> None:
             params = decode(x)
             metrics = model.evaluate(params, strict=False)
-            obj = np.column_stack(
-                [np.broadcast_to(metrics[k], (len(x),)) for k in model.objective_names]
+            res = Outcome.batch(
+                metrics, model.violations(params, metrics), model.objective_names, len(x)
             )
-            cols = [
-                np.broadcast_to(np.asarray(v, float), (len(x),))
-                for v in model.violations(params, metrics)
-            ]
-            g = np.column_stack(cols) if cols else np.zeros((len(x), 0))
+            obj = np.column_stack(res.objectives)
             bad = ~np.all(np.isfinite(obj), axis=1)
             obj = np.where(bad[:, None], 1e30, obj)
             log["values"].append(obj)
-            log["feasible"].append(feasible_mask(list(g.T), len(x)) & ~bad)
+            log["feasible"].append(res.feasible & ~bad)
             out["F"] = obj * sign
-            if cols:
-                out["G"] = g
+            if res.violations:
+                out["G"] = np.column_stack(res.violations)
 
     t0 = time.perf_counter()
     minimize(Space(), NSGA2(pop_size=pop), ("n_eval", evaluations), seed=seed, verbose=False)

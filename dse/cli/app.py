@@ -28,6 +28,7 @@ from dse.cli.status import status_command
 from dse.cli.sweep import sweep_command
 from dse.cli.worker import worker_command
 from dse.inspect.formatting import fmt
+from dse.model import outcome
 from dse.model.registry import builtin_evaluators
 from dse.model.study_model import EvaluationError
 from dse.results.quality import print_quality
@@ -293,7 +294,7 @@ def evaluate(
         return
     units = {k: model.metrics[k].unit for k in metrics if k in model.metrics}
     constraints = _constraint_rows(model, params, metrics)
-    feasible = all(c["satisfied"] for c in constraints)
+    feasible = outcome.feasible([c["violation"] for c in constraints])
     if as_json:
         payload = {
             "params": params,
@@ -345,7 +346,7 @@ def _constraint_rows(
                 "constraint": expr.source,
                 "value": float(expr.value(env)),
                 "violation": violation,
-                "satisfied": violation <= 0.0,
+                "satisfied": outcome.satisfied(violation),
             }
         )
     return rows

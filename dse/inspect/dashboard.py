@@ -45,6 +45,7 @@ from dse.inspect.study_view import (
     normalised_hypervolume_history,
     view_reference_point,
 )
+from dse.model.outcome import satisfied
 from dse.search.optuna_private import storage_of
 from dse.search.optuna_private import study_id as private_study_id
 from dse.search.optuna_private import trial_id as private_trial_id
@@ -157,7 +158,7 @@ def trial_note(view: StudyView, row: dict[str, Any], cat: str, knee_no: int | No
     elif row["feasible"]:
         head = "**dse: feasible** — every constraint holds"
     else:
-        bad = [f"`{c}` (violation {fmt(float(v))})" for c, v in cons if float(v) > 0]
+        bad = [f"`{c}` (violation {fmt(float(v))})" for c, v in cons if not satisfied(v)]
         head = "**dse: INFEASIBLE** — violated: " + ", ".join(bad)
     front = {
         "front": "yes" + (" (the knee)" if n == knee_no else ""),
@@ -170,7 +171,7 @@ def trial_note(view: StudyView, row: dict[str, Any], cat: str, knee_no: int | No
             "",
             _md_table(
                 ["constraint", "value", "ok"],
-                [[f"`{c}`", fmt(float(v)), "✓" if float(v) <= 0 else "✗"] for c, v in cons],
+                [[f"`{c}`", fmt(float(v)), "✓" if satisfied(v) else "✗"] for c, v in cons],
             ),
         ]
     return "\n".join(parts) + "\n"

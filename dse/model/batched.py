@@ -14,10 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from dse.model.guarded import TrialEvaluation, evaluate_trial
+from dse.model.guarded import evaluate_trial
+from dse.model.outcome import Outcome
 from dse.model.study_model import EvaluationError, StudyModel
 
-Outcome = TrialEvaluation | EvaluationError
+#: What a trial gets: its outcome, or the error that fails it.
+Result = Outcome | EvaluationError
 
 
 def _column(values: list[Any]) -> np.ndarray:
@@ -32,8 +34,8 @@ def _column(values: list[Any]) -> np.ndarray:
 def _one(
     model: StudyModel,
     params: Mapping[str, Any],
-    evaluate: Callable[[Mapping[str, Any]], TrialEvaluation] | None,
-) -> Outcome:
+    evaluate: Callable[[Mapping[str, Any]], Outcome] | None,
+) -> Result:
     try:
         return evaluate(params) if evaluate is not None else evaluate_trial(model, params)
     except EvaluationError as exc:
@@ -44,10 +46,10 @@ def evaluate_trials(
     model: StudyModel,
     designs: Sequence[Mapping[str, Any]],
     *,
-    evaluate: Callable[[Mapping[str, Any]], TrialEvaluation] | None = None,
+    evaluate: Callable[[Mapping[str, Any]], Outcome] | None = None,
     vectorized: bool = True,
-) -> list[Outcome]:
-    """Each design's TrialEvaluation, or the EvaluationError that fails its trial.
+) -> list[Result]:
+    """Each design's Outcome, or the EvaluationError that fails its trial.
 
     ``evaluate`` is the one-design evaluator (``trial_evaluator``: in-process, or in a deadline
     child when the spec sets ``search.trial_timeout_s``); with ``vectorized=False`` every design
@@ -65,27 +67,22 @@ def evaluate_trials(
     try:
         with np.errstate(all="ignore"):
             raw = model.evaluate(arrays, strict=False)
-            violations = [
-                np.broadcast_to(np.asarray(v, dtype=float), (n,))
-                for v in model.violations(arrays, raw)
-            ]
-        columns = {k: np.broadcast_to(np.asarray(v, dtype=float), (n,)) for k, v in raw.items()}
+            batch = Outcome.batch(raw, model.violations(arrays, raw), model.objective_names, n)
     except Exception:  # noqa: BLE001 - find the failing designs one by one
         return [_one(model, d, evaluate) for d in designs]
-    if any(m not in columns for m in model.objective_names):
-        return [_one(model, d, evaluate) for d in designs]
-    table = np.column_stack([*columns.values(), *violations]) if violations else None
-    if table is None:
-        table = np.column_stack(list(columns.values()))
-    ok = np.all(np.isfinite(table), axis=1)
-    keys = list(columns)
-    values = np.column_stack([columns[k] for k in keys]).tolist()
-    viol = np.column_stack(violations).tolist() if violations else [[] for _ in range(n)]
-    out: list[Outcome] = []
+    ok = np.all(np.isfinite(np.column_stack([*batch.metrics.values(), *batch.violations])), axis=1)
+    keys = list(batch.metrics)
+    values = np.column_stack(list(batch.metrics.values())).tolist()
+    viol = (
+        np.column_stack(batch.violations).tolist() if batch.violations else [[] for _ in range(n)]
+    )
+    verdict = batch.feasible.tolist()
+    out: list[Result] = []
     for i, d in enumerate(designs):
         if not ok[i]:
             out.append(_one(model, d, evaluate))
             continue
         metrics = dict(zip(keys, values[i], strict=True))
-        out.append(TrialEvaluation(metrics, viol[i], [metrics[m] for m in model.objective_names]))
+        objectives = [metrics[m] for m in model.objective_names]
+        out.append(Outcome(metrics, viol[i], verdict[i], objectives))
     return out

@@ -11,13 +11,12 @@ limit they run in-process, free.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dse.model.deadline import CallFailed, DeadlineCaller, DeadlineExceeded
-from dse.model.outcome import feasible
+from dse.model.outcome import Outcome
 from dse.model.study_model import EvaluationError, StudyModel
 
 
@@ -25,21 +24,7 @@ class EvaluationTimeout(EvaluationError):
     """The evaluation ran past ``search.trial_timeout_s``; the design is not tried again."""
 
 
-@dataclass
-class TrialEvaluation:
-    """What one design's trial records: every metric, each constraint's violation, objectives."""
-
-    metrics: dict[str, float]
-    violations: list[float]
-    values: list[float]
-
-    @property
-    def feasible(self) -> bool:
-        """The one feasibility rule (:func:`dse.model.outcome.feasible`)."""
-        return feasible(self.violations)
-
-
-def evaluate_trial(model: StudyModel, params: Mapping[str, Any]) -> TrialEvaluation:
+def evaluate_trial(model: StudyModel, params: Mapping[str, Any]) -> Outcome:
     """Evaluate one design for a trial; any failure raises EvaluationError with the reason."""
     try:
         raw = model.evaluate(params)
@@ -54,21 +39,43 @@ def evaluate_trial(model: StudyModel, params: Mapping[str, Any]) -> TrialEvaluat
             f"the evaluators returned no {', '.join(repr(m) for m in missing)} "
             f"(returned: {', '.join(sorted(metrics)) or 'nothing'})"
         )
-    violations: list[float] = []
-    if model.constraints:
+    violations = _violations(model, params, metrics)
+    return Outcome.of(metrics, violations, model.objective_names)
+
+
+def _violations(
+    model: StudyModel, params: Mapping[str, Any], metrics: Mapping[str, float]
+) -> list[float]:
+    """Each constraint's violation, as the model defines it (a robust model: the worst over
+    its scenarios), the same call the batched path makes; failures name the constraint."""
+    if not model.constraints:
+        return []
+    try:
+        with np.errstate(all="ignore"):
+            violations = [float(v) for v in model.violations(params, metrics)]
+    except Exception as exc:  # noqa: BLE001 - ZeroDivisionError, OverflowError, ...
+        raise EvaluationError(
+            f"{_raising(model, params, metrics)} raised {type(exc).__name__}: {exc}"
+        ) from exc
+    for c, v in zip(model.constraints, violations, strict=True):
+        if np.isnan(v):
+            raise EvaluationError(f"constraint {c.source!r} is not a number (nan)")
+    return violations
+
+
+def _raising(model: StudyModel, params: Mapping[str, Any], metrics: Mapping[str, float]) -> str:
+    """Which constraint raises on this design's metrics, for the failure's reason."""
+    try:
         env = model.env(params, metrics)
         for c in model.constraints:
             try:
                 with np.errstate(all="ignore"):
-                    v = float(c.violation(env))
-            except Exception as exc:  # noqa: BLE001 - ZeroDivisionError, OverflowError, ...
-                raise EvaluationError(
-                    f"constraint {c.source!r} raised {type(exc).__name__}: {exc}"
-                ) from exc
-            if np.isnan(v):
-                raise EvaluationError(f"constraint {c.source!r} is not a number (nan)")
-            violations.append(v)
-    return TrialEvaluation(metrics, violations, [metrics[m] for m in model.objective_names])
+                    c.violation(env)
+            except Exception:  # noqa: BLE001
+                return f"constraint {c.source!r}"
+    except Exception:  # noqa: BLE001
+        pass
+    return "a constraint"
 
 
 def _reasoned(model: StudyModel, params: Mapping[str, Any]) -> tuple[str, Any]:
@@ -81,7 +88,7 @@ def _reasoned(model: StudyModel, params: Mapping[str, Any]) -> tuple[str, Any]:
 
 def trial_evaluator(
     model: StudyModel,
-) -> tuple[Callable[[Mapping[str, Any]], TrialEvaluation], Callable[[], None]]:
+) -> tuple[Callable[[Mapping[str, Any]], Outcome], Callable[[], None]]:
     """The function a runner evaluates each trial's design with, and how to close it:
     in-process without ``search.trial_timeout_s``, in a deadline child with it."""
     timeout = model.spec.search.trial_timeout_s
@@ -89,7 +96,7 @@ def trial_evaluator(
         return (lambda params: evaluate_trial(model, params)), (lambda: None)
     caller = DeadlineCaller(lambda params: _reasoned(model, params), timeout)
 
-    def evaluate(params: Mapping[str, Any]) -> TrialEvaluation:
+    def evaluate(params: Mapping[str, Any]) -> Outcome:
         try:
             status, value = caller(dict(params))
         except DeadlineExceeded as exc:

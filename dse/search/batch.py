@@ -29,7 +29,8 @@ from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import FrozenTrial, TrialState
 
 from dse.model.batched import evaluate_trials
-from dse.model.guarded import EvaluationTimeout, TrialEvaluation
+from dse.model.guarded import EvaluationTimeout
+from dse.model.outcome import Outcome
 from dse.model.study_model import EvaluationError, StudyModel
 from dse.search.optuna_private import (
     generation_key,
@@ -87,7 +88,7 @@ def run_batch(
     dists: dict[str, BaseDistribution],
     trial_ids: list[int],
     *,
-    evaluate: Callable[[dict[str, Any]], TrialEvaluation] | None = None,
+    evaluate: Callable[[dict[str, Any]], Outcome] | None = None,
     vectorized: bool = True,
 ) -> list[FrozenTrial | None]:
     """Ask, evaluate, record and tell claimed trials; each comes back as stored, or None when
@@ -146,14 +147,14 @@ def _tell(
     model: StudyModel,
     study: optuna.Study,
     trial: optuna.Trial,
-    outcome: TrialEvaluation | EvaluationError,
+    outcome: Outcome | EvaluationError,
 ) -> FrozenTrial | None:
     try:
         if isinstance(outcome, EvaluationError):
             return study.tell(trial, state=TrialState.FAIL)
         for expr, v in zip(model.constraints, outcome.violations, strict=True):
             trial.set_constraint(expr.source, v)
-        return study.tell(trial, outcome.values)
+        return study.tell(trial, outcome.objectives)
     except (UpdateFinishedTrialError, ValueError):
         if storage_of(study).get_trial(private_trial_id(trial)).state.is_finished():
             return None

@@ -22,7 +22,8 @@ from optuna.distributions import (
 from optuna.exceptions import DuplicatedStudyError
 from optuna.trial import TrialState
 
-from dse.model.guarded import TrialEvaluation, trial_evaluator
+from dse.model.guarded import trial_evaluator
+from dse.model.outcome import Outcome
 from dse.model.pareto import ParetoArchive
 from dse.model.study_model import StudyModel
 from dse.search.batch import BatchPlanner, run_batch
@@ -130,7 +131,7 @@ def run_trial(
     dists: dict[str, BaseDistribution],
     *,
     trial_id: int | None = None,
-    evaluate: Callable[[dict[str, Any]], TrialEvaluation] | None = None,
+    evaluate: Callable[[dict[str, Any]], Outcome] | None = None,
 ) -> optuna.trial.FrozenTrial | None:
     """Evaluate, record and tell one claimed trial (claiming one if not given); return it as
     stored, or None when another worker retired it meanwhile (its heartbeat was late).
@@ -221,7 +222,7 @@ def _loop(
     dists: dict[str, BaseDistribution],
     tracker: FrontTracker,
     trials: int,
-    evaluate: Callable[[dict[str, Any]], TrialEvaluation],
+    evaluate: Callable[[dict[str, Any]], Outcome],
     on_progress: Callable[[Progress], None] | None,
     timeout_s: float | None,
     should_stop: Callable[[], bool] | None,

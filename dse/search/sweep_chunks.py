@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dse.model.outcome import feasible_mask
+from dse.model.outcome import Outcome
 from dse.model.pareto import nondominated_mask
 from dse.model.study_model import StudyModel
 from dse.spec.errors import DseError
@@ -165,10 +165,11 @@ def evaluate_chunk(model: StudyModel, plan: SweepPlan, index: int) -> ChunkFront
     """Evaluate chunk ``index`` in one vectorized call and keep its feasible front."""
     m, params = plan.designs(index)
     metrics = model.evaluate(params, strict=False)
-    obj = np.column_stack([np.broadcast_to(metrics[k], (m,)) for k in model.objective_names])
+    out = Outcome.batch(metrics, model.violations(params, metrics), model.objective_names, m)
+    obj = np.column_stack(out.objectives)
     ok = np.all(np.isfinite(obj), axis=1)
     finite = int(ok.sum())
-    ok &= feasible_mask(model.violations(params, metrics), m)
+    ok &= out.feasible
     keep = np.flatnonzero(ok)
     feasible = len(keep)
     if feasible:
@@ -180,7 +181,7 @@ def evaluate_chunk(model: StudyModel, plan: SweepPlan, index: int) -> ChunkFront
         feasible=feasible,
         ids=keep.astype(np.int64) + index * plan.chunk,
         params={k: np.broadcast_to(v, (m,))[keep] for k, v in params.items()},
-        metrics={k: np.broadcast_to(v, (m,))[keep] for k, v in metrics.items()},
+        metrics={k: v[keep] for k, v in out.metrics.items()},
     )
 
 

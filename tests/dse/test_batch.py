@@ -151,7 +151,8 @@ def test_vectorized_batch_evaluation_is_bit_identical_to_one_design(
     for d, b in zip(designs, batch, strict=True):
         one = evaluate_trial(model, d)
         assert b.metrics == one.metrics and b.violations == one.violations
-        assert b.values == one.values
+        assert b.objectives == one.objectives and b.feasible == one.feasible
+        assert b == one
 
 
 def test_a_failing_design_fails_alone_with_its_own_reason(tmp_path: Path) -> None:
