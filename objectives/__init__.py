@@ -10,8 +10,11 @@ they can be imported and composed directly::
 
 from __future__ import annotations
 
+from objectives._heap import keep_freed_arrays
 from objectives.errors import ContextError
 from objectives.params import PARAMS
 from objectives.presets import resolve_context
+
+keep_freed_arrays()
 
 __all__ = ["PARAMS", "ContextError", "resolve_context"]

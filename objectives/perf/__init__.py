@@ -132,7 +132,9 @@ _SEARCH_HW = (
     "fabric_hops",
     "fabric_ok",
 )
-_CHUNK_ELEMS = 1 << 16  # (designs x candidates) per block: cache-sized arrays keep numpy fast
+#: (designs x candidates) per block: bounded memory, yet rows of thousands of designs, since
+#: numpy's broadcast (k, 1) x (1, m) loops pay per row and run at full speed only for m >~ 4,000
+_CHUNK_ELEMS = 1 << 18
 
 
 @dataclass
@@ -267,11 +269,11 @@ def _timing(
     ``contenders``/``unsafe`` of ``_contenders`` (``integral``: every cluster size and group is a
     whole number below 2^52; ``prune``: worth finding them, i.e. many designs).
     """
-    h = {k: v[None, :] for k, v in hw.items()}
+    h = {k: _row(v) for k, v in hw.items()}
     tp, pp = cand["tp"][:, None], cand["pp"][:, None]
     _links(d, h, tp, pp, None)
     r = serve(d, h, a, s, tp, pp, batch, slo)
-    shape = np.broadcast_shapes(tp.shape, h["hbm_gb_per_gpu"].shape)
+    shape = (tp.shape[0], hw["hbm_gb_per_gpu"].shape[0])
     mem_ratio = np.broadcast_to(r["mem_ratio"], shape)
     memok = mem_ratio <= 1
     every = bool(h["topology_ok"].all())
@@ -307,6 +309,17 @@ def _timing(
     else:
         t["contenders"] = np.arange(0)  # score everything
     return t
+
+
+def _row(v: np.ndarray) -> np.ndarray:
+    """A per-hardware figure as a (1, m) row, or (1, 1) when all m values are equal: what
+    reads only such figures is then computed per candidate, not per (candidate, hardware), with
+    the same values (a batch with one link type or fabric has many)."""
+    if v.size > 1 and v.dtype == np.float64 and v.flags.c_contiguous:
+        bits = v.view(np.uint64)
+        if (bits == bits[0]).all():  # bit for bit (-0.0 is not 0.0)
+            return v[:1][None, :]
+    return v[None, :]
 
 
 _PICKED = (
