@@ -1,10 +1,10 @@
 """The CLI's operations as functions, for notebooks and scripts.
 
 from dse import api
-model = api.load("spaces/litegpu.yaml")
-api.evaluate(model, {"die_area_mm2": 200, ...})
-result = api.run("spaces/litegpu.yaml", trials=100)
-trials, front = api.load_study("litegpu")
+model = api.load("spaces/zdt1/spec.yaml")
+api.evaluate(model, {"x1": 0.2, ...})
+result = api.run("spaces/zdt1/spec.yaml", trials=100)
+trials, front = api.load_study("zdt1")
 
 The top-level facade: it may import every layer of ``dse`` (and only ``dse.cli`` imports it).
 """

@@ -13,6 +13,8 @@ these optional attributes by duck typing, so a user's evaluator can set them by 
 - ``context_path``: where a ``fixed`` path lands in the resolved context (GPU preset fields are
   spread to the top level);
 - ``as_mapping``: the mapping form of a preset given by name, so a dotted override can refine it;
+- ``assumptions``: the constants ``dse sensitivity`` swings +/-20 % when a spec declares no
+  distribution (the technology node's numeric constants);
 - ``waterfall`` / ``simulate``: optional line-by-line breakdown and Monte Carlo hooks.
 
 The engine's side of the contract is ``dse.model.registry.EvaluatorFunction`` (docs/evaluators.md).
@@ -52,6 +54,19 @@ def as_mapping(value: Any) -> dict[str, Any]:
     raise ContextError("", f"{value!r} is not a preset name or a mapping")
 
 
+def assumptions(context: Mapping[str, Any]) -> dict[str, float]:
+    """The resolved technology node's numeric constants, by dotted path: what ``dse
+    sensitivity`` swings when a spec declares no distribution (lists and names skipped)."""
+    table = context.get("technology")
+    if not isinstance(table, Mapping):
+        return {}
+    return {
+        f"technology.{k}": v
+        for k, v in table.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
+
+
 def builtin_evaluator(*, metrics: Mapping[str, tuple[str, str]]) -> Callable[[F], F]:
     """Attach the contract attributes that every built-in evaluator carries."""
 
@@ -63,6 +78,7 @@ def builtin_evaluator(*, metrics: Mapping[str, tuple[str, str]]) -> Callable[[F]
         fn.check_value = check_param_value  # type: ignore[attr-defined]
         fn.context_path = context_path  # type: ignore[attr-defined]
         fn.as_mapping = as_mapping  # type: ignore[attr-defined]
+        fn.assumptions = assumptions  # type: ignore[attr-defined]
         return fn
 
     return wrap

@@ -363,7 +363,7 @@ def _print_waterfalls(model: Any, metrics: dict[str, float]) -> None:
         own = {k.split(".", 1)[1]: v for k, v in metrics.items() if k.startswith(ev.name + ".")}
         section = None
         table = Table(title=f"{ev.name} breakdown: {model.spec.study}")
-        for c in ("", "USD", "share"):
+        for c in ("", getattr(fn, "unit", None) or "value", "share"):
             table.add_column(c, justify="left" if not c else "right", no_wrap=True)
         lines = fn(own)
         totals = {s: v for s, label, v in lines if label.startswith("=")}

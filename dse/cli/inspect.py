@@ -16,7 +16,7 @@ StudyArg = Annotated[
 
 
 def study_name(arg: str) -> str:
-    """A study name from a name or a study folder path (``studies/litegpu/``); a folder outside
+    """A study name from a name or a study folder path (``studies/NAME/``); a folder outside
     the studies root makes its parent the root for this command."""
     import os
     from pathlib import Path

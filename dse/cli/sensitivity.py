@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from dse.inspect.sensitivity import sensitivity
+from dse.inspect.sensitivity import assumptions_source, sensitivity
 from dse.model.load import evaluate, load_for_evaluate
 
 
@@ -67,7 +67,8 @@ def sensitivity_command(
         )
         return
     table = sensitivity(model, params, metrics=metric)
-    source = "p10/p90 of the spec's distributions" if model.uncertain else "technology +/-20 %"
+    source = assumptions_source(model)
+    source = f"p10/p90 of {source}" if model.uncertain else source
     if as_json:
         payload = {
             "params": params,
@@ -82,7 +83,7 @@ def sensitivity_command(
     for m, rows in table.items():
         unit = model.metrics[m].unit if m in model.metrics else ""
         nominal = rows[0].nominal if rows else float("nan")
-        # escape: "[tokens/J]" would otherwise be read as rich markup and vanish
+        # escape: a unit such as "[1/J]" would otherwise be read as rich markup and vanish
         t = Table(title=escape(f"{m} [{unit}]: nominal {_fmt(nominal)}; swings from {source}"))
         for c in ("assumption", "low", "high", f"{m} @ low", f"{m} @ high", "swing", "swing %"):
             t.add_column(c, justify="left" if c == "assumption" else "right", no_wrap=True)
@@ -116,7 +117,8 @@ def _global(
     table = global_sensitivity(
         model, params, method=method, metrics=metrics, samples=samples, seed=seed
     )
-    source = "the spec's distributions" if model.uncertain else "technology +/-20 % (triangular)"
+    source = assumptions_source(model)
+    source = source if model.uncertain else f"{source} (triangular)"
     payload = {
         "method": method,
         "samples": samples,

@@ -1,9 +1,9 @@
 """``dse compare DESIGN ...``: fixed designs side by side, every metric with its unit and the
-ratio to the first design — the way the Lite-GPU paper compares an H100 node with Lite-GPUs.
+ratio to the first design (a baseline design against its alternatives).
 
 A design argument is ``SPEC`` (the spec's fixed design, as ``dse evaluate SPEC``) or
 ``SPEC::name=value,name=value`` (as ``dse evaluate SPEC --set name=value --set ...``: a
-searched parameter or a dotted fixed value such as ``technology.defect_density_per_cm2``).
+searched parameter or a dotted fixed value such as ``group.field``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def parse_design(arg: str) -> tuple[Path, list[str]]:
     if not spec or bad or (SEP in arg and not sets):
         raise DesignError(
             f"design {arg!r}: expected SPEC or SPEC::name=value,name=value "
-            f"(e.g. spaces/litegpu.yaml::die_area_mm2=200,cluster_size=64)"
+            f"(e.g. spec.yaml::x=0.2,n=64)"
         )
     return Path(spec), sets
 

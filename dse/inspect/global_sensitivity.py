@@ -4,7 +4,7 @@ assumptions (``dse sensitivity --method sobol|morris``), with SALib.
 Every assumption is sampled in probability space (a uniform q in (0, 1) per assumption, mapped
 through the assumption's own quantile function ``Uncertain.ppf``), so the indices describe the
 metric's variance under the distributions the spec declares; without distributions the
-technology constants swing over a triangular +/-20 % (as the tornado table,
+evaluators' default assumptions swing over a triangular +/-20 % (as the tornado table,
 :mod:`dse.inspect.sensitivity`). All samples are evaluated in one vectorized batch when the
 evaluators broadcast the assumptions (:func:`dse.model.robust.vectorizable`).
 
@@ -152,7 +152,8 @@ def global_sensitivity(
     seed: int = 0,
 ) -> dict[str, list[Index]]:
     """Sobol or Morris indices of one design's metrics (default: the objectives) over the
-    spec's uncertain assumptions (technology +/-20 % when it declares none)."""
+    spec's uncertain assumptions (the evaluators' default assumptions +/-20 % when it
+    declares none)."""
     from dse.inspect.sensitivity import assumptions_of
 
     metrics = metrics or model.objective_names

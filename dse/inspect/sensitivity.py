@@ -5,9 +5,11 @@ change of each objective is recorded: a tornado table, sorted by swing. The swin
 
 - the p10 and p90 of the distribution, for every assumption the spec declares uncertain
   (``{dist: ...}`` in ``fixed``, see :mod:`dse.model.uncertain`);
-- otherwise (no distribution in the spec) -20 % and +20 % of every numeric technology constant
-  of the resolved context (``technology.*``), integers included; lists and names are skipped,
-  and a value in (0, 1] (a yield, efficiency or fraction) swings up to 1 at most.
+- otherwise (no distribution in the spec) -20 % and +20 % of every constant the selected
+  evaluators list through their optional ``assumptions(context)`` hook
+  (:class:`dse.model.registry.EvaluatorFunction`), integers included; zeros are skipped, and a
+  value in (0, 1] (a yield, efficiency or fraction) swings up to 1 at most. An evaluator
+  without the hook adds none.
 
 All 2 x N scenarios (plus the nominal one) are evaluated in one batch call when the evaluators
 broadcast the assumptions; otherwise one call per scenario.
@@ -24,7 +26,13 @@ from dse.model.robust import Uncertain, evaluate_under, vectorizable
 from dse.model.study_model import StudyModel
 from dse.spec.errors import DseError, choices_text
 
-__all__ = ["Swing", "assumptions_of", "sensitivity"]
+__all__ = [
+    "Swing",
+    "assumptions_of",
+    "assumptions_source",
+    "default_assumptions",
+    "sensitivity",
+]
 
 DEFAULT_RELATIVE_SWING = 0.2
 
@@ -49,13 +57,35 @@ class Swing:
         return self.swing / abs(self.nominal) if self.nominal else float("inf")
 
 
+def default_assumptions(model: StudyModel) -> dict[str, float]:
+    """``{dotted path: nominal}``: the selected evaluators' ``assumptions(context)``, merged."""
+    out: dict[str, float] = {}
+    for ev in model.evaluators.values():
+        if ev.assumptions is None:
+            continue
+        for key, v in ev.assumptions(model.context).items():
+            if not isinstance(v, bool) and isinstance(v, int | float):
+                out.setdefault(str(key), v)
+    return out
+
+
+def assumptions_source(model: StudyModel) -> str:
+    """Where the assumptions come from, in words: "the spec's distributions", or the groups
+    of the evaluators' default assumptions and the swing ("group +/-20 %", say)."""
+    if model.uncertain:
+        return "the spec's distributions"
+    groups = sorted({u.path[0] for u, _, _ in assumptions_of(model)})
+    return f"{', '.join(groups) or 'no constants'} +/-{DEFAULT_RELATIVE_SWING * 100:g} %"
+
+
 def assumptions_of(model: StudyModel) -> list[tuple[Uncertain, float, float]]:
-    """(assumption, low, high): declared distributions' p10/p90, else technology +/-20 %."""
+    """(assumption, low, high): declared distributions' p10/p90, else the evaluators' default
+    assumptions +/-20 %."""
     if model.uncertain:
         return [(u, float(u.ppf(0.1)), float(u.ppf(0.9))) for u in model.uncertain]
     out = []
-    for key, v in model.context.get("technology", {}).items():
-        if isinstance(v, bool) or not isinstance(v, int | float) or v == 0:
+    for key, v in default_assumptions(model).items():
+        if v == 0:
             continue
         lo, hi = sorted((v * (1 - DEFAULT_RELATIVE_SWING), v * (1 + DEFAULT_RELATIVE_SWING)))
         if 0 < v <= 1:  # yields, efficiencies and fractions cannot pass 1
@@ -63,7 +93,8 @@ def assumptions_of(model: StudyModel) -> list[tuple[Uncertain, float, float]]:
         if hi == lo:
             continue
         # triangular only so that the nominal (its mode) is the constant itself
-        u = Uncertain(("technology", key), "triangular", {"low": lo, "mode": v, "high": hi})
+        path = tuple(key.split("."))
+        u = Uncertain(path, "triangular", {"low": lo, "mode": v, "high": hi})
         out.append((u, lo, hi))
     return out
 

@@ -38,12 +38,16 @@ class EvaluatorFunction(Protocol):
       into the design context; raise ``ValueError`` with ``.path``/``.message`` for a spec
       error. Evaluators sharing one ``resolve`` run it once.
     - ``context_path(path) -> path``: where a ``fixed`` path lands in the resolved context
-      (an uncertain ``gpu.die_area_mm2`` becomes ``die_area_mm2``); default: unchanged.
+      (a domain may spread a named group's fields to the top level); default: unchanged.
     - ``check_value(param, value) -> str | None``: why a value is physically impossible; asked
       about fixed values and the ends of searched ranges.
     - ``as_mapping(value) -> dict``: the mapping form of a named ``fixed`` value, so a dotted
-      override (``--set technology.x=1`` on ``technology: n4``) can refine it.
-    - ``waterfall(own_metrics) -> [(section, label, value)]``: ``dse evaluate --breakdown``.
+      override (``--set group.x=1`` on ``group: name``) can refine it.
+    - ``assumptions(context) -> {dotted path: nominal value}``: the numeric constants of the
+      resolved context that ``dse sensitivity`` swings by +/-20 % when the spec declares no
+      distribution (evaluators sharing a constant list it once).
+    - ``waterfall(own_metrics) -> [(section, label, value)]``: ``dse evaluate --breakdown``
+      (an optional ``waterfall.unit`` heads the values' column).
     - ``simulate(design, *, years, runs, seed) -> {name: samples}``: ``dse evaluate
       --simulate`` (Monte Carlo cross-checks).
     """
@@ -98,6 +102,7 @@ class Evaluator:
     check_value: Callable[[str, Any], str | None] | None = None
     context_path: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None
     as_mapping: Callable[[Any], dict[str, Any]] | None = None
+    assumptions: Callable[[Mapping[str, Any]], Mapping[str, float]] | None = None
 
     @classmethod
     def wrap(cls, name: str, fn: Any, origin: str) -> Evaluator:
@@ -127,6 +132,7 @@ class Evaluator:
             check_value=getattr(fn, "check_value", None),
             context_path=getattr(fn, "context_path", None),
             as_mapping=getattr(fn, "as_mapping", None),
+            assumptions=getattr(fn, "assumptions", None),
         )
 
 

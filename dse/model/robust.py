@@ -99,8 +99,8 @@ def vectorizable(
 ) -> bool:
     """True if a batch evaluation over the scenarios equals the per-scenario loop.
 
-    Built-in evaluators broadcast technology constants but read some workload fields as
-    scalars; a batch that raises or disagrees with the loop means: loop.
+    An evaluator may broadcast some context values but read others as scalars; a batch that
+    raises or disagrees with the loop means: loop.
     """
     few = {k: v[: min(len(v), 3)] for k, v in values.items()}
     try:

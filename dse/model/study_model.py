@@ -178,7 +178,7 @@ def _scalar(v: Any) -> Any:
 
 
 def parse_value(text: str) -> Any:
-    """A ``--set`` value: YAML scalar typing (``8`` int, ``0.1`` float, ``cpo`` str)."""
+    """A ``--set`` value: YAML scalar typing (``8`` int, ``0.1`` float, ``abc`` str)."""
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:
@@ -582,7 +582,7 @@ def split_sets(
             raise DesignError(
                 f"--set {key}: unknown parameter ({did_you_mean(key, [*model_space, *known])}"
                 f"valid: {choices_text([*model_space, *known])}, or a dotted fixed value "
-                "such as technology.defect_density_per_cm2)"
+                "such as group.field)"
             )
     return params, fixed
 

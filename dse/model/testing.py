@@ -3,7 +3,7 @@
 Run it on your own evaluator in your test suite::
 
     from dse.testing import check_evaluator
-    check_evaluator(my_metric, design, batch={"die_area_mm2": [100.0, 400.0, 800.0]})
+    check_evaluator(my_metric, design, batch={"x1": [0.1, 0.4, 0.8]})
 
 It checks the contract the engine relies on: a mapping of metric name -> finite number,
 documented units for every metric (when ``metrics`` is declared), and, for an evaluator that

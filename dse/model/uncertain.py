@@ -2,8 +2,8 @@
 
 Any numeric value inside ``fixed`` may be written as a distribution instead of a number::
 
-    technology: {preset: n4, defect_density_per_cm2: {dist: lognormal, median: 0.07, sigma: 0.3}}
-    workload: {model: llama3-70b, output_tokens: {dist: uniform, low: 64, high: 256}}
+    scale: {dist: uniform, low: 0.5, high: 1.5}
+    group: {preset: name, rate_per_s: {dist: lognormal, median: 0.07, sigma: 0.3}}
 
 Distributions (every parameter is required; the *nominal* value is the one a plain evaluation,
 ``dse evaluate`` and a nominal ``dse run`` use, and the one the spec is validated with):

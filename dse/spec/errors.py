@@ -58,7 +58,7 @@ class SpecError(DseError):
     """A spec has one or more problems; nothing was started."""
 
     def __init__(self, problems: Iterable[Problem]) -> None:
-        # Several evaluators may reject the same field (cost and availability call perf).
+        # Several evaluators may reject the same field (evaluators that call each other).
         # Sorted by file and line, so a long list reads top to bottom like the spec.
         unique = list(dict.fromkeys(problems))
         self.problems = sorted(unique, key=lambda p: (p.file, p.line or 0))

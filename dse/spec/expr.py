@@ -5,8 +5,8 @@ Parsed with :mod:`ast` and walked by hand; nothing is ever passed to ``eval``. N
 every name may be a numpy array.
 
 A constraint's *violation* follows Optuna's convention (feasible when ``<= 0``): for ``a <= b``
-it is ``(a - b) / max(|b|, 1)`` so constraints in watts and in fractions weigh alike; a bare
-expression is feasible when non-zero (``perf.model_fits``); ``and`` takes the worst violation,
+it is ``(a - b) / max(|b|, 1)`` so constraints in large units and in fractions weigh alike; a
+bare expression is feasible when non-zero (``m.fits``); ``and`` takes the worst violation,
 ``or`` the best, ``not`` flips feasibility.
 """
 

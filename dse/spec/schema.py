@@ -175,7 +175,8 @@ class StudySpec(_Model):
     study: str = Field(pattern=STUDY_NAME_PATTERN, description="Study name (folder in studies/)")
     description: str = ""
     fixed: dict[str, Any] = Field(
-        default_factory=dict, description="Context (technology, workload, gpu) and fixed values"
+        default_factory=dict,
+        description="Fixed values: the evaluators' context (their presets and constants)",
     )
     space: dict[str, ParamSpec] = Field(default_factory=dict)
     evaluators: EvaluatorSelection = Field(

@@ -19,7 +19,7 @@ MAX_DEPTH = 50
 
 
 class LineMap:
-    """Maps a field path (``("space", "die_area_mm2", "low")``) to its 1-based YAML line."""
+    """Maps a field path (``("space", "x1", "low")``) to its 1-based YAML line."""
 
     def __init__(self, lines: dict[Loc, int], problems: list[Problem] | None = None) -> None:
         self._lines = lines

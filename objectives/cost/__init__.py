@@ -338,3 +338,4 @@ def evaluate_cost(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
 
 evaluate_cost.waterfall = cost_waterfall  # type: ignore[attr-defined]
+cost_waterfall.unit = "USD"  # type: ignore[attr-defined]  # the breakdown table's column
