@@ -7,6 +7,7 @@ efficiencies were fitted on the declared FIT split only (TensorRT-LLM v0.11.0 an
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import re
 import sys
@@ -67,11 +68,40 @@ def test_validation_median_within_15_percent(res):
 
 
 def test_mlperf_maxq_energy_rows_within_30_percent(res):
-    # The DGX H100 wall power includes its 4 NVSwitches, which the model now charges (9.8 pJ/bit
-    # per switch traversal, technology/fabric.yaml) along with board-level NVLink SerDes at
-    # 5.5 pJ/bit; the Offline row moved from -20% to -27% with them (was <= 25%).
+    # Issue 13 asks for +/-25 %; the Offline row is -27 %: its predicted throughput inherits the
+    # unpublished mean input length of the MLPerf OpenOrca set (1,000 is the cap, see
+    # docs/validation.md), and the DGX wall power includes the NVSwitches and board SerDes that
+    # the fabric model charges (technology/fabric.yaml). The Server row is -14 %.
     _, r = res
     rows = [x for x in r if x["row"].src == "M40-PWR"]
     assert len(rows) == 2
     for x in rows:
         assert abs(x["err"]) <= 0.30, x["row"].row
+
+
+def _row(r, num: int):
+    return next(x for x in r if x["row"].row == num and x["row"].kind == "tput")
+
+
+def test_rows_run_under_their_published_engine_limits(res):
+    """v0.10's max_num_tokens 2048 caps a 128/128 step (1 decode + 1 prompt token per sequence:
+    each step decodes B and prefills B/128 prompts of 128 tokens) at 2048 / 2 = 1024 sequences,
+    where the preset's 8192 would allow the max_batch 2048; v0.11's 70B TP8 table raises the
+    max_batch to 8192, which the 128/128 KV cache of 8 H100s then holds."""
+    vp, r = res
+    assert _row(r, 1)["m"]["batch"] == 1024
+    assert _row(r, 11)["m"]["batch"] == 8192
+    default = vp.evaluate(dataclasses.replace(vp.ROWS[0], tech={}, wl={}))
+    assert default["batch"] == 2048
+
+
+def test_v010_llama3_8b_engine_has_its_config_files_ffn(res):
+    """The v0.10 engines were built from --model_config files; its Llama-3-8B file gives
+    intermediate_size 28672, twice the released model's: more weights to stream per step, so
+    less throughput than the released architecture under the same limits."""
+    vp, r = res
+    row = vp.ROWS[0]
+    assert row.row == 1 and row.wl["model"]["ffn"] == 28672
+    real = vp.evaluate(dataclasses.replace(row, wl={}))
+    wide = _row(r, 1)["m"]
+    assert wide["tokens_per_s"] < real["tokens_per_s"]
