@@ -550,19 +550,25 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         )
         best_all = np.empty(n, dtype=np.intp)
         sel_all: dict[str, np.ndarray] = {}
-        for u0 in range(0, g.first.size, chunk):
-            idx = g.first[u0 : u0 + chunk]
+        n_groups = g.first.size
+        for u0 in range(0, n_groups, chunk):
+            u1 = min(u0 + chunk, n_groups)
+            idx = g.first[u0:u1]
             d_rows = fl.rows(idx)
             s_rows, slo_rows = _serving_rows(s, slo, idx)
             h_rows = {key: v[idx] for key, v in search.items()}
-            lo, hi = g.bounds[u0], g.bounds[min(u0 + chunk, g.first.size)]
-            t = _timing(
-                d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), slo_rows, whole, hi - lo > 8
+            # the designs of these hardware groups, in their order
+            mine = (
+                np.arange(n)
+                if u1 - u0 == n_groups
+                else np.flatnonzero((g.inv >= u0) & (g.inv < u1))
             )
-            for start in range(lo, hi, chunk):  # the designs of these hardware groups
-                stop = min(start + chunk, hi)
-                rows = g.order[start:stop]
-                b, p = _choose(t, g.sorted_group[start:stop] - u0, cand, cluster[rows])
+            t = _timing(
+                d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), slo_rows, whole, mine.size > 8
+            )
+            for start in range(0, mine.size, chunk):
+                rows = mine[start : start + chunk]
+                b, p = _choose(t, g.inv[rows] - u0, cand, cluster[rows])
                 best_all[rows] = b
                 for key, v in p.items():
                     if key not in sel_all:
