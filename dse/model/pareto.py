@@ -64,30 +64,87 @@ def reference_point(
 
 
 class ParetoArchive:
-    """An incremental Pareto archive: the non-dominated objective vectors of everything added
-    so far, with any named columns kept beside them (ids, parameters, metrics).
+    """The one incremental Pareto archive: the non-dominated objective vectors of everything
+    added so far, with named columns kept beside them (ids, parameters, metrics).
 
-    Memory stays the size of the front, whatever was added; each ``add`` merges the new rows
-    with the archive in one moocore call. Runs (live front size), workers and sweeps share it.
+    Runs (live front size), ``--jobs`` workers, sweeps (in-process and on Dask) and reports all
+    use it. Memory stays the size of the front plus one batch, whatever was added. Rows are
+    merged lazily: added rows wait until they are as many as the front (at least
+    ``batch_rows``), then one moocore call merges them with the front. The non-dominated subset
+    of a union does not depend on how the union is grouped or ordered, so the front is the
+    same as merging every row at once; reading ``points``, ``columns`` or ``len`` merges first.
+    Duplicates of a front vector are kept (moocore's ``keep_weakly``).
     """
 
-    def __init__(self, maximize: Sequence[bool]) -> None:
+    def __init__(self, maximize: Sequence[bool], *, batch_rows: int = 4096) -> None:
         self.maximize = list(maximize)
-        self.points = np.zeros((0, len(self.maximize)))
-        self.columns: dict[str, np.ndarray] = {}
+        self.batch_rows = batch_rows
+        self._points = np.zeros((0, len(self.maximize)))
+        self._columns: dict[str, np.ndarray] = {}
+        self._pending: list[tuple[np.ndarray, dict[str, np.ndarray]]] = []
+        self._pending_rows = 0
 
     def __len__(self) -> int:
-        return len(self.points)
+        self._merge()
+        return len(self._points)
+
+    def size(self, *, exact: bool = True) -> int:
+        """Rows on the front; ``exact=False`` gives the size at the last merge without forcing
+        one (for a progress line updated after every batch)."""
+        return len(self) if exact else len(self._points)
+
+    @property
+    def points(self) -> np.ndarray:
+        """The front's objective vectors (as added, maximised columns not negated)."""
+        self._merge()
+        return self._points
+
+    @property
+    def columns(self) -> dict[str, np.ndarray]:
+        """The front's named columns, row for row with :attr:`points`."""
+        self._merge()
+        return self._columns
 
     def add(self, points: Any, columns: dict[str, Any] | None = None) -> None:
-        """Merge ``points`` (rows of objective values) and their ``columns`` into the front."""
+        """Add ``points`` (rows of objective values) and their ``columns`` (same keys on every
+        call); rows dominated by the archive or by each other are dropped at the next merge."""
         pts = np.asarray(points, dtype=float).reshape(-1, len(self.maximize))
         if not len(pts):
             return
         cols = {k: np.asarray(v) for k, v in (columns or {}).items()}
-        if len(self.points):
-            pts = np.vstack([self.points, pts])
-            cols = {k: np.concatenate([self.columns[k], v]) for k, v in cols.items()}
+        self._pending.append((pts, cols))
+        self._pending_rows += len(pts)
+        if self._pending_rows >= max(self.batch_rows, len(self._points)):
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        parts = [(self._points, self._columns)] if len(self._points) else []
+        parts += self._pending
+        self._pending, self._pending_rows = [], 0
+        pts = np.vstack([p for p, _ in parts]) if len(parts) > 1 else parts[0][0]
+        names = parts[-1][1]
+        cols = {
+            k: np.concatenate([c[k] for _, c in parts]) if len(parts) > 1 else parts[0][1][k]
+            for k in names
+        }
         keep = nondominated_mask(pts, self.maximize)
-        self.points = pts[keep]
-        self.columns = {k: v[keep] for k, v in cols.items()}
+        if keep.all():
+            self._points, self._columns = pts, cols
+        else:
+            self._points = pts[keep]
+            self._columns = {k: v[keep] for k, v in cols.items()}
+
+    def order(self, tie: str | None = None) -> np.ndarray:
+        """Row order independent of the order rows were added in: best first objective
+        first, ties by column ``tie`` (a design or trial number), then by the other objectives."""
+        pts = self.points
+        if not len(pts):
+            return np.zeros(0, dtype=np.int64)
+        signed = as_min(pts, self.maximize)
+        keys = [signed[:, j] for j in range(signed.shape[1] - 1, 0, -1)]
+        if tie is not None:
+            keys.append(self.columns[tie])
+        keys.append(signed[:, 0])
+        return np.lexsort(keys)

@@ -10,7 +10,7 @@ import numpy as np
 import optuna
 import pandas as pd
 
-from dse.model.pareto import nondominated_mask
+from dse.model.pareto import ParetoArchive
 from dse.search.stored import FAIL_ATTR, STALE_ATTR, is_feasible, open_study
 from dse.spec.atomic import atomic_path, remove_stale_temps
 
@@ -57,12 +57,16 @@ def front_frame(df: pd.DataFrame, *, objectives: list[str], maximize: list[bool]
     pts = ok[objectives].to_numpy(dtype=float)
     finite = np.all(np.isfinite(pts), axis=1)
     ok, pts = ok[finite], pts[finite]
-    front = ok[nondominated_mask(pts, maximize)]
-    # A sampler may propose the same design twice; list each design once (its first trial).
+    archive = ParetoArchive(maximize)
+    archive.add(pts, {"row": np.arange(len(ok)), "number": ok["number"].to_numpy()})
+    # Best first objective first, ties by trial number; a sampler may propose the same
+    # design twice: list each design once (its first trial).
+    front = ok.iloc[archive.columns["row"][archive.order(tie="number")]]
     params = [c for c in front.columns if c.startswith("params.")]
     if params:
-        front = front.sort_values("number").drop_duplicates(subset=params, keep="first")
-    return front.sort_values(objectives[0], ascending=not maximize[0]).reset_index(drop=True)
+        first = front.sort_values("number", kind="stable").drop_duplicates(subset=params)
+        front = front[front.index.isin(first.index)]
+    return front.reset_index(drop=True)
 
 
 def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:

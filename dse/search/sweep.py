@@ -28,8 +28,8 @@ from dse.search.storage import study_dir
 from dse.search.sweep_chunks import (
     ChunkFront,
     ChunkStore,
-    FrontArchive,
     SweepPlan,
+    SweepTally,
     _choices,
     _from_unit,
     evaluate_chunk,
@@ -80,6 +80,11 @@ class SweepResult:
     directory: Path | None = None
     workers: int = 1
     chunks_resumed: int = 0
+    #: Dask only: seconds to start or reach the cluster and send it the model (in ``seconds``).
+    startup_s: float = 0.0
+    #: CPU seconds of this process during the sweep, and of the Dask workers (None in-process).
+    client_cpu_s: float = 0.0
+    worker_cpu_s: float | None = None
 
     def summary(self) -> dict[str, Any]:
         d = asdict(self)
@@ -163,7 +168,8 @@ def sweep(
 ) -> SweepResult:
     """Evaluate the grid (``samples=None``) or N quasi-random samples; keep the feasible front.
 
-    ``on_progress(done, total, front_size)`` is called after each chunk. With ``write`` the
+    ``on_progress(done, total, front_size)`` is called after each chunk (the front size as of
+    the last merge; the last call has the final one). With ``write`` the
     front goes to ``studies/<study>/sweep_front.csv`` and the counts to ``sweep.json``, and
     every finished chunk's front is kept under ``sweep_chunks/`` until the sweep completes, so
     an interrupted sweep resumes from its finished chunks (``resume``). ``jobs > 1`` runs the
@@ -184,7 +190,7 @@ def sweep(
             raise SweepError(f"--samples must be at least 1 (got {samples})")
         plan = SweepPlan("samples", samples, chunk, seed, space=space)
 
-    archive = FrontArchive(model.objective_names, model.maximize)
+    tally = SweepTally(model.objective_names, model.maximize)
     key = sweep_key(model, plan)
     store = ChunkStore(study_dir(model.spec.study, create=True), key) if write else None
     done: set[int] = set()
@@ -192,13 +198,13 @@ def sweep(
         for index in store.finished():
             cf = store.load(index) if index < plan.n_chunks else None
             if cf is not None:
-                archive.add(cf)
+                tally.add(cf)
                 done.add(index)
     elif store is not None:
         store.clear()
     resumed = len(done)
     if on_progress and resumed:
-        on_progress(archive.designs, plan.total, len(archive))
+        on_progress(tally.designs, plan.total, tally.archive.size(exact=False))
 
     fresh = [0]
 
@@ -206,34 +212,34 @@ def sweep(
         fresh[0] += cf.designs
         if store is not None:
             store.save(cf)
-        archive.add(cf)
-        if on_progress:
-            on_progress(archive.designs, plan.total, len(archive))
+        tally.add(cf)
+        if on_progress:  # the front size as of the archive's last merge (merges are batched)
+            on_progress(tally.designs, plan.total, tally.archive.size(exact=False))
 
     todo = (i for i in range(plan.n_chunks) if i not in done)
-    workers = 1
-    t0 = time.perf_counter()
+    workers, startup_s, worker_cpu_s = 1, 0.0, None
+    t0, c0 = time.perf_counter(), time.process_time()
     if jobs == 1 and scheduler is None:
         for index in todo:
             on_chunk(evaluate_chunk(model, plan, index))
     else:
         from dse.search.sweep_dask import run_chunks_dask
 
-        workers = run_chunks_dask(
-            model, plan, todo, on_chunk, jobs=jobs, scheduler=scheduler, key=key
-        )
+        run = run_chunks_dask(model, plan, todo, on_chunk, jobs=jobs, scheduler=scheduler, key=key)
+        workers, startup_s, worker_cpu_s = run.workers, run.startup_s, run.worker_cpu_s
     seconds = time.perf_counter() - t0
+    client_cpu_s = time.process_time() - c0
 
     mode = plan.mode
-    front = _front_frame(archive, model.objective_names, model.maximize)
+    front = _front_frame(tally, model.objective_names)
     if on_progress:  # the bar's last count is the front as written (a design found twice: once)
-        on_progress(archive.designs, plan.total, len(front))
+        on_progress(tally.designs, plan.total, len(front))
     result = SweepResult(
         study=model.spec.study,
         mode=mode,
-        designs_evaluated=archive.designs,
-        finite=archive.finite,
-        feasible=archive.feasible,
+        designs_evaluated=tally.designs,
+        finite=tally.finite,
+        feasible=tally.feasible,
         front_size=len(front),
         seconds=seconds,
         designs_per_s=fresh[0] / seconds if seconds > 0 else math.inf,
@@ -244,6 +250,9 @@ def sweep(
         front=front,
         workers=workers,
         chunks_resumed=resumed,
+        startup_s=startup_s,
+        client_cpu_s=client_cpu_s,
+        worker_cpu_s=worker_cpu_s,
     )
     if store is not None:
         directory = study_dir(model.spec.study, create=True)
@@ -263,24 +272,21 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _front_frame(
-    archive: FrontArchive, objectives: list[str], maximize: list[bool]
-) -> pd.DataFrame:
+def _front_frame(tally: SweepTally, objectives: list[str]) -> pd.DataFrame:
     """The front as a table, in an order independent of chunk scheduling: by the first
     objective, ties by design number; a design found twice (samples) is listed once."""
-    params, metrics = archive.params, archive.metrics
-    cols: dict[str, Any] = {f"params.{k}": v for k, v in params.items()}
-    cols.update({k: metrics[k] for k in objectives if k in metrics})
-    cols.update({k: v for k, v in metrics.items() if k not in objectives})
-    df = pd.DataFrame(cols)
-    if df.empty:
-        return df
-    first = np.asarray(metrics[objectives[0]], dtype=float)
-    order = np.lexsort((archive.ids, -first if maximize[0] else first))
-    df = df.iloc[order]
-    pcols = [c for c in df.columns if c.startswith("params.")]
-    if pcols:
-        df = df.drop_duplicates(subset=pcols)
+    archive = tally.archive
+    if not len(tally):
+        return pd.DataFrame()
+    order = archive.order(tie="id")
+    columns = archive.columns
+    params = [k for k in columns if k.startswith("params.")]
+    metrics = [k for k in columns if k != "id" and k not in params]
+    names = params + [k for k in objectives if k in metrics]
+    names += [k for k in metrics if k not in objectives]
+    df = pd.DataFrame({k: columns[k][order] for k in names})
+    if params:
+        df = df.drop_duplicates(subset=params)
     return df.reset_index(drop=True)
 
 

@@ -3,7 +3,8 @@
 That is what lets chunks run anywhere (in-process, local worker processes, a Dask cluster), in
 any order, and be re-run after a lost worker or an interrupted sweep with the same result:
 every chunk is reduced to its own feasible front on the worker (a few hundred rows whatever the
-chunk size), and :class:`FrontArchive` merges chunk fronts with moocore as they arrive. The
+chunk size), and :class:`SweepTally` merges chunk fronts into the one incremental archive
+(:class:`~dse.model.pareto.ParetoArchive`) as they arrive. The
 non-dominated subset of a union does not depend on the merge order, and each front row keeps
 its global design number, so the final front is identical however the chunks were scheduled.
 Finished chunk fronts are persisted atomically (:class:`ChunkStore`) for resuming.
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from dse.model.outcome import Outcome
-from dse.model.pareto import nondominated_mask
+from dse.model.pareto import ParetoArchive, nondominated_mask
 from dse.model.study_model import StudyModel
 from dse.spec.errors import DseError
 from dse.spec.schema import CategoricalParam, IntParam, ParamSpec
@@ -186,8 +187,10 @@ def evaluate_chunk(model: StudyModel, plan: SweepPlan, index: int) -> ChunkFront
 
 
 @dataclass
-class FrontArchive:
-    """The running feasible front of every chunk merged so far, and the counts."""
+class SweepTally:
+    """The counts of every chunk merged so far and their feasible front, kept in the one
+    incremental archive (:class:`~dse.model.pareto.ParetoArchive`) with the columns of the
+    front table: ``id`` (global design number), ``params.<name>`` and every metric."""
 
     objectives: list[str]
     maximize: list[bool]
@@ -195,31 +198,23 @@ class FrontArchive:
     finite: int = 0
     feasible: int = 0
     chunks: int = 0
-    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    params: dict[str, np.ndarray] = field(default_factory=dict)
-    metrics: dict[str, np.ndarray] = field(default_factory=dict)
+    archive: ParetoArchive = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.archive = ParetoArchive(self.maximize)
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.archive)
 
     def add(self, cf: ChunkFront) -> None:
         self.designs += cf.designs
         self.finite += cf.finite
         self.feasible += cf.feasible
         self.chunks += 1
-        if not len(cf.ids):
-            return
-        if not len(self.ids):
-            self.ids, self.params, self.metrics = cf.ids, dict(cf.params), dict(cf.metrics)
-            return
-        ids = np.concatenate([self.ids, cf.ids])
-        params = {k: np.concatenate([self.params[k], v]) for k, v in cf.params.items()}
-        metrics = {k: np.concatenate([self.metrics[k], v]) for k, v in cf.metrics.items()}
-        pts = np.column_stack([metrics[k] for k in self.objectives])
-        mask = nondominated_mask(pts, self.maximize)
-        self.ids = ids[mask]
-        self.params = {k: v[mask] for k, v in params.items()}
-        self.metrics = {k: v[mask] for k, v in metrics.items()}
+        if len(cf.ids):
+            cols = {"id": cf.ids, **{f"params.{k}": v for k, v in cf.params.items()}}
+            cols.update(cf.metrics)
+            self.archive.add(np.column_stack([cf.metrics[k] for k in self.objectives]), cols)
 
 
 def sweep_key(model: StudyModel, plan: SweepPlan) -> str:

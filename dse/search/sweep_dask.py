@@ -9,9 +9,13 @@ and hands each finished chunk front to the caller as it completes.
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import sys
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from dse.model.study_model import StudyModel
@@ -30,15 +34,57 @@ def _evaluate(model: StudyModel, plan: SweepPlan, index: int) -> ChunkFront:
     return evaluate_chunk(model, plan, index)
 
 
+@dataclass
+class DaskRun:
+    """What a Dask sweep used: workers, start-up wall time, and worker CPU seconds."""
+
+    workers: int
+    startup_s: float
+    worker_cpu_s: float
+
+
+def _cpu_s() -> float:
+    """CPU seconds (user + system) of the calling process so far."""
+    return time.process_time()
+
+
+def preload_modules(model: StudyModel) -> list[str]:
+    """Modules a worker needs for the model's chunks: the sweep code, the evaluators' modules
+    and every ``dse`` module this process has loaded (the ``dse`` script's own imports)."""
+    names = {"distributed", "numpy", "dse.search.sweep_chunks"}
+    for ev in model.evaluators.values():
+        names.add(getattr(ev.fn, "__module__", None) or "")
+    names |= {m for m in list(sys.modules) if m == "dse" or m.startswith("dse.")}
+    return sorted(n for n in names if n and not n.startswith("__"))
+
+
+def _start_method_settings(preload: list[str]) -> dict[str, Any]:
+    """Worker processes forked from a forkserver that imported ``preload`` once, where the
+    platform has one (Linux, macOS): a spawned worker re-imports Python, dask, numpy, the
+    evaluators and the script that started it (``dse``: pandas, typer, rich), ~1 CPU-s each
+    on every sweep, which on 2 cores was most of the gap to 2x. Elsewhere Dask's default."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return {}
+    import dask
+    from distributed.utils import get_mp_context
+
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        ctx = get_mp_context()  # distributed sets its own preload list on the first call
+    ctx.set_forkserver_preload(preload)  # read when this process starts its forkserver
+    return {"distributed.worker.multiprocessing-method": "forkserver"}
+
+
 @contextmanager
-def local_cluster(jobs: int) -> Iterator[Any]:
+def local_cluster(jobs: int, *, preload: list[str] | None = None) -> Iterator[Any]:
     """A LocalCluster of ``jobs`` single-threaded worker processes, tuned for numpy chunks.
 
-    Dask's nanny exports ``MALLOC_TRIM_THRESHOLD_`` to its workers, which turns off glibc's
-    adaptive mmap threshold: every chunk-sized numpy temporary is then mmapped and unmapped
-    afresh, and the page faults made each chunk 4x slower (measured). The statistical
-    profiler (a stack sample every 10 ms) is turned off as well. Workers started by hand
-    (``dask worker``) are best started with ``--no-nanny`` for the same reason.
+    Workers are forked from a forkserver that has imported ``preload`` (see
+    :func:`_start_method_settings`). Dask's nanny exports ``MALLOC_TRIM_THRESHOLD_`` to its
+    workers, which turns off glibc's adaptive mmap threshold: every chunk-sized numpy
+    temporary is then mmapped and unmapped afresh, and the page faults made each chunk 4x
+    slower (measured); it is removed. The statistical profiler (a stack sample every 10 ms)
+    is turned off as well. Workers started by hand (``dask worker``) are best started with
+    ``--no-nanny`` for the same reason.
     """
     import dask
     from dask.distributed import LocalCluster
@@ -48,6 +94,7 @@ def local_cluster(jobs: int) -> Iterator[Any]:
     settings = {
         "distributed.nanny.pre-spawn-environ": environ,
         "distributed.worker.profile.enabled": False,
+        **_start_method_settings(preload or ["distributed", "numpy", "dse.search.sweep_chunks"]),
     }
     with (
         dask.config.set(settings),
@@ -72,14 +119,17 @@ def run_chunks_dask(
     scheduler: str | None = None,
     key: str = "sweep",
     connect_timeout_s: float = 10.0,
-) -> int:
-    """Evaluate chunks ``todo`` on Dask; call ``on_chunk`` per finished chunk; return workers.
+) -> DaskRun:
+    """Evaluate chunks ``todo`` on Dask; call ``on_chunk`` per finished chunk.
 
     ``scheduler`` (``tcp://host:port``) uses an existing cluster; otherwise a LocalCluster of
     ``jobs`` single-threaded worker processes is started for this sweep and closed after it.
+    The worker CPU seconds are those of the workers alive at the end: their whole life for a
+    LocalCluster (start-up included), the sweep's span on an existing cluster.
     """
     from dask.distributed import Client, as_completed
 
+    t0 = time.perf_counter()
     with ExitStack() as stack:
         if scheduler is not None:
             try:
@@ -97,13 +147,16 @@ def run_chunks_dask(
                     f"--scheduler {scheduler}: no Dask worker joined within "
                     f"{connect_timeout_s:g} s (start one with: dask worker {scheduler})"
                 ) from None
+            cpu_before = client.run(_cpu_s)
         else:
-            cluster = stack.enter_context(local_cluster(jobs or 1))
+            cluster = stack.enter_context(local_cluster(jobs or 1, preload=preload_modules(model)))
             client = stack.enter_context(Client(cluster, set_as_default=False))
+            cpu_before = {}
         threads = sum(client.nthreads().values()) or 1
         workers = len(client.nthreads())
         [model_f] = client.scatter([model], broadcast=True, hash=False)
         [plan_f] = client.scatter([plan], broadcast=True, hash=False)
+        startup_s = time.perf_counter() - t0
         pending = iter(todo)
         token = uuid.uuid4().hex[:8]
         window = as_completed(loop=client.loop)
@@ -127,4 +180,6 @@ def run_chunks_dask(
             fut.release()
             on_chunk(cf)
             submit_next()
-        return workers
+        cpu_after = client.run(_cpu_s)
+        cpu = sum(v - cpu_before.get(k, 0.0) for k, v in cpu_after.items())
+        return DaskRun(workers=workers, startup_s=startup_s, worker_cpu_s=cpu)
