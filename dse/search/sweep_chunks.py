@@ -65,6 +65,38 @@ def _radical_table(base: int, digits: int) -> np.ndarray:
     return r
 
 
+def _radical_inverse_run(base: int, first: int, n: int) -> np.ndarray:
+    """Radical inverses of the consecutive numbers ``first .. first+n-1`` in ``base``.
+
+    The low p digits (a table of ``base**p`` entries) repeat cyclically along a run and the
+    higher digits change once per cycle, so the low part is a slice of the tiled table and
+    each higher digit group adds one repeated term per cycle: no per-element division. The
+    terms are added in the same order as the digit-by-digit sum (low digits first), so the
+    values are bit-identical to it.
+    """
+    if n < 1:
+        return np.zeros(0)
+    p = max(1, int(math.log(_TABLE_SIZE) / math.log(base)))
+    group = base**p
+    table = _radical_table(base, p)
+    off = first % group
+    r = np.tile(table, -(-(off + n) // group))[off : off + n]
+    q = np.arange(first // group, (first + n - 1) // group + 1, dtype=np.int64)
+    if len(q) == 1:
+        counts = np.array([n])
+    else:
+        counts = np.full(len(q), group, dtype=np.int64)
+        counts[0] = group - off
+        counts[-1] = first + n - q[-1] * group
+    scale = 1.0
+    while q.any():
+        scale /= group
+        q, digits = np.divmod(q, group)
+        term = scale * table[digits]
+        r += term[0] if len(term) == 1 else np.repeat(term, counts)
+    return r
+
+
 def halton(start: int, n: int, dim: int, *, seed: int | None) -> np.ndarray:
     """Rows ``start..start+n`` of a randomly shifted Halton sequence in ``[0, 1)^dim``.
 
@@ -73,25 +105,9 @@ def halton(start: int, n: int, dim: int, *, seed: int | None) -> np.ndarray:
     """
     if dim > len(_PRIMES):
         raise DseError(f"quasi-random samples support at most {len(_PRIMES)} parameters")
-    idx = np.arange(start + 1, start + n + 1, dtype=np.int64)  # skip the all-zero point
     out = np.empty((n, dim))
-    for j in range(dim):
-        base = _PRIMES[j]
-        # p base-b digits at a time through a table of their radical inverses: a few array
-        # passes per chunk instead of one per digit (the sweep's sampling stays ~1 % of it).
-        p = max(1, int(math.log(_TABLE_SIZE) / math.log(base)))
-        group = base**p
-        table = _radical_table(base, p)
-        k = idx.copy()
-        scale = 1.0
-        r = np.zeros(n)
-        while True:
-            k, digits = np.divmod(k, group)
-            r += scale * table[digits]
-            if not k.any():
-                break
-            scale /= group
-        out[:, j] = r
+    for j in range(dim):  # skip the all-zero point: numbers start at 1
+        out[:, j] = _radical_inverse_run(_PRIMES[j], start + 1, n)
     shift = np.random.default_rng(seed).random(dim)
     return (out + shift) % 1.0
 

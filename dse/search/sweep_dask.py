@@ -8,15 +8,20 @@ and hands each finished chunk front to the caller as it completes.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import multiprocessing
+import pickle
 import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import CancelledError
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+import cloudpickle
 
 from dse.model.study_model import StudyModel
 from dse.search.sweep_chunks import ChunkFront, SweepPlan, evaluate_chunk
@@ -24,14 +29,25 @@ from dse.spec.errors import DseError
 
 #: Chunks in flight per worker thread: enough to keep every worker busy while results travel.
 IN_FLIGHT_PER_THREAD = 2
+#: How often one chunk is submitted again after the scheduler cancelled it.
+MAX_RESUBMITS = 3
 
 
 class SchedulerError(DseError):
     """The Dask scheduler cannot be reached or has no workers."""
 
 
-def _evaluate(model: StudyModel, plan: SweepPlan, index: int) -> ChunkFront:
-    return evaluate_chunk(model, plan, index)
+#: The (model, plan) of the sweep a worker process last ran, by digest: unpickled once per
+#: worker, not once per chunk.
+_LOADED: dict[str, tuple[StudyModel, SweepPlan]] = {}
+
+
+def _evaluate(digest: str, blob: bytes, index: int) -> ChunkFront:
+    loaded = _LOADED.get(digest)
+    if loaded is None:
+        _LOADED.clear()
+        loaded = _LOADED[digest] = pickle.loads(blob)
+    return evaluate_chunk(*loaded, index)
 
 
 @dataclass
@@ -154,29 +170,47 @@ def run_chunks_dask(
             cpu_before = {}
         threads = sum(client.nthreads().values()) or 1
         workers = len(client.nthreads())
-        [model_f] = client.scatter([model], broadcast=True, hash=False)
-        [plan_f] = client.scatter([plan], broadcast=True, hash=False)
+        # The model travels inside every task (~20 kB), not scattered once: a scattered value
+        # lost with a killed worker cancels every chunk that depends on it ("lost
+        # dependencies", seen after SIGKILLs), while a task's own arguments are re-sent.
+        blob = cloudpickle.dumps((model, plan))
+        digest = hashlib.sha256(blob).hexdigest()[:16]
         startup_s = time.perf_counter() - t0
         pending = iter(todo)
         token = uuid.uuid4().hex[:8]
         window = as_completed(loop=client.loop)
 
+        index_of: dict[str, int] = {}
+        retries: dict[int, int] = {}
+
+        def submit(index: int) -> None:
+            attempt = retries.get(index, 0)
+            name = f"dse-{key}-{token}-{index}" + (f"-retry{attempt}" if attempt else "")
+            fut = client.submit(_evaluate, digest, blob, index, key=name, pure=False)
+            index_of[fut.key] = index
+            window.add(fut)
+
         def submit_next() -> bool:
             index = next(pending, None)
-            if index is None:
-                return False
-            window.add(
-                client.submit(
-                    _evaluate, model_f, plan_f, index, key=f"dse-{key}-{token}-{index}", pure=False
-                )
-            )
-            return True
+            if index is not None:
+                submit(index)
+            return index is not None
 
         for _ in range(threads * IN_FLIGHT_PER_THREAD):
             if not submit_next():
                 break
         for fut in window:
-            cf = fut.result()
+            index = index_of.pop(fut.key)
+            try:
+                cf = fut.result()
+            except CancelledError:
+                # A worker died holding the chunk and the scheduler dropped it instead of
+                # re-running it (seen rarely after a SIGKILL): submit the chunk again.
+                retries[index] = retries.get(index, 0) + 1
+                if retries[index] > MAX_RESUBMITS:
+                    raise
+                submit(index)
+                continue
             fut.release()
             on_chunk(cf)
             submit_next()

@@ -91,6 +91,34 @@ def test_continuous_float_is_refused_on_a_grid_but_sampled(
     assert set(f["params.optics_per_link"]) <= {1, 4}
 
 
+def test_halton_rows_are_the_radical_inverses_of_their_numbers_in_any_chunking() -> None:
+    from fractions import Fraction
+
+    def radical_inverse(k: int, base: int) -> float:  # exact, digit by digit
+        r, f = Fraction(0), Fraction(1, base)
+        while k:
+            k, d = divmod(k, base)
+            r += d * f
+            f /= base
+        return float(r)
+
+    primes = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79]
+    start = 4096 * 4096 - 700  # runs cross the table's cycles and a new digit group
+    shift = np.random.default_rng(5).random(22)
+    u = halton(start, 1500, 22, seed=5)
+    for i in (0, 1, 699, 700, 701, 1499):
+        for j, base in enumerate(primes):
+            assert u[i, j] == pytest.approx(
+                (radical_inverse(start + i + 1, base) + shift[j]) % 1.0, abs=1e-15
+            )
+    for cut in (1, 37, 700, 1499):  # any chunking gives the same rows, bit for bit
+        parts = np.vstack(
+            [halton(start, cut, 22, seed=5), halton(start + cut, 1500 - cut, 22, seed=5)]
+        )
+        assert np.array_equal(parts, u)
+    assert halton(0, 0, 3, seed=1).shape == (0, 3)
+
+
 def test_halton_is_low_discrepancy_and_seeded() -> None:
     u = halton(0, 1024, 3, seed=1)
     assert u.shape == (1024, 3) and (u >= 0).all() and (u < 1).all()
