@@ -299,13 +299,15 @@ def _timing(
         z = np.where(
             top, r["replica_tokens_per_s"], np.where(memok, -1 - slo_excess - no_topo, overflow)
         )
-    # without a whole replica: -1e9 - max(mem ratio, 1) - 1e6 (a fitting one's ratio is <= 1)
-    few = np.where(memok, -1e9 - 1.0 - 1e6, z - 1e6)
+    # (without a whole replica the score is z - 1e6, or -1e9 - 1 - 1e6 if it fits: _argmax)
     full = {k: np.broadcast_to(r[k], shape) for k in _PICKED}
-    found = {"memok": memok, "top": top, "z": z, "few": few, "mem_ratio": mem_ratio}
+    found = {"memok": memok, "top": top, "z": z, "mem_ratio": mem_ratio}
     t = {**full, **found, "slo_ok": slo_ok, "topo": topo}
     if prune:
-        t["contenders"], t["unsafe"] = _contenders(t, cand["tp"] * cand["pp"], integral)
+        which, t["unsafe"] = _contenders(t, cand["tp"] * cand["pp"], integral)
+        t["contenders"], t["z_which"] = which, z[which]
+        top_which = top[which]
+        t["top_which"] = None if top_which.all() else top_which
     else:
         t["contenders"] = np.arange(0)  # score everything
     return t
@@ -374,20 +376,45 @@ def _argmax(
     cluster: np.ndarray,
 ) -> np.ndarray:
     """First best-scoring candidate (of ``which``, or all) of every design; see ``_choose``."""
-    g = group[:, None] if which is None else group[which][:, None]
-
-    def rows(key: str) -> np.ndarray:
-        v = t[key] if which is None else t[key][which]
-        return np.take(v, cols, axis=1)
-
+    if which is None:
+        g = group[:, None]
+        z, top = np.take(t["z"], cols, axis=1), np.take(t["top"], cols, axis=1)
+    else:  # the contenders' rows, copied once per timing block (``_timing``)
+        g = group[which][:, None]
+        z, top = np.take(t["z_which"], cols, axis=1), t["top_which"]
+        top = top if top is None else np.take(top, cols, axis=1)
     replicas = np.floor(cluster[None, :] / g)
-    z = rows("z")
-    score = np.where(rows("top"), replicas * z, z)
+    score = replicas * z
+    if top is not None:  # throughput where top, the fallback score z elsewhere
+        np.copyto(score, z, where=~top)
     few = replicas < 1
-    if few.any():
-        score = np.where(few, rows("few"), score)
-    best = np.argmax(score, axis=0)
+    if few.any():  # without a whole replica: -1e9 - 1 - 1e6 if it fits, else z - 1e6
+        memok = np.take(t["memok"] if which is None else t["memok"][which], cols, axis=1)
+        np.copyto(score, np.where(memok, -1e9 - 1.0 - 1e6, z - 1e6), where=few)
+    best = np.argmax(score, axis=0) if which is None else _first_max(score)
     return best if which is None else which[best]
+
+
+def _first_max(score: np.ndarray) -> np.ndarray:
+    """``np.argmax(score, axis=0)`` for a few rows: the column maxima, then the first row that
+    holds them (a row at a time: numpy's argmax over a short first axis is slower)."""
+    top = score.max(axis=0)
+    if np.isnan(top).any():
+        return np.argmax(score, axis=0)  # NaN ranks first, as argmax has it
+    best = np.zeros(score.shape[1], dtype=np.intp)
+    for j in range(score.shape[0] - 1, 0, -1):
+        np.copyto(best, j, where=score[j] == top)
+    return np.where(score[0] == top, 0, best)
+
+
+def _at(x: np.ndarray, best: np.ndarray, at: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    """``x[best, at]`` of a (candidates, columns) array; ``flat`` is ``best * columns + at``
+    (one 1-D gather instead of numpy's slower 2-D fancy indexing)."""
+    if x.strides[1] == 0:  # one value per candidate, broadcast over the columns
+        return x[:, 0][best]
+    if x.flags.c_contiguous:
+        return np.take(x.reshape(-1), flat)
+    return x[best, at]
 
 
 def _choose(
@@ -409,22 +436,25 @@ def _choose(
     if which.size == 0:
         best = _argmax(t, cols, None, group, cluster)
         rep = np.floor(cluster / group[best])
+        flat = best * t["z"].shape[1] + at
     else:
         best = _argmax(t, cols, which, group, cluster)
         rep = np.floor(cluster / group[best])
-        sure = t["top"][best, at] & (rep >= 1) & ~t["unsafe"][at]
+        flat = best * t["z"].shape[1] + at
+        sure = _at(t["top"], best, at, flat) & (rep >= 1) & ~t["unsafe"][at]
         if not sure.all():
             redo = np.flatnonzero(~sure)
             best[redo] = _argmax(t, cols[redo], None, group, cluster[redo])
             rep[redo] = np.floor(cluster[redo] / group[best[redo]])
-    fit_any = (t["memok"][best, at] & (rep >= 1)).astype(float)
-    out = {k: t[k][best, at] for k in _PICKED}
+            flat[redo] = best[redo] * t["z"].shape[1] + at[redo]
+    fit_any = (_at(t["memok"], best, at, flat) & (rep >= 1)).astype(float)
+    out = {k: _at(t[k], best, at, flat) for k in _PICKED}
     out.update(
         replicas=rep * fit_any,
         model_fits=fit_any,
-        slo_met=t["slo_ok"][best, at].astype(float) * fit_any,
-        memory_used_fraction=t["mem_ratio"][best, at],
-        topology_ok=t["topo"][best, at].astype(float),
+        slo_met=_at(t["slo_ok"], best, at, flat).astype(float) * fit_any,
+        memory_used_fraction=_at(t["mem_ratio"], best, at, flat),
+        topology_ok=_at(t["topo"], best, at, flat).astype(float),
     )
     return best, out
 
