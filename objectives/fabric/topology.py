@@ -42,6 +42,8 @@ def _compact(raw: Any) -> np.ndarray:
     """A string array whose entries are all equal as its one value (0-d): the string work of a
     million-design batch with one link type or fabric is then done once."""
     arr = np.asarray(raw)
+    if arr.ndim == 1 and arr.size and arr.strides == (0,):  # broadcast from one value
+        return np.asarray(arr[0])
     if arr.ndim and arr.size and (arr == arr.flat[0]).all():
         return np.asarray(arr.flat[0])
     return arr

@@ -110,8 +110,11 @@ def _same_hash(h: np.ndarray) -> np.ndarray:
 
 
 def _choose(design: Mapping[str, Any], name: str, choices: tuple[str, ...]) -> np.ndarray:
-    """A string design value as an array, checked against its choices."""
+    """A string design value as an array, checked against its choices (one value broadcast
+    over the batch as a (1,) array: compared once, not once per design)."""
     raw = np.asarray(design.get(name, choices[0]))
+    if raw.ndim == 1 and raw.size > 1 and raw.strides == (0,):
+        raw = raw[:1]
     bad = ~np.isin(raw, choices)
     if bad.any():
         from objectives.errors import unknown_name
@@ -312,7 +315,9 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
         "package_power_w": package_w,
         "link_w": link_w,
         "logic_area_mm2": logic_area,
-        "is_electrical": (link_type == "electrical").astype(float),
+        "is_electrical": np.broadcast_to(
+            (link_type == "electrical").astype(float), np.shape(tflops)
+        ),
         "scaleout_gbps_per_gpu": scaleout_gbps_per_gpu(d),
     }
 
