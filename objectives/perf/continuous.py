@@ -42,7 +42,7 @@ from objectives.perf.serving import Serving, Step, mixed_step, stage_step
 def _memory(
     d: Mapping[str, Any], hw: Mapping[str, np.ndarray], a: Arch, s: Serving, tp: Any, pp: Any
 ) -> dict[str, Any]:
-    """Per-GPU bytes of the bottleneck stage and the batch the KV cache holds."""
+    """Per-GPU bytes of the bottleneck stage (``_kv_batch``: the batch the KV cache holds)."""
     e = s.bytes_per_elem
     layers_stage = np.ceil(a.layers / pp)
     emb_copies = np.where(pp > 1, 1.0, 2.0)
@@ -54,9 +54,13 @@ def _memory(
     capacity = hw["hbm_gb_per_gpu"] * tech(d, "hbm_bytes_per_gb")
     fixed = weights + act + tech(d, "cb_runtime_reserve_gb") * 1e9
     frac = tech(d, "kv_cache_free_fraction")
-    b_kv = np.floor(np.maximum(capacity - fixed, 0.0) * frac / kv_seq)
     return {"kv_token": kv_token, "kv_seq": kv_seq, "fixed": fixed, "frac": frac,
-            "capacity": capacity, "b_kv": b_kv}  # fmt: skip
+            "capacity": capacity}  # fmt: skip
+
+
+def _kv_batch(mem: Mapping[str, Any]) -> Any:
+    """The batch the KV cache holds: whole sequences in the free fraction of what is left."""
+    return np.floor(np.maximum(mem["capacity"] - mem["fixed"], 0.0) * mem["frac"] / mem["kv_seq"])
 
 
 def _prefill_one(
@@ -114,7 +118,7 @@ def _bound(
     per_seq = 1 + s.input_tokens / s.output_tokens if mixed else 1.0
     # a prompt longer than the budget is chunked over several steps: at least one sequence
     budget = np.maximum(np.floor(tech(d, "cb_max_num_tokens") / per_seq), 1.0)
-    b = np.minimum(mem["b_kv"], budget)
+    b = np.minimum(_kv_batch(mem), budget)
     b = np.minimum(b, tech(d, "cb_max_batch"))
     b = np.minimum(b, cap)
     if s.max_batch is not None:
@@ -193,7 +197,7 @@ def serve_continuous(
             if tpot_slo is not None:
                 good &= t <= tpot_slo
             if ttft_slo is not None:
-                good &= t_one + kv_move + queue * t <= ttft_slo
+                good &= (t_one + kv_move + queue * t if disagg else t_one + t) <= ttft_slo
             return good
 
         solve = not pinned and (tpot_slo is not None or ttft_slo is not None)
@@ -202,7 +206,9 @@ def serve_continuous(
         t_round, st, n_micro = _round(d, hw, a, s, tp, pp, bt, mixed)
         tokens, cycle = bt, t_round
         flops, nbytes = n_micro * st.flops, n_micro * st.hbm_bytes
-        ttft, tpot = t_one + kv_move + queue * t_round, t_round
+        # (not disaggregated: t_one + t_round, the same as t_one + 0.0 + 1.0 x t_round)
+        ttft = t_one + kv_move + queue * t_round if disagg else t_one + t_round
+        tpot = t_round
         if disagg:
             # One prefill group runs budget-sized chunks back to back, pipelined over pp.
             bp = np.maximum(tech(d, "cb_max_num_tokens") / S, 1.0)

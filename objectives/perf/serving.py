@@ -160,8 +160,12 @@ def mixed_step(
     for i, (ctx_sum, kv_sum) in enumerate(attention):
         fl = ctx_sum * flop_per_key
         by = kv_sum * byte_per_kv + qkvo if i == 0 else kv_sum * byte_per_kv
-        t_attn = t_attn + np.maximum(fl * inv_af, by * inv_am)
-        attn_flops, attn_bytes = attn_flops + fl, attn_bytes + by
+        t_part = np.maximum(fl * inv_af, by * inv_am)
+        if i == 0:  # 0 + t: the same (times are >= 0), without a pass over the array
+            t_attn, attn_flops, attn_bytes = t_part, fl, by
+        else:
+            t_attn = t_attn + t_part
+            attn_flops, attn_bytes = attn_flops + fl, attn_bytes + by
 
     # Two all-reduces per layer (after attention and after the MLP), not overlapped.
     t_layer = t_gemm + t_attn + overhead
