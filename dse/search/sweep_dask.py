@@ -13,6 +13,7 @@ import logging
 import multiprocessing
 import pickle
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -57,6 +58,7 @@ class DaskRun:
     workers: int
     startup_s: float
     worker_cpu_s: float
+    chunks_in_client: int = 0
 
 
 def _cpu_s() -> float:
@@ -90,39 +92,84 @@ def _start_method_settings(preload: list[str]) -> dict[str, Any]:
     return {"distributed.worker.multiprocessing-method": "forkserver"}
 
 
+#: Evaluate chunks in the calling process while a LocalCluster starts (about a second of
+#: imports and forks that would otherwise leave a core idle); off for tests of the Dask path.
+EVALUATE_WHILE_STARTING = True
+
+
 @contextmanager
-def local_cluster(jobs: int, *, preload: list[str] | None = None) -> Iterator[Any]:
+def local_cluster(
+    jobs: int,
+    *,
+    preload: list[str] | None = None,
+    while_starting: Callable[[], bool] | None = None,
+) -> Iterator[Any]:
     """A LocalCluster of ``jobs`` single-threaded worker processes, tuned for numpy chunks.
 
     Workers are forked from a forkserver that has imported ``preload`` (see
     :func:`_start_method_settings`). Dask's nanny exports ``MALLOC_TRIM_THRESHOLD_`` to its
     workers, which turns off glibc's adaptive mmap threshold: every chunk-sized numpy
     temporary is then mmapped and unmapped afresh, and the page faults made each chunk 4x
-    slower (measured); it is removed. The statistical profiler (a stack sample every 10 ms)
-    is turned off as well. Workers started by hand (``dask worker``) are best started with
-    ``--no-nanny`` for the same reason.
+    slower (measured); it is removed. The statistical profiler (a stack sample every 10 ms),
+    the nannies' memory monitor (a psutil call every 100 ms per worker; chunks bound the
+    memory) and most system-monitor polling are turned off as well. Workers started by hand
+    (``dask worker``) are best started with ``--no-nanny`` for the same reason.
+
+    ``while_starting()`` is called again and again in this thread while the cluster starts in
+    another, until it returns False or the cluster is up.
     """
     import dask
-    from dask.distributed import LocalCluster
 
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
     environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     settings = {
         "distributed.nanny.pre-spawn-environ": environ,
         "distributed.worker.profile.enabled": False,
+        "distributed.admin.system-monitor.interval": "5s",
+        "distributed.admin.system-monitor.disk": False,
         **_start_method_settings(preload or ["distributed", "numpy", "dse.search.sweep_chunks"]),
     }
-    with (
-        dask.config.set(settings),
-        LocalCluster(
+    with dask.config.set(settings), _start_cluster(jobs, while_starting) as cluster:
+        yield cluster
+
+
+def _start_cluster(jobs: int, while_starting: Callable[[], bool] | None) -> Any:
+    from dask.distributed import LocalCluster
+
+    def make() -> Any:
+        return LocalCluster(
             n_workers=jobs,
             threads_per_worker=1,
             processes=True,
+            memory_limit=0,
             dashboard_address=None,
             silence_logs=logging.ERROR,
-        ) as cluster,
-    ):
-        yield cluster
+        )
+
+    if while_starting is None:
+        return make()
+    box: dict[str, Any] = {}
+
+    def start() -> None:
+        try:
+            box["cluster"] = make()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=start, name="dse-start-cluster", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive() and while_starting():
+            pass
+    except BaseException:
+        thread.join()
+        if "cluster" in box:
+            box["cluster"].close()
+        raise
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["cluster"]
 
 
 def run_chunks_dask(
@@ -146,6 +193,8 @@ def run_chunks_dask(
     from dask.distributed import Client, as_completed
 
     t0 = time.perf_counter()
+    pending = iter(todo)
+    in_client: list[int] = []
     with ExitStack() as stack:
         if scheduler is not None:
             try:
@@ -165,7 +214,21 @@ def run_chunks_dask(
                 ) from None
             cpu_before = client.run(_cpu_s)
         else:
-            cluster = stack.enter_context(local_cluster(jobs or 1, preload=preload_modules(model)))
+
+            def evaluate_here() -> bool:
+                index = next(pending, None)
+                if index is not None:
+                    on_chunk(evaluate_chunk(model, plan, index))
+                    in_client.append(index)
+                return index is not None
+
+            cluster = stack.enter_context(
+                local_cluster(
+                    jobs or 1,
+                    preload=preload_modules(model),
+                    while_starting=evaluate_here if EVALUATE_WHILE_STARTING else None,
+                )
+            )
             client = stack.enter_context(Client(cluster, set_as_default=False))
             cpu_before = {}
         threads = sum(client.nthreads().values()) or 1
@@ -176,7 +239,6 @@ def run_chunks_dask(
         blob = cloudpickle.dumps((model, plan))
         digest = hashlib.sha256(blob).hexdigest()[:16]
         startup_s = time.perf_counter() - t0
-        pending = iter(todo)
         token = uuid.uuid4().hex[:8]
         window = as_completed(loop=client.loop)
 
@@ -216,4 +278,4 @@ def run_chunks_dask(
             submit_next()
         cpu_after = client.run(_cpu_s)
         cpu = sum(v - cpu_before.get(k, 0.0) for k, v in cpu_after.items())
-        return DaskRun(workers=workers, startup_s=startup_s, worker_cpu_s=cpu)
+        return DaskRun(workers, startup_s, cpu, chunks_in_client=len(in_client))

@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from dse import api
+from dse.search import sweep_dask
 from dse.search.sweep import sweep
 from dse.search.sweep_chunks import CHUNKS_DIR
 from tests.conftest import ROOT, run_dse
@@ -86,15 +87,23 @@ def dask_cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen]]]
 
 
 def test_local_dask_sweep_equals_the_in_process_sweep_exactly(
-    tmp_path: Path, studies_dir: Path
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="mid"))
     local = sweep(model, chunk=7_000, write=False)
-    dask = sweep(model, chunk=7_000, jobs=2, write=False)
-    assert dask.workers == 2 and local.workers == 1
-    assert dask.designs_evaluated == local.designs_evaluated == 200_640
-    assert (dask.finite, dask.feasible) == (local.finite, local.feasible)
-    pd.testing.assert_frame_equal(dask.front, local.front, check_exact=True)
+    # Every chunk on the Dask workers, then (the default) the first ones in this process
+    # while the workers start: the same front either way.
+    monkeypatch.setattr(sweep_dask, "EVALUATE_WHILE_STARTING", False)
+    on_workers = sweep(model, chunk=7_000, jobs=2, write=False)
+    assert on_workers.chunks_in_client == 0 and on_workers.worker_cpu_s > 0
+    monkeypatch.setattr(sweep_dask, "EVALUATE_WHILE_STARTING", True)
+    mixed = sweep(model, chunk=7_000, jobs=2, write=False)
+    assert 0 <= mixed.chunks_in_client <= 29
+    for dask in (on_workers, mixed):
+        assert dask.workers == 2 and local.workers == 1
+        assert dask.designs_evaluated == local.designs_evaluated == 200_640
+        assert (dask.finite, dask.feasible) == (local.finite, local.feasible)
+        pd.testing.assert_frame_equal(dask.front, local.front, check_exact=True)
     assert len(local.front) >= 5
 
 
