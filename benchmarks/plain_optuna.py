@@ -20,6 +20,7 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
 from dse.model.load import load
+from dse.search.samplers import make_sampler, sampler_options
 from dse.search.sweep import warm_start_designs
 from dse.spec.schema import CategoricalParam, IntParam
 
@@ -34,7 +35,8 @@ def main() -> None:
     model = load(args.spec)
     search = model.spec.search
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    sampler = optuna.samplers.NSGAIISampler(seed=search.seed, **search.options)
+    sampler = make_sampler(model)  # the spec's sampler with the engine's defaults, as dse runs
+    assert isinstance(sampler, optuna.samplers.NSGAIISampler), "plain_optuna runs NSGA-II specs"
     study = optuna.create_study(
         study_name=model.spec.study,
         storage=JournalStorage(JournalFileBackend(str(args.journal))),
@@ -42,7 +44,7 @@ def main() -> None:
         directions=[o.direction for o in model.spec.objectives],
     )
     if search.warm_start:
-        k = int(search.options.get("population_size", 50))
+        k = int(sampler_options(search)["population_size"])
         for design in warm_start_designs(model, samples=search.warm_start, k=k, seed=search.seed):
             study.enqueue_trial(design, skip_if_exists=True)
 

@@ -7,7 +7,7 @@ chunk, ``dse evaluate`` and the benchmarks. A batch outcome holds arrays of ``n`
 
 A design is feasible when every constraint's violation is ``<= 0`` (Optuna's convention, see
 :mod:`dse.spec.expr`); :func:`satisfied` is that rule for one constraint and everything that
-decides feasibility (outcomes, stored trials via ``dse.search.stored.is_feasible``, the
+decides feasibility (outcomes, stored trials via ``dse.search.stored.stored_outcome``, the
 dashboard's and ``dse evaluate``'s per-constraint marks) asks it.
 """
 

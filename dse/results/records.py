@@ -11,7 +11,7 @@ import optuna
 import pandas as pd
 
 from dse.model.pareto import ParetoArchive
-from dse.search.stored import FAIL_ATTR, STALE_ATTR, is_feasible, open_study
+from dse.search.stored import FAIL_ATTR, STALE_ATTR, open_study, stored_outcome
 from dse.spec.atomic import atomic_path, remove_stale_temps
 
 TRIALS_PARQUET = "trials.parquet"
@@ -25,10 +25,11 @@ def trials_frame(
     """One row per trial: number, state, feasibility, duration, params, every metric."""
     rows = []
     for t in study.get_trials(deepcopy=False):
+        outcome = stored_outcome(t)
         row: dict[str, Any] = {
             "number": t.number,
             "state": t.state.name,
-            "feasible": t.state == optuna.trial.TrialState.COMPLETE and is_feasible(t),
+            "feasible": outcome is not None and outcome.feasible,
             "duration_s": t.duration.total_seconds() if t.duration is not None else math.nan,
             "fail_reason": t.user_attrs.get(FAIL_ATTR, ""),
             "stale": bool(t.user_attrs.get(STALE_ATTR, False)),

@@ -39,7 +39,7 @@ from dse.search.recovery import (
 from dse.search.samplers import distribution, enqueue_grid, enqueue_warm_start, make_sampler
 from dse.search.spec_check import check_spec
 from dse.search.storage import HEARTBEAT_S, open_storage
-from dse.search.stored import STALE_ATTR, is_feasible
+from dse.search.stored import STALE_ATTR, stored_outcome
 from dse.spec.schema import SearchSpec
 
 #: How often a worker re-checks a study whose last trials run elsewhere.
@@ -69,9 +69,10 @@ class FrontTracker:
     def add_trial(self, t: optuna.trial.FrozenTrial) -> None:
         if t.state == TrialState.FAIL and not t.user_attrs.get(STALE_ATTR):
             self.failed += 1
-        if t.state == TrialState.COMPLETE and is_feasible(t) and t.values is not None:
+        outcome = stored_outcome(t)
+        if outcome is not None and outcome.feasible:
             self.feasible += 1
-            self.archive.add([list(t.values)])
+            self.archive.add([outcome.objectives])
 
     def front_size(self) -> int:
         return len(self.archive)

@@ -12,7 +12,7 @@ import optuna
 import yaml
 
 from dse import __version__
-from dse.model.outcome import feasible
+from dse.model.outcome import Outcome, feasible
 from dse.search.storage import existing_study_dir, open_storage
 from dse.spec.atomic import write_text_atomic
 from dse.spec.errors import StudyNotFoundError
@@ -27,9 +27,15 @@ WORKER_ATTR = "dse.worker"
 META_KEY = "dse.spec"
 
 
-def is_feasible(trial: optuna.trial.FrozenTrial) -> bool:
-    """A stored trial's feasibility, by the one rule (:mod:`dse.model.outcome`)."""
-    return feasible(trial.constraints.values())
+def stored_outcome(trial: optuna.trial.FrozenTrial) -> Outcome | None:
+    """A complete stored trial's :class:`~dse.model.outcome.Outcome` as its run recorded it
+    (metrics from the user attributes, violations from ``set_constraint``, objectives from its
+    values; feasibility by the one rule); None for a trial that did not complete."""
+    if trial.state != optuna.trial.TrialState.COMPLETE or trial.values is None:
+        return None
+    metrics = {k: v for k, v in trial.user_attrs.items() if not k.startswith("dse.")}
+    violations = [float(v) for v in trial.constraints.values()]
+    return Outcome(metrics, violations, feasible(violations), list(trial.values))
 
 
 def plain(obj: Any) -> Any:

@@ -8,11 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dse import api
 from dse.model.batched import evaluate_trials
 from dse.model.guarded import evaluate_trial
 from dse.model.load import load
 from dse.model.outcome import Outcome, feasible, feasible_mask
 from dse.model.pareto import ParetoArchive, nondominated_mask
+from dse.search.stored import stored_outcome
 from tests.dse.test_spec_selected_evaluators import zdt1_copy
 
 
@@ -73,3 +75,22 @@ def test_a_robust_trial_is_feasible_only_if_every_scenario_meets_the_constraints
     assert not out.feasible
     # The batched path (which falls back to one design at a time here) agrees.
     assert evaluate_trials(model, [design, {**design, "x1": 0.1}])[0] == out
+
+
+def test_a_stored_trial_gives_back_the_outcome_its_run_computed(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    spec = zdt1_copy(
+        tmp_path,
+        study="stored-outcome",
+        constraints=["zdt1.f1 <= 0.5"],
+        search={"sampler": "nsga2", "trials": 30, "seed": 2},
+    )
+    res = api.run(spec)
+    model = load(spec)
+    complete = [t for t in res.study.get_trials() if t.state.name == "COMPLETE"]
+    assert len(complete) == 30
+    outcomes = [stored_outcome(t) for t in complete]
+    assert outcomes == [evaluate_trial(model, t.params) for t in complete]
+    assert 0 < sum(o.feasible for o in outcomes) < 30  # type: ignore[union-attr]
+    assert res.trials["feasible"].tolist() == [o.feasible for o in outcomes]  # type: ignore[union-attr]
