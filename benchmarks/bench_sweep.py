@@ -1,21 +1,31 @@
 """Sweep machinery overhead and scaling, as ratios measured in one run (issue 15).
 
-    .venv/bin/python benchmarks/bench_sweep.py [--designs N] [--chunk C] [--no-dask]
+    .venv/bin/python benchmarks/bench_sweep.py [--designs N] [--chunk C] [--repeats R]
+                                               [--no-dask] [--no-scheduler]
 
-1. The raw vectorized evaluation (``StudyModel.evaluate`` + constraints) on pre-generated
-   Halton chunks of ``spaces/litegpu.yaml``: the rate the sweep machinery must approach.
-2. ``sweep(samples=N)`` in-process on the same N designs (generation, chunk fronts, merge):
-   its rate as a fraction of (1). CPU time of this process is reported next to wall time,
-   since wall time on a shared machine measures the neighbours as much as the code.
-3. Scaling: the same sweep on a Dask LocalCluster of 1 and 2 worker processes, and on a real
-   ``dask scheduler`` with two ``dask worker`` processes (wall time; the work runs in the
-   workers).
+N defaults to 2^24 (16.8 M) quasi-random designs of ``spaces/litegpu.yaml``: ~15 s on one
+core, so fixed costs weigh as in a real sweep (the exact grid is 49.7 M designs).
+
+1. The raw vectorized evaluation (``StudyModel.evaluate`` + constraints; design generation
+   not timed) vs ``sweep()`` in-process on the same designs: the machinery's cost, in CPU
+   seconds of this process (wall time on a shared machine measures the neighbours too).
+2. Scaling, the headline: ``dse sweep spaces/litegpu.yaml --samples N --jobs J`` run as fresh
+   processes exactly as a user runs them (J = 1: in-process, no Dask; J = 2: a LocalCluster
+   started by the command), alternating, ``--repeats`` times each; the median of the sweep's
+   own ``seconds`` (cluster start-up included; Python start-up and spec loading are the same
+   for both and excluded) and of the whole process's wall time. CPU seconds per process
+   (the client, which also runs the scheduler, and the workers) come from the command's
+   ``--json`` summary, so the 2-core limit can be read off: wall >= (client + workers) / 2.
+3. The same N on a real ``dask scheduler`` with two ``dask worker --no-nanny`` processes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -25,46 +35,36 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dse.model.load import load  # noqa: E402
-from dse.search.sweep import sweep  # noqa: E402
+from dse.search.sweep import DEFAULT_CHUNK, sweep  # noqa: E402
 from dse.search.sweep_chunks import SweepPlan, evaluate_chunk  # noqa: E402
 
-
-def _timed(fn):  # noqa: ANN001, ANN202
-    w, c = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.perf_counter() - w, time.process_time() - c
+SPEC = ROOT / "spaces" / "litegpu.yaml"
 
 
-def _raw(model, plan: SweepPlan) -> None:  # noqa: ANN001
-    chunks = [plan.designs(i) for i in range(plan.n_chunks)]  # generation not timed
-
-    def run() -> None:
-        for _m, params in chunks:
-            metrics = model.evaluate(params, strict=False)
-            model.violations(params, metrics)
-
-    return _timed(run)
-
-
-def _worker_cpu(address: str) -> float:
-    """CPU seconds (user + system) used so far by every worker process of a cluster."""
-    import resource
-
-    from dask.distributed import Client
-
-    def cpu() -> float:
-        r = resource.getrusage(resource.RUSAGE_SELF)
-        return r.ru_utime + r.ru_stime
-
-    with Client(address, timeout=60) as c:
-        return sum(c.run(cpu).values())
+def _raw(model, plan: SweepPlan) -> tuple[float, float]:  # noqa: ANN001
+    """(wall s, CPU s) of evaluate + constraints over every chunk; generation not timed."""
+    wall = cpu = 0.0
+    for i in range(plan.n_chunks):
+        _m, params = plan.designs(i)
+        w, c = time.perf_counter(), time.process_time()
+        metrics = model.evaluate(params, strict=False)
+        model.violations(params, metrics)
+        wall += time.perf_counter() - w
+        cpu += time.process_time() - c
+    return wall, cpu
 
 
-def _on_cluster(model, n: int, chunk: int, address: str):  # noqa: ANN001, ANN202
-    """(result, wall s, worker CPU s) of a sweep on the cluster at ``address``."""
-    before = _worker_cpu(address)
-    r, w, _ = _timed(lambda: sweep(model, samples=n, chunk=chunk, scheduler=address, write=False))
-    return r, w, _worker_cpu(address) - before
+def _cli_sweep(n: int, chunk: int, jobs: int, studies: Path) -> dict:
+    """One ``dse sweep`` process: its --json summary plus the process's wall seconds."""
+    dse = Path(sys.executable).with_name("dse")
+    cmd = [str(dse), "sweep", str(SPEC), "--samples", str(n), "--chunk", str(chunk)]
+    cmd += ["--jobs", str(jobs), "--no-progress", "--json"]
+    env = {**os.environ, "DSE_STUDIES_DIR": str(studies)}
+    w = time.perf_counter()
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+    summary = json.loads(out[out.index("{") :])
+    summary["process_wall_s"] = time.perf_counter() - w
+    return summary
 
 
 def _free_port() -> int:
@@ -109,54 +109,90 @@ def _with_scheduler(fn):  # noqa: ANN001, ANN202
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--designs", type=int, default=1 << 20)
-    ap.add_argument("--chunk", type=int, default=1 << 16)
+    ap.add_argument("--designs", type=int, default=1 << 24)
+    ap.add_argument("--chunk", type=int, default=DEFAULT_CHUNK)
+    ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--no-dask", action="store_true")
+    ap.add_argument("--no-scheduler", action="store_true")
     args = ap.parse_args()
-    model = load(ROOT / "spaces" / "litegpu.yaml")
+    model = load(SPEC)
     n, chunk = args.designs, args.chunk
     plan = SweepPlan("samples", n, chunk, 0, space=dict(model.spec.space))
     evaluate_chunk(model, plan, 0)  # warm caches (imports, preset tables)
+    load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"designs {n:,} in chunks of {chunk:,}; {SPEC.name}; Halton samples; ")
+    print(f"{os.cpu_count()} CPUs; load average {load_avg:.2f} at start")
 
-    _, raw_w, raw_c = _raw(model, plan)
-    res, sw_w, sw_c = _timed(lambda: sweep(model, samples=n, chunk=chunk, write=False))
-    print(f"designs {n:,} in chunks of {chunk:,}; litegpu space; Halton samples")
-    print("| what | wall s | designs/s (wall) | CPU s | designs/s (CPU) | vs raw (CPU) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    raw_w, raw_c = _raw(model, plan)
+    w, c = time.perf_counter(), time.process_time()
+    res = sweep(model, samples=n, chunk=chunk, write=False)
+    sw_w, sw_c = time.perf_counter() - w, time.process_time() - c
+    print("\n## 1. Machinery overhead (this process)\n")
+    print("| what | wall s | CPU s | designs/CPU-s | vs raw (CPU) |")
+    print("|---|---:|---:|---:|---:|")
+    print(f"| raw evaluate + constraints | {raw_w:.2f} | {raw_c:.2f} | {n / raw_c:,.0f} | 1.00 |")
     print(
-        f"| raw evaluate + constraints | {raw_w:.2f} | {n / raw_w:,.0f} | {raw_c:.2f} | "
-        f"{n / raw_c:,.0f} | 1.00 |"
-    )
-    print(
-        f"| `sweep()` in-process | {sw_w:.2f} | {n / sw_w:,.0f} | {sw_c:.2f} | "
-        f"{n / sw_c:,.0f} | {raw_c / sw_c:.2f} |"
+        f"| `sweep()` in-process | {sw_w:.2f} | {sw_c:.2f} | {n / sw_c:,.0f} | "
+        f"**{raw_c / sw_c:.2f}** |"
     )
     if args.no_dask:
         return
-    from dse.search.sweep_dask import local_cluster
 
-    front = res.front
-    rows = []
+    import tempfile
+
+    runs: dict[int, list[dict]] = {1: [], 2: []}
+    with tempfile.TemporaryDirectory() as studies:
+        for _ in range(args.repeats):
+            for jobs in (1, 2):
+                runs[jobs].append(_cli_sweep(n, chunk, jobs, Path(studies)))
     for jobs in (1, 2):
-        with local_cluster(jobs) as lc:
-            r, w, c = _on_cluster(model, n, chunk, lc.scheduler_address)
-        assert r.front.equals(front), "a Dask sweep changed the front"
-        rows.append((f"Dask LocalCluster, {jobs} worker process(es)", w, c))
-    r, w, _ = _timed(lambda: sweep(model, samples=n, chunk=chunk, jobs=2, write=False))
-    assert r.front.equals(front), "a Dask sweep changed the front"
-    rows.append(("`sweep(jobs=2)` incl. LocalCluster start-up", w, float("nan")))
-    r, w, c = _with_scheduler(lambda a: _on_cluster(model, n, chunk, a))
-    assert r.front.equals(front), "a Dask sweep changed the front"
-    rows.append(("`dask scheduler` + 2 `dask worker --no-nanny`", w, c))
-    base = rows[0][1]
-    print("\n| sweep on | wall s | designs/s | vs 1 Dask worker (wall) | worker CPU s |")
-    print("|---|---:|---:|---:|---:|")
+        front = runs[jobs][0]["front_size"]
+        assert all(r["front_size"] == front == len(res.front) for r in runs[jobs]), "front changed"
+
+    def med(jobs: int, k: str) -> float:
+        return statistics.median(float(r[k] or 0.0) for r in runs[jobs])
+
+    print(f"\n## 2. `dse sweep --samples {n} --jobs J` as fresh processes ({args.repeats} each)\n")
     print(
-        f"| in-process (jobs=1, no Dask) | {sw_w:.2f} | {n / sw_w:,.0f} | {base / sw_w:.2f}x | "
-        f"{sw_c:.2f} |"
+        "| --jobs | sweep s | process wall s | start-up s | chunks in client | client CPU s "
+        "| worker CPU s | (client + workers) / 2 s |"
     )
-    for name, w, c in rows:
-        print(f"| {name} | {w:.2f} | {n / w:,.0f} | {base / w:.2f}x | {c:.2f} |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for jobs in (1, 2):
+        cpu = med(jobs, "client_cpu_s") + med(jobs, "worker_cpu_s")
+        print(
+            f"| {jobs} | {med(jobs, 'seconds'):.2f} | {med(jobs, 'process_wall_s'):.2f} | "
+            f"{med(jobs, 'startup_s'):.2f} | {med(jobs, 'chunks_in_client'):.0f} | "
+            f"{med(jobs, 'client_cpu_s'):.2f} | {med(jobs, 'worker_cpu_s'):.2f} | "
+            f"{cpu / 2:.2f} |"
+        )
+    s1, s2 = med(1, "seconds"), med(2, "seconds")
+    p1, p2 = med(1, "process_wall_s"), med(2, "process_wall_s")
+    cpu2 = med(2, "client_cpu_s") + med(2, "worker_cpu_s")
+    print(
+        f"\n**2 workers vs 1: {s1 / s2:.2f}x** (sweep seconds, as `dse sweep` prints them); "
+        f"{p1 / p2:.2f}x by whole-process wall time."
+    )
+    print(
+        f"CPU of the 2-worker sweep (client + workers) = {cpu2 / med(1, 'client_cpu_s'):.2f}x "
+        f"the 1-process sweep's; on 2 cores that caps the ratio at "
+        f"{2 * med(1, 'client_cpu_s') / cpu2:.2f}x."
+    )
+    if args.no_scheduler:
+        return
+
+    def on_scheduler(address: str):  # noqa: ANN202
+        w = time.perf_counter()
+        r = sweep(model, samples=n, chunk=chunk, scheduler=address, write=False)
+        return r, time.perf_counter() - w
+
+    r, w = _with_scheduler(on_scheduler)
+    assert r.front.equals(res.front), "a Dask sweep changed the front"
+    print(
+        f"\n## 3. `dask scheduler` + 2 `dask worker --no-nanny`: {w:.2f} s wall "
+        f"(client CPU {r.client_cpu_s:.2f} s, worker CPU {r.worker_cpu_s:.2f} s): "
+        f"**{s1 / w:.2f}x** `dse sweep --jobs 1`'s sweep seconds"
+    )
 
 
 if __name__ == "__main__":

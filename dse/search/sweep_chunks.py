@@ -105,11 +105,13 @@ def halton(start: int, n: int, dim: int, *, seed: int | None) -> np.ndarray:
     """
     if dim > len(_PRIMES):
         raise DseError(f"quasi-random samples support at most {len(_PRIMES)} parameters")
-    out = np.empty((n, dim))
-    for j in range(dim):  # skip the all-zero point: numbers start at 1
-        out[:, j] = _radical_inverse_run(_PRIMES[j], start + 1, n)
+    out = np.empty((dim, n))  # one contiguous row per dimension, returned transposed
     shift = np.random.default_rng(seed).random(dim)
-    return (out + shift) % 1.0
+    for j in range(dim):  # skip the all-zero point: numbers start at 1
+        row = out[j]
+        np.add(_radical_inverse_run(_PRIMES[j], start + 1, n), shift[j], out=row)
+        row[row >= 1.0] -= 1.0  # (u + shift) mod 1, exactly: u + shift < 2
+    return out.T
 
 
 def _from_unit(p: ParamSpec, u: np.ndarray) -> np.ndarray:

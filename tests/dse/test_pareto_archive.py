@@ -58,3 +58,22 @@ def test_ties_in_the_first_objective_are_ordered_by_the_tie_column() -> None:
     archive = ParetoArchive([False, False])
     archive.add(pts, {"n": np.array([7, 2, 5])})
     assert archive.columns["n"][archive.order(tie="n")].tolist() == [5, 2, 7]
+
+
+@pytest.mark.parametrize("maximize", [[False, True, False], [True], [False, False, True, True]])
+def test_large_masks_with_the_anchor_prefilter_equal_moocore_on_every_row(
+    maximize: list[bool],
+) -> None:
+    import moocore
+
+    from dse.model.pareto import PREFILTER_ROWS
+
+    rng = np.random.default_rng(11)
+    for coarse in (True, False):  # many ties and duplicates, then none
+        pts = rng.random((3 * PREFILTER_ROWS, len(maximize)))
+        if coarse:
+            pts = np.floor(pts * 9)
+        expected = moocore.is_nondominated(pts, maximise=maximize, keep_weakly=True)
+        assert np.array_equal(nondominated_mask(pts, maximize), expected)
+    pts[5, 0] = np.nan  # not finite: moocore alone, no prefilter
+    assert len(nondominated_mask(pts, maximize)) == len(pts)
