@@ -5,7 +5,10 @@ commit, e.g. ``git worktree add --detach /tmp/base <commit>``), each timing
 ``StudyModel.evaluate`` + constraints over the same quasi-random designs in chunks of 65,536
 with ``time.process_time`` (CPU seconds, so a loaded machine skews the ratio less than wall).
 
-    python benchmarks/ab_evaluators.py --old /tmp/base [--designs 524288] [--rounds 3]
+    python benchmarks/ab_evaluators.py --old /tmp/base [--designs 524288] [--rounds 3] [--each]
+
+``--each`` also times every evaluator called alone (as ``bench_evaluators.py`` does: cost and
+availability then run the perf model themselves).
 """
 
 from __future__ import annotations
@@ -27,20 +30,29 @@ from dse import api
 from dse.search.sweep import _sample_chunks
 model = api.load(sys.argv[2])
 chunks = [p for _, p in _sample_chunks(dict(model.spec.space), int(sys.argv[3]), 65536, 0)]
-model.violations(chunks[0], model.evaluate(chunks[0], strict=False))  # warm
-t = time.process_time()
-for p in chunks:
+def all_three(p):
     model.violations(p, model.evaluate(p, strict=False))
-print(json.dumps(time.process_time() - t))
+runs = {"all three": all_three}
+if sys.argv[4] == "each":
+    for name, ev in model.evaluators.items():
+        runs[name] = lambda p, ev=ev: ev.fn(model.design(p))
+out = {}
+for name, fn in runs.items():
+    fn(chunks[0])  # warm
+    t = time.process_time()
+    for p in chunks:
+        fn(p)
+    out[name] = time.process_time() - t
+print(json.dumps(out))
 """
 
 
-def _cpu_s(root: Path, spec: str, n: int) -> float:
+def _cpu_s(root: Path, spec: str, n: int, each: bool) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(root), spec, str(n)],
+        [sys.executable, "-c", _CHILD, str(root), spec, str(n), "each" if each else "all"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    return float(json.loads(out.stdout.strip().splitlines()[-1]))
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -50,17 +62,21 @@ def main() -> None:
     ap.add_argument("--spec", default="spaces/litegpu.yaml")
     ap.add_argument("--designs", type=int, default=1 << 19)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--each", action="store_true", help="also each evaluator alone")
     args = ap.parse_args()
-    old: list[float] = []
-    new: list[float] = []
+    old: list[dict[str, float]] = []
+    new: list[dict[str, float]] = []
     for _ in range(args.rounds):
-        old.append(_cpu_s(args.old.resolve(), args.spec, args.designs))
-        new.append(_cpu_s(args.new.resolve(), args.spec, args.designs))
-    o, w = min(old), min(new)
-    print(f"{args.spec}: {args.designs:,} distinct designs, all three evaluators + constraints")
-    print(f"old {args.old}: {args.designs / o:12,.0f} designs per CPU-s (best of {old})")
-    print(f"new {args.new}: {args.designs / w:12,.0f} designs per CPU-s (best of {new})")
-    print(f"speed-up new/old: {o / w:.2f}x")
+        old.append(_cpu_s(args.old.resolve(), args.spec, args.designs, args.each))
+        new.append(_cpu_s(args.new.resolve(), args.spec, args.designs, args.each))
+    n = args.designs
+    print(f"{args.spec}: {n:,} distinct designs in chunks of 65,536; designs per CPU-s, best of")
+    print(f"{args.rounds} alternating runs (old: {args.old}, new: {args.new})")
+    print(f"{'':34s} {'old':>12s} {'new':>12s} {'new/old':>8s}")
+    for key in old[0]:
+        o, w = min(r[key] for r in old), min(r[key] for r in new)
+        what = key + (" evaluators + constraints" if key == "all three" else " alone")
+        print(f"{what:34s} {n / o:12,.0f} {n / w:12,.0f} {o / w:7.2f}x")
 
 
 if __name__ == "__main__":
