@@ -285,9 +285,14 @@ def _timing(
     overflow = -1e9 - np.maximum(mem_ratio, 1)
     ttft_slo, tpot_slo = slo
     if ttft_slo is None and tpot_slo is None:
-        slo_ok = np.ones(shape, dtype=bool)
+        slo_ok = np.broadcast_to(True, shape)
         top = memok if every else memok & topo
-        z = np.where(top, r["replica_tokens_per_s"], np.where(memok, -1 - no_topo, overflow))
+        # (every group formable: not top is not memok, the overflow score)
+        z = np.where(
+            top,
+            r["replica_tokens_per_s"],
+            overflow if every else np.where(memok, -1 - no_topo, overflow),
+        )
     else:
         slo_excess = np.zeros(shape)
         if ttft_slo is not None:

@@ -35,7 +35,7 @@ import numpy as np
 
 from objectives._evaluator import tech
 from objectives.perf.model import Arch
-from objectives.perf.network import p2p_s
+from objectives.perf.network import p2p_s, plus_where
 from objectives.perf.serving import Serving, Step, mixed_step, stage_step
 
 
@@ -69,8 +69,8 @@ def _prefill_one(
     """Latency of one request's prompt through all pipeline stages."""
     S, e = s.input_tokens, 2.0  # 16-bit activations between stages
     one = stage_step(d, hw, a, s, tp, pp, 1.0, S, S * (S + 1) / 2, S)
-    hop = np.where(pp > 1, p2p_s(S * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw), 0.0)
-    return pp * (one.time_s + hop)
+    hop = p2p_s(S * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw)
+    return pp * plus_where(one.time_s, pp > 1, hop)  # a send between stages
 
 
 def _alpha(d: Mapping[str, Any]) -> Any:
@@ -99,8 +99,8 @@ def _round(
         parts.append((bp * S * (S + 1) / 2, bp * S))
         tokens, seqs = b + bp * S, b + bp
     st = mixed_step(d, hw, a, s, tp, pp, tokens, seqs, parts)
-    hop = np.where(pp > 1, p2p_s(tokens * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw), 0.0)
-    return pp * (st.time_s + hop), st, n_micro
+    hop = p2p_s(tokens * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw)
+    return pp * plus_where(st.time_s, pp > 1, hop), st, n_micro
 
 
 def _bound(

@@ -37,6 +37,41 @@ def _latency(
     return steps, np.where(torus, np.inf, tree_steps), alpha
 
 
+def _rows(cond: Any, x: Any) -> np.ndarray | None:
+    """The rows a (k, 1) condition is false on, when ``x`` is a (k, n) float array (else None)."""
+    c = np.asarray(cond)
+    if (
+        isinstance(x, np.ndarray)
+        and x.dtype == np.float64
+        and x.ndim == 2
+        and c.shape == (x.shape[0], 1)
+        and c.dtype == bool
+    ):
+        return ~c[:, 0]
+    return None
+
+
+def where_zero(cond: Any, fresh: Arr) -> Arr:
+    """``np.where(cond, fresh, 0.0)``, overwriting ``fresh`` (an array no one else holds): a
+    (k, 1) condition zeroes whole rows, several times faster than numpy's where per element."""
+    off = _rows(cond, fresh)
+    if off is None or not fresh.flags.writeable:
+        return np.where(cond, fresh, 0.0)
+    fresh[off] = 0.0
+    return fresh
+
+
+def plus_where(base: Arr, cond: Any, extra: Arr) -> Arr:
+    """``base + np.where(cond, extra, 0.0)`` (the same values), by whole rows for a (k, 1)
+    condition against a (k, n) ``base``."""
+    off = _rows(cond, base)
+    if off is None or np.broadcast_shapes(base.shape, np.shape(extra)) != base.shape:
+        return base + np.where(cond, extra, 0.0)
+    out = base + extra
+    out[off] = base[off] + 0.0
+    return out
+
+
 def allreduce_s(
     nbytes: Arr, p: Arr, bw: Arr, alpha: Arr, fabric: Mapping[str, Any] | None = None
 ) -> Arr:
@@ -51,7 +86,7 @@ def allreduce_s(
     ring = 2 * (p - 1) / p * nbytes / bw + 2 * steps * alpha
     if tree_steps is not None:
         ring = np.minimum(ring, 2 * nbytes / bw + 2 * tree_steps * alpha)
-    return np.where(p > 1, ring, 0.0)
+    return where_zero(p > 1, ring)
 
 
 def allgather_s(
@@ -63,7 +98,7 @@ def allgather_s(
     ring = (p - 1) / p * nbytes / bw + steps * alpha
     if tree_steps is not None:
         ring = np.minimum(ring, nbytes / bw + tree_steps * alpha)
-    return np.where(p > 1, ring, 0.0)
+    return where_zero(p > 1, ring)
 
 
 def p2p_s(nbytes: Arr, bw: Arr, alpha: Arr, fabric: Mapping[str, Any] | None = None) -> Arr:

@@ -29,7 +29,7 @@ import numpy as np
 
 from objectives._evaluator import tech
 from objectives.perf.model import Arch
-from objectives.perf.network import allreduce_s, p2p_s
+from objectives.perf.network import allreduce_s, p2p_s, plus_where
 
 SCHEDULERS = ("continuous", "static")
 #: Kernel efficiencies each scheduler reads: (GEMM compute, GEMM memory, attention compute,
@@ -224,15 +224,15 @@ def serve(
     net_bw, alpha = hw["p2p_bytes_per_s"], tech(d, "collective_step_latency_s")
 
     pre = stage_step(d, hw, a, s, tp, pp, b, S, S * (S + 1) / 2, S)
-    hop_pre = np.where(pp > 1, p2p_s(b * S * a.hidden * e, net_bw, alpha, hw), 0.0)
-    t_prefill = (n_micro + pp - 1) * (pre.time_s + hop_pre)
+    hop_pre = p2p_s(b * S * a.hidden * e, net_bw, alpha, hw)
+    t_prefill = (n_micro + pp - 1) * plus_where(pre.time_s, pp > 1, hop_pre)
 
     # Decode: the context grows by one per step, attention cost is linear in it, so the mean
     # step is the step at the mean context.
     ctx = S + out / 2
     dec = stage_step(d, hw, a, s, tp, pp, b, 1.0, ctx, ctx)
-    hop_dec = np.where(pp > 1, p2p_s(b * a.hidden * e, net_bw, alpha, hw), 0.0)
-    t_round = pp * (dec.time_s + hop_dec)
+    hop_dec = p2p_s(b * a.hidden * e, net_bw, alpha, hw)
+    t_round = pp * plus_where(dec.time_s, pp > 1, hop_dec)
     steps = np.maximum(out - 1.0, 0.0)
 
     if s.phase == "prefill":
