@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -57,6 +58,7 @@ def _raw(model, plan: SweepPlan) -> tuple[float, float]:  # noqa: ANN001
 def _cli_sweep(n: int, chunk: int, jobs: int, studies: Path) -> dict:
     """One ``dse sweep`` process: its --json summary plus the process's wall seconds."""
     dse = Path(sys.executable).with_name("dse")
+    dse = dse if dse.exists() else Path(shutil.which("dse") or "dse")
     cmd = [str(dse), "sweep", str(SPEC), "--samples", str(n), "--chunk", str(chunk)]
     cmd += ["--jobs", str(jobs), "--no-progress", "--json"]
     env = {**os.environ, "DSE_STUDIES_DIR": str(studies)}
