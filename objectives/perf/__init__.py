@@ -452,14 +452,23 @@ def _choose(
             best[redo] = _argmax(t, cols[redo], None, group, cluster[redo])
             rep[redo] = np.floor(cluster[redo] / group[best[redo]])
             flat[redo] = best[redo] * t["z"].shape[1] + at[redo]
-    fit_any = (_at(t["memok"], best, at, flat) & (rep >= 1)).astype(float)
-    out = {k: _at(t[k], best, at, flat) for k in _PICKED}
+    got: dict[tuple[Any, ...], np.ndarray] = {}
+
+    def pick(x: np.ndarray) -> np.ndarray:  # figures that are one array are gathered once
+        key = (x.__array_interface__["data"][0], x.strides, x.shape, x.dtype.str)
+        if key not in got:
+            got[key] = _at(x, best, at, flat)
+        return got[key]
+
+    mem_ratio = pick(t["mem_ratio"])
+    fit_any = ((mem_ratio <= 1) & (rep >= 1)).astype(float)  # memok is mem_ratio <= 1
+    out = {k: pick(t[k]) for k in _PICKED}
     out.update(
         replicas=rep * fit_any,
         model_fits=fit_any,
-        slo_met=_at(t["slo_ok"], best, at, flat).astype(float) * fit_any,
-        memory_used_fraction=_at(t["mem_ratio"], best, at, flat),
-        topology_ok=_at(t["topo"], best, at, flat).astype(float),
+        slo_met=pick(t["slo_ok"]).astype(float) * fit_any,
+        memory_used_fraction=mem_ratio,
+        topology_ok=pick(t["topo"]).astype(float),
     )
     return best, out
 

@@ -55,6 +55,8 @@ def fabric_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.n
     has no switch. Always on, like the links.
     """
     code = hw["fabric_code"]
+    if code.ndim == 1 and code.size > 1 and code.strides == (0,):
+        code = code[:1]  # one fabric broadcast over the batch: compared once (same values)
     side = hw["switch_side_pj_per_bit"]
     electrical, packet = (tech(d, f"{k}_switch_pj_per_bit") for k in ("electrical", "packet"))
     switch = np.where(code == SWITCHED, electrical, packet)
