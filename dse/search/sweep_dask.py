@@ -30,8 +30,10 @@ from dse.spec.errors import DseError
 
 #: Chunks in flight per worker thread: enough to keep every worker busy while results travel.
 IN_FLIGHT_PER_THREAD = 2
-#: How often one chunk is submitted again after the scheduler cancelled it.
+#: How often one task is submitted again after the scheduler cancelled it.
 MAX_RESUBMITS = 3
+#: At most this many consecutive chunks per Dask task (each still its own chunk front).
+MAX_CHUNKS_PER_TASK = 4
 
 
 class SchedulerError(DseError):
@@ -43,12 +45,19 @@ class SchedulerError(DseError):
 _LOADED: dict[str, tuple[StudyModel, SweepPlan]] = {}
 
 
-def _evaluate(digest: str, blob: bytes, index: int) -> ChunkFront:
+def _evaluate(digest: str, blob: bytes, indices: tuple[int, ...]) -> list[ChunkFront]:
     loaded = _LOADED.get(digest)
     if loaded is None:
         _LOADED.clear()
         loaded = _LOADED[digest] = pickle.loads(blob)
-    return evaluate_chunk(*loaded, index)
+    return [evaluate_chunk(*loaded, index) for index in indices]
+
+
+def _batch_size(remaining: int, threads: int) -> int:
+    """Chunks per Dask task: up to :data:`MAX_CHUNKS_PER_TASK` while at least 4 tasks per
+    worker thread remain, then fewer, down to one chunk per task for the last ones (the
+    scheduler's and client's cost is per task; the tail's imbalance is per task too)."""
+    return max(1, min(MAX_CHUNKS_PER_TASK, remaining // (4 * threads)))
 
 
 @dataclass
@@ -64,6 +73,21 @@ class DaskRun:
 def _cpu_s() -> float:
     """CPU seconds (user + system) of the calling process so far."""
     return time.process_time()
+
+
+def _children_cpu_s() -> dict[int, float]:
+    """CPU seconds so far of every process below this one (a LocalCluster's workers and the
+    forkserver they were forked from), by pid."""
+    import psutil  # a dependency of dask.distributed
+
+    out = {}
+    for child in psutil.Process().children(recursive=True):
+        try:
+            t = child.cpu_times()
+        except psutil.Error:
+            continue
+        out[child.pid] = t.user + t.system
+    return out
 
 
 def preload_modules(model: StudyModel) -> list[str]:
@@ -187,8 +211,9 @@ def run_chunks_dask(
 
     ``scheduler`` (``tcp://host:port``) uses an existing cluster; otherwise a LocalCluster of
     ``jobs`` single-threaded worker processes is started for this sweep and closed after it.
-    The worker CPU seconds are those of the workers alive at the end: their whole life for a
-    LocalCluster (start-up included), the sweep's span on an existing cluster.
+    The worker CPU seconds are those of the workers alive at the end over the sweep's span:
+    on a LocalCluster those of every process below this one (workers from their start, and
+    the forkserver's imports when this sweep started it).
     """
     from dask.distributed import Client, as_completed
 
@@ -214,6 +239,7 @@ def run_chunks_dask(
                 ) from None
             cpu_before = client.run(_cpu_s)
         else:
+            cpu_before = _children_cpu_s()
 
             def evaluate_here() -> bool:
                 index = next(pending, None)
@@ -230,7 +256,6 @@ def run_chunks_dask(
                 )
             )
             client = stack.enter_context(Client(cluster, set_as_default=False))
-            cpu_before = {}
         threads = sum(client.nthreads().values()) or 1
         workers = len(client.nthreads())
         # The model travels inside every task (~20 kB), not scattered once: a scattered value
@@ -242,40 +267,45 @@ def run_chunks_dask(
         token = uuid.uuid4().hex[:8]
         window = as_completed(loop=client.loop)
 
-        index_of: dict[str, int] = {}
-        retries: dict[int, int] = {}
+        todo_left = list(pending)
+        todo_left.reverse()  # popped from the end: chunk order kept
+        batch_of: dict[str, tuple[int, ...]] = {}
+        retries: dict[tuple[int, ...], int] = {}
 
-        def submit(index: int) -> None:
-            attempt = retries.get(index, 0)
-            name = f"dse-{key}-{token}-{index}" + (f"-retry{attempt}" if attempt else "")
-            fut = client.submit(_evaluate, digest, blob, index, key=name, pure=False)
-            index_of[fut.key] = index
+        def submit(batch: tuple[int, ...]) -> None:
+            attempt = retries.get(batch, 0)
+            name = f"dse-{key}-{token}-{batch[0]}-{len(batch)}"
+            name += f"-retry{attempt}" if attempt else ""
+            fut = client.submit(_evaluate, digest, blob, batch, key=name, pure=False)
+            batch_of[fut.key] = batch
             window.add(fut)
 
         def submit_next() -> bool:
-            index = next(pending, None)
-            if index is not None:
-                submit(index)
-            return index is not None
+            k = _batch_size(len(todo_left), threads)
+            batch = tuple(todo_left.pop() for _ in range(min(k, len(todo_left))))
+            if batch:
+                submit(batch)
+            return bool(batch)
 
         for _ in range(threads * IN_FLIGHT_PER_THREAD):
             if not submit_next():
                 break
         for fut in window:
-            index = index_of.pop(fut.key)
+            batch = batch_of.pop(fut.key)
             try:
-                cf = fut.result()
+                fronts = fut.result()
             except CancelledError:
-                # A worker died holding the chunk and the scheduler dropped it instead of
-                # re-running it (seen rarely after a SIGKILL): submit the chunk again.
-                retries[index] = retries.get(index, 0) + 1
-                if retries[index] > MAX_RESUBMITS:
+                # A worker died holding the task and the scheduler dropped it instead of
+                # re-running it (seen rarely after a SIGKILL): submit the task again.
+                retries[batch] = retries.get(batch, 0) + 1
+                if retries[batch] > MAX_RESUBMITS:
                     raise
-                submit(index)
+                submit(batch)
                 continue
             fut.release()
-            on_chunk(cf)
+            for cf in fronts:
+                on_chunk(cf)
             submit_next()
-        cpu_after = client.run(_cpu_s)
+        cpu_after = client.run(_cpu_s) if scheduler is not None else _children_cpu_s()
         cpu = sum(v - cpu_before.get(k, 0.0) for k, v in cpu_after.items())
         return DaskRun(workers, startup_s, cpu, chunks_in_client=len(in_client))

@@ -122,12 +122,13 @@ def test_interrupted_sweep_resumes_from_its_finished_chunks(
 
     with pytest.raises(KeyboardInterrupt):
         sweep(model, chunk=20_000, on_progress=stop_after_three)
-    chunk_files = list((studies_dir / "resume" / CHUNKS_DIR).glob("*/chunk-*.npz"))
+    chunk_files = list((studies_dir / "resume" / CHUNKS_DIR).glob("*/chunk-*.pkl"))
     assert len(chunk_files) == 3
     assert not (studies_dir / "resume" / "sweep_front.csv").exists()
 
+    chunk_files[0].write_bytes(chunk_files[0].read_bytes()[:100])  # torn: that chunk re-runs
     resumed = sweep(model, chunk=20_000)
-    assert resumed.chunks_resumed == 3
+    assert resumed.chunks_resumed == 2
     assert resumed.designs_evaluated == fresh.designs_evaluated
     assert (resumed.finite, resumed.feasible) == (fresh.finite, fresh.feasible)
     pd.testing.assert_frame_equal(resumed.front, fresh.front, check_exact=True)
@@ -150,12 +151,12 @@ def test_sigkilled_cli_sweep_resumes(tmp_path: Path, studies_dir: Path) -> None:
     )
     chunks = studies_dir / "killed" / CHUNKS_DIR
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list(chunks.glob("*/chunk-*.npz"))) < 3:
+    while time.monotonic() < deadline and len(list(chunks.glob("*/chunk-*.pkl"))) < 3:
         assert proc.poll() is None, "the sweep finished before it could be killed"
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    finished = len(list(chunks.glob("*/chunk-*.npz")))
+    finished = len(list(chunks.glob("*/chunk-*.pkl")))
     assert 3 <= finished < 51
 
     r = run_dse(*args)
