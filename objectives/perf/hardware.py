@@ -300,7 +300,8 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
     io_edge = 2 * net_gbps / dies / edge_density
     shoreline = (hbm_edge + io_edge) / perimeter
 
-    compute_peak_w = compute_w_per_mm2(d, clock_eff) * logic_area
+    density = compute_w_per_mm2(d, clock_eff)
+    compute_peak_w = density * logic_area
     package_w = (compute_peak_w + hbm_peak_w + link_w) / tech(d, "vrm_efficiency")
 
     return {
@@ -311,7 +312,7 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
         "net_gbps_per_gpu": net_gbps,
         "shoreline_used_fraction": shoreline,
         "die_perimeter_mm": perimeter,
-        "power_density_w_per_mm2": compute_w_per_mm2(d, clock_eff),
+        "power_density_w_per_mm2": density,
         "package_power_w": package_w,
         "link_w": link_w,
         "logic_area_mm2": logic_area,
