@@ -134,6 +134,8 @@ def _solve(bmax: Any, ok: Any) -> Any:
     lo = np.where(good, np.maximum(bmax, 1.0), lo)
     top = float(np.max(hi)) if hi.size else 1.0
     for _ in range(int(np.ceil(np.log2(max(top, 1.0)))) + 1):
+        if not (hi > lo).any():
+            break  # every interval is one batch: further halvings change nothing
         mid = np.floor((lo + hi + 1) / 2)
         m_ok = ok(mid) & (mid <= hi)
         lo = np.where(m_ok, mid, lo)
