@@ -91,20 +91,38 @@ def _children_cpu_s() -> dict[int, float]:
 
 
 def preload_modules(model: StudyModel) -> list[str]:
-    """Modules a worker needs for the model's chunks: the sweep code, the evaluators' modules
-    and every ``dse`` module this process has loaded (the ``dse`` script's own imports)."""
-    names = {"distributed", "numpy", "dse.search.sweep_chunks"}
+    """Modules a worker needs for the model's chunks: dask, the sweep code and the evaluators'
+    modules (imported once, in the forkserver)."""
+    names = {"distributed", "numpy", "dse.search.sweep_dask"}
     for ev in model.evaluators.values():
         names.add(getattr(ev.fn, "__module__", None) or "")
-    names |= {m for m in list(sys.modules) if m == "dse" or m.startswith("dse.")}
     return sorted(n for n in names if n and not n.startswith("__"))
+
+
+@contextmanager
+def _main_script_hidden() -> Iterator[None]:
+    """While workers start, hide the main script's path from multiprocessing, which otherwise
+    re-runs the script in every worker it starts (for ``dse``: pandas, typer, rich, the whole
+    CLI, 0.5 CPU-s a worker) so that functions defined in it can be unpickled; Dask pickles
+    those by value (cloudpickle), so workers need only the preloaded modules."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or path is None or getattr(main, "__spec__", None) is not None:
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
 
 
 def _start_method_settings(preload: list[str]) -> dict[str, Any]:
     """Worker processes forked from a forkserver that imported ``preload`` once, where the
     platform has one (Linux, macOS): a spawned worker re-imports Python, dask, numpy, the
     evaluators and the script that started it (``dse``: pandas, typer, rich), ~1 CPU-s each
-    on every sweep, which on 2 cores was most of the gap to 2x. Elsewhere Dask's default."""
+    on every sweep, which on 2 cores was most of the gap to 2x. Elsewhere Dask's default.
+    Where a forkserver was already running (a second sweep in one process), it is reused."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return {}
     import dask
@@ -171,7 +189,8 @@ def _start_cluster(jobs: int, while_starting: Callable[[], bool] | None) -> Any:
         )
 
     if while_starting is None:
-        return make()
+        with _main_script_hidden():
+            return make()
     box: dict[str, Any] = {}
 
     def start() -> None:
@@ -181,16 +200,17 @@ def _start_cluster(jobs: int, while_starting: Callable[[], bool] | None) -> Any:
             box["error"] = exc
 
     thread = threading.Thread(target=start, name="dse-start-cluster", daemon=True)
-    thread.start()
-    try:
-        while thread.is_alive() and while_starting():
-            pass
-    except BaseException:
+    with _main_script_hidden():
+        thread.start()
+        try:
+            while thread.is_alive() and while_starting():
+                pass
+        except BaseException:
+            thread.join()
+            if "cluster" in box:
+                box["cluster"].close()
+            raise
         thread.join()
-        if "cluster" in box:
-            box["cluster"].close()
-        raise
-    thread.join()
     if "error" in box:
         raise box["error"]
     return box["cluster"]
