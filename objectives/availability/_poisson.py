@@ -85,6 +85,9 @@ def _log_tails(n: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     The last few answers are kept and reused for bit-identical inputs (copies either way).
     """
     n, mu = np.broadcast_arrays(np.asarray(n, dtype=float), np.asarray(mu, dtype=float))
+    if not n.any() and (mu >= 0).all():  # n = 0: the closed form costs less than the cache
+        with np.errstate(divide="ignore"):  # mu = 0: log P(K > 0) = -inf
+            return -mu, np.log(-np.expm1(-mu))
     for rn, rmu, rcdf, rsf in tuple(_RECENT):
         if rn.shape == n.shape and np.array_equal(rn, n) and np.array_equal(rmu, mu):
             return rcdf.copy(), rsf.copy()
