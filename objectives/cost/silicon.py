@@ -123,6 +123,12 @@ def die_yield(
         * np.asarray(defect_density_per_cm2, dtype=float)
         * np.asarray(critical_area_fraction, dtype=float)
     )
+    if names.ndim == 0:  # one model for every design: only that one is computed
+        one = {"poisson": yield_poisson, "murphy": yield_murphy, "seeds": yield_seeds}
+        name = str(names)
+        y = one[name](ad) if name in one else yield_negative_binomial(ad, alpha)
+        shape = np.broadcast_shapes(ad.shape, np.shape(alpha))
+        return y if y.shape == shape else np.array(np.broadcast_to(y, shape))
     return np.select(
         [names == "poisson", names == "murphy", names == "seeds"],
         [yield_poisson(ad), yield_murphy(ad), yield_seeds(ad)],
