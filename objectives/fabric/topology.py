@@ -143,10 +143,12 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
         switch_gbps=tech(d, "electrical_switch_gbps"),
         domain_silicon_mm2=tech(d, "switched_domain_silicon_mm2"),
     )
-    radix = packet_radix(
-        link_gbps, tech(d, "packet_switch_gbps"), tech(d, "packet_switch_max_ports")
-    )
-    tiers = clos_tiers(value(d, "cluster_size"), radix)
+    tiers: Any = 1.0  # read only where the fabric is a packet one
+    if np.any(code == PACKET):
+        radix = packet_radix(
+            link_gbps, tech(d, "packet_switch_gbps"), tech(d, "packet_switch_max_ports")
+        )
+        tiers = clos_tiers(value(d, "cluster_size"), radix)
     hops = np.select([code == SWITCHED, code == PACKET], [1.0, 2 * tiers - 1], 0.0)
     # An optical circuit switch steers light: copper links cannot use it. A copper torus
     # reaches one directly wired block (TPU v4: copper inside a 64-chip cube, optics beyond).
@@ -167,7 +169,11 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
         "fabric_ok": ok.astype(float),
         "switch_side_pj_per_bit": side,
     }
-    shape = np.broadcast_shapes(*(np.shape(v) for v in out.values()), np.shape(link_type))
+    shape = np.broadcast_shapes(
+        *(np.shape(v) for v in out.values()),
+        np.shape(link_type),
+        np.shape(value(d, "cluster_size")),
+    )
     return {k: np.broadcast_to(np.asarray(v, float), shape) for k, v in out.items()}
 
 
@@ -240,7 +246,8 @@ def ocs_ports_per_gpu(
     cluster of one block needs no OCS; a 1-port GPU sends everything through it.
     """
     p = np.asarray(ports, float)
-    k = np.minimum(np.floor(p / 2), MAX_TORUS_DIMS)
+    one = p[:1] if p.ndim == 1 and p.size > 1 and p.strides == (0,) else p  # broadcast: once
+    k = np.minimum(np.floor(one / 2), MAX_TORUS_DIMS)
     side = np.asarray(block_gpus, float) ** (1.0 / np.maximum(k, 1.0))
     frac = np.where(k >= 1, 1.0 / np.maximum(side, 1.0), 1.0)
     frac = np.where(np.asarray(cluster, float) > np.asarray(block_gpus, float), frac, 0.0)
