@@ -466,7 +466,10 @@ DEVIATIONS = (
     "the all-reduce share does not separate the over-predicted rows from the good ones. What "
     "does: the same case on H200 is predicted much better (17 vs 18: +44 vs +22 %; 46 vs 47; "
     "28 vs 29: +20 vs +6 %; 3 vs 4), i.e. the model under-predicts H200's gain over H100 at TP8 "
-    "(1.07-1.12x vs 1.22-1.31x measured), where the H100 batch is KV-capacity bound.",
+    "(1.07-1.12x vs 1.22-1.31x measured), where the H100 batch is KV-capacity bound; and the "
+    "decode-attention (KV-read) share: halving cb_attention_memory_efficiency moves rows 3, "
+    "17, 28, 46 by -15..-22 % but 11, 12, 21, 27, 51 by -1..-6 % (row 22, 405B, only -9 %: "
+    "not explained). A slower all-reduce moves H100 and H200 alike and the good rows most.",
     "MLPerf llama2-70b (rows 134-155, and the MaxQ energy rows 178-179): the mean input length "
     "of the 24,576-sample OpenOrca set is not published in the primary sources read "
     "(mlcommons/inference language/llama2-70b: processorca.py keeps prompts under 1,024 tokens, "
