@@ -72,6 +72,30 @@ def _cli_sweep(what: list[str], chunk: int, jobs: int, studies: Path) -> dict:
     return summary
 
 
+_BARE: dict = {}
+
+
+def _bare_part(indices: list[int]) -> float:
+    """Evaluate chunks in a forked process; return its CPU seconds."""
+    c = time.process_time()
+    for i in indices:
+        evaluate_chunk(_BARE["model"], _BARE["plan"], i)
+    return time.process_time() - c
+
+
+def _bare_two_processes(model, plan: SweepPlan) -> tuple[float, float]:  # noqa: ANN001
+    """(wall s, CPU s) of the plan's chunks split over two forked processes, no Dask and no
+    merge: what two processes can do on this machine (shared caches, memory bandwidth)."""
+    import multiprocessing
+
+    _BARE.update(model=model, plan=plan)
+    halves = [list(range(plan.n_chunks))[k::2] for k in range(2)]
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        w = time.perf_counter()
+        cpu = sum(pool.map(_bare_part, halves, chunksize=1))
+        return time.perf_counter() - w, cpu
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -183,6 +207,21 @@ def main() -> None:
     print(
         f"\n**2 workers vs 1: {s1 / s2:.2f}x** (sweep seconds, as `dse sweep` prints them); "
         f"{p1 / p2:.2f}x by whole-process wall time."
+    )
+    if args.scaling == "grid":
+        from dse.search.sweep import grid_axes
+
+        axes = grid_axes(dict(model.spec.space))
+        total = 1
+        for a in axes.values():
+            total *= len(a)
+        bare_plan = SweepPlan("grid", total, chunk, None, axes=axes)
+    else:
+        bare_plan = plan
+    bw, bc = _bare_two_processes(model, bare_plan)
+    print(
+        f"Reference, same chunks on 2 forked processes without Dask (no merge, no start-up): "
+        f"{bw:.2f} s wall, {bc:.2f} CPU s: {s1 / bw:.2f}x `--jobs 1`."
     )
     print(
         f"CPU of the 2-worker sweep (client + workers + forkserver) = "

@@ -169,7 +169,7 @@ def local_cluster(
         "distributed.worker.profile.enabled": False,
         "distributed.admin.system-monitor.interval": "5s",
         "distributed.admin.system-monitor.disk": False,
-        **_start_method_settings(preload or ["distributed", "numpy", "dse.search.sweep_chunks"]),
+        **_start_method_settings(preload or ["distributed", "numpy", "dse.search.sweep_dask"]),
     }
     with dask.config.set(settings), _start_cluster(jobs, while_starting) as cluster:
         yield cluster
