@@ -7,8 +7,9 @@ Reference: the feasible front of 2^20 quasi-random designs (``dse sweep --sample
 about 2 s), reference point its nadir pushed out by 10 % of its range
 (``dse.model.pareto.reference_point`` without thresholds, as benchmarks/bench_search.py does
 with the exact grid front). The exact front of the 49.7 M-design grid takes minutes; measured
-once (17:05 UTC 2026-11-30), the 2^20 front has the same reference point and hypervolume to
-1e-12, and seed 0 reaches 99.27 % of either (benchmarks/RESULTS.md: 20 seeds, median 99.74 %).
+twice as the evaluators changed (2026-11-30, commits 6d7a523 and f9fd5fb), the 2^20 front had
+the exact front's reference point and hypervolume to 1e-12 both times, and seed 0 reached
+99.27 % and 99.59 % (benchmarks/RESULTS.md: 20 seeds).
 """
 
 from __future__ import annotations
