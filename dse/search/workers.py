@@ -1,7 +1,10 @@
-"""Many workers on one study: ``dse run --jobs N`` on this machine, ``dse worker`` on any host.
+"""The one run path, and many workers on one study: ``dse run --jobs N`` on this machine,
+``dse worker`` on any host.
 
-Every worker runs the same loop (``runner.run_study``), which keeps the study-wide total exact
-and takes over trials of dead workers; ``dse.search.spec_check`` keeps one spec per study.
+``run_worker`` is what every entry point runs (``dse run`` and ``api.run`` in-process, each
+``dse worker`` process): storage resolution, the atomic lock, the same loop
+(``runner.run_study``), which keeps the study-wide total exact and takes over trials of dead
+workers; ``dse.search.spec_check`` keeps one spec per study.
 """
 
 from __future__ import annotations
