@@ -58,6 +58,8 @@ def front_frame(df: pd.DataFrame, *, objectives: list[str], maximize: list[bool]
     pts = ok[objectives].to_numpy(dtype=float)
     finite = np.all(np.isfinite(pts), axis=1)
     ok, pts = ok[finite], pts[finite]
+    if ok.empty:
+        return ok
     archive = ParetoArchive(maximize)
     archive.add(pts, {"row": np.arange(len(ok)), "number": ok["number"].to_numpy()})
     # Best first objective first, ties by trial number; a sampler may propose the same

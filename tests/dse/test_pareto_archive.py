@@ -77,3 +77,25 @@ def test_large_masks_with_the_anchor_prefilter_equal_moocore_on_every_row(
         assert np.array_equal(nondominated_mask(pts, maximize), expected)
     pts[5, 0] = np.nan  # not finite: moocore alone, no prefilter
     assert len(nondominated_mask(pts, maximize)) == len(pts)
+
+
+def test_records_front_is_the_archive_front_first_trial_per_design_ties_by_number() -> None:
+    import pandas as pd
+
+    from dse.results.records import front_frame
+
+    df = pd.DataFrame(
+        {
+            "number": [0, 1, 2, 3, 4, 5],
+            "state": ["COMPLETE"] * 5 + ["FAIL"],
+            "feasible": [True, True, True, True, True, True],
+            "a": [1.0, 1.0, 2.0, 0.5, 1.0, 0.1],
+            "b": [1.0, 1.0, 0.5, 3.0, 1.0, 0.1],
+            "params.x": [1, 1, 2, 3, 4, 5],
+        }
+    )
+    front = front_frame(df, objectives=["a", "b"], maximize=[False, False])
+    # Trial 1 repeats design x=1 (trial 0 listed); trial 4 ties trial 0 on a; 5 failed.
+    assert front["number"].tolist() == [3, 0, 4, 2]
+    df[["a", "b"]] = np.nan
+    assert front_frame(df, objectives=["a", "b"], maximize=[False, False]).empty
