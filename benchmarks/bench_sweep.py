@@ -116,9 +116,12 @@ def _with_scheduler(fn):  # noqa: ANN001, ANN202
             **quiet,
         )
     ]
+    env = {**os.environ, "MALLOC_ARENA_MAX": "1"}  # as docs/search.md advises
     procs += [
         subprocess.Popen(
-            [*dask, "worker", address, "--nthreads", "1", "--no-dashboard", "--no-nanny"], **quiet
+            [*dask, "worker", address, "--nthreads", "1", "--no-dashboard", "--no-nanny"],
+            env=env,
+            **quiet,
         )
         for _ in range(2)
     ]
