@@ -33,7 +33,7 @@ IN_FLIGHT_PER_THREAD = 2
 #: How often one task is submitted again after the scheduler cancelled it.
 MAX_RESUBMITS = 3
 #: At most this many consecutive chunks per Dask task (each still its own chunk front).
-MAX_CHUNKS_PER_TASK = 4
+MAX_CHUNKS_PER_TASK = 8
 
 
 class SchedulerError(DseError):
