@@ -162,63 +162,60 @@ def local_cluster(
     ``MALLOC_ARENA_MAX=1`` and ``--no-nanny`` for the same reasons.
 
     ``while_starting()`` is called again and again in this thread while the cluster starts in
-    another, until it returns False or the cluster is up.
+    another, until it returns False or the cluster is up; importing dask and starting the
+    cluster both happen in that other thread.
     """
-    import dask
-
-    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
-    environ.pop("MALLOC_TRIM_THRESHOLD_", None)
-    environ.setdefault("MALLOC_ARENA_MAX", "1")
-    settings = {
-        "distributed.nanny.pre-spawn-environ": environ,
-        "distributed.worker.profile.enabled": False,
-        "distributed.admin.system-monitor.interval": "5s",
-        "distributed.admin.system-monitor.disk": False,
-        **_start_method_settings(preload or ["distributed", "numpy", "dse.search.sweep_dask"]),
-    }
-    with dask.config.set(settings), _start_cluster(jobs, while_starting) as cluster:
-        yield cluster
-
-
-def _start_cluster(jobs: int, while_starting: Callable[[], bool] | None) -> Any:
-    from dask.distributed import LocalCluster
-
-    def make() -> Any:
-        return LocalCluster(
-            n_workers=jobs,
-            threads_per_worker=1,
-            processes=True,
-            memory_limit=0,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        )
-
-    if while_starting is None:
-        with _main_script_hidden():
-            return make()
     box: dict[str, Any] = {}
 
     def start() -> None:
         try:
-            box["cluster"] = make()
+            import dask
+            from dask.distributed import LocalCluster
+
+            environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+            environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+            environ.setdefault("MALLOC_ARENA_MAX", "1")
+            modules = preload or ["distributed", "numpy", "dse.search.sweep_dask"]
+            settings = {
+                "distributed.nanny.pre-spawn-environ": environ,
+                "distributed.worker.profile.enabled": False,
+                "distributed.admin.system-monitor.interval": "5s",
+                "distributed.admin.system-monitor.disk": False,
+                **_start_method_settings(modules),
+            }
+            box["config"] = dask.config.set(settings)  # set now, reverted after the cluster
+            box["cluster"] = LocalCluster(
+                n_workers=jobs,
+                threads_per_worker=1,
+                processes=True,
+                memory_limit=0,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
         except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
             box["error"] = exc
 
-    thread = threading.Thread(target=start, name="dse-start-cluster", daemon=True)
-    with _main_script_hidden():
-        thread.start()
+    with ExitStack() as stack:
         try:
-            while thread.is_alive() and while_starting():
-                pass
-        except BaseException:
-            thread.join()
+            with _main_script_hidden():
+                if while_starting is None:
+                    start()
+                else:
+                    thread = threading.Thread(target=start, name="dse-start-cluster", daemon=True)
+                    thread.start()
+                    try:
+                        while thread.is_alive() and while_starting():
+                            pass
+                    finally:
+                        thread.join()
+        finally:
+            if "config" in box:
+                stack.enter_context(box["config"])
             if "cluster" in box:
-                box["cluster"].close()
-            raise
-        thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["cluster"]
+                stack.callback(box["cluster"].close)
+        if "error" in box:
+            raise box["error"]
+        yield box["cluster"]
 
 
 def run_chunks_dask(
@@ -240,13 +237,13 @@ def run_chunks_dask(
     on a LocalCluster those of every process below this one (workers from their start, and
     the forkserver's imports when this sweep started it).
     """
-    from dask.distributed import Client, as_completed
-
     t0 = time.perf_counter()
     pending = iter(todo)
     in_client: list[int] = []
     with ExitStack() as stack:
         if scheduler is not None:
+            from dask.distributed import Client
+
             try:
                 client = stack.enter_context(
                     Client(scheduler, timeout=connect_timeout_s, set_as_default=False)
@@ -280,7 +277,11 @@ def run_chunks_dask(
                     while_starting=evaluate_here if EVALUATE_WHILE_STARTING else None,
                 )
             )
+            from dask.distributed import Client  # imported by now, in the starting thread
+
             client = stack.enter_context(Client(cluster, set_as_default=False))
+        from dask.distributed import as_completed
+
         threads = sum(client.nthreads().values()) or 1
         workers = len(client.nthreads())
         # The model travels inside every task (~20 kB), not scattered once: a scattered value
