@@ -28,11 +28,6 @@ from wsgiref.simple_server import WSGIServer, make_server
 import yaml
 from optuna_dashboard import save_note, save_plotly_graph_object, wsgi
 
-# Per-trial notes: the public save_note needs a live optuna.Trial, which finished trials no
-# longer have; these are the functions it is built on (optuna-dashboard 0.21).
-from optuna_dashboard._custom_plot_data import get_plotly_graph_objects
-from optuna_dashboard._note import get_note_from_system_attrs, save_note_with_version
-
 from dse.inspect.dashboard_front import feasible_front_app
 from dse.inspect.formatting import fmt
 from dse.inspect.study_view import (
@@ -46,6 +41,7 @@ from dse.inspect.study_view import (
     view_reference_point,
 )
 from dse.model.outcome import satisfied
+from dse.search import optuna_private
 from dse.search.optuna_private import storage_of
 from dse.search.optuna_private import study_id as private_study_id
 from dse.search.optuna_private import trial_id as private_trial_id
@@ -186,12 +182,12 @@ def annotate(view: StudyView) -> Annotation:
     attrs = storage.get_study_system_attrs(study_id)
 
     fig = front_figure(view, height=440)  # the dashboard's card is 450 px high
-    fig_written = get_plotly_graph_objects(attrs).get(FRONT_FIGURE_ID) != fig.to_json()
+    fig_written = optuna_private.dashboard_figures(attrs).get(FRONT_FIGURE_ID) != fig.to_json()
     if fig_written:
         save_plotly_graph_object(study, fig, graph_object_id=FRONT_FIGURE_ID)
 
     note = study_note(view)
-    note_written = get_note_from_system_attrs(attrs, None)["body"] != note
+    note_written = optuna_private.dashboard_note(attrs, None)["body"] != note
     if note_written:
         save_note(study, note)
 
@@ -202,9 +198,11 @@ def annotate(view: StudyView) -> Annotation:
     for row, cat in zip(view.trials.to_dict("records"), category(view), strict=True):
         trial_id = ids[int(row["number"])]
         body = trial_note(view, row, cat, knee_no)
-        old = get_note_from_system_attrs(attrs, trial_id)
+        old = optuna_private.dashboard_note(attrs, trial_id)
         if old["body"] != body:
-            save_note_with_version(storage, study_id, trial_id, int(old["version"]) + 1, body)
+            optuna_private.dashboard_save_note_version(
+                storage, study_id, trial_id, int(old["version"]) + 1, body
+            )
             written += 1
     return Annotation(
         front_numbers=[int(n) for n in view.front["number"]],

@@ -7,31 +7,43 @@ asked, the heartbeat thread and stale-trial query of RDB storages, and NSGA-II's
 size. Each is one small function here, named for what it does, so an Optuna upgrade is checked
 against this file (``optuna>=5,<6`` pins the minor API it was written for) and
 ``tests/dse/test_optuna_private.py`` fails if a private Optuna name appears anywhere else
-(``dse/search/storage.py``, which subclasses Optuna's journal storage, is the one exception).
+(nowhere else: the storage module and the dashboard import what they need from here).
 """
 
 from __future__ import annotations
 
+import json
 from contextlib import AbstractContextManager
 from typing import Any
 
 import optuna
 from optuna.distributions import BaseDistribution
+from optuna.exceptions import UpdateFinishedTrialError
 from optuna.samplers._ga import BaseGASampler
-from optuna.storages import BaseStorage
+from optuna.storages import BaseStorage, JournalStorage, RDBStorage
+from optuna.storages._cached_storage import _CachedStorage
 from optuna.storages._heartbeat import get_heartbeat_thread, is_heartbeat_enabled
+from optuna.storages.journal._file import BaseJournalFileLock
+from optuna.storages.journal._storage import JournalOperation
 
 __all__ = [
+    "BaseJournalFileLock",
+    "dashboard_figures",
+    "dashboard_note",
+    "dashboard_save_note_version",
     "forget_cached_trials",
     "genetic_sampler",
     "heartbeat",
     "heartbeat_enabled",
+    "journal_set_user_attrs",
     "pop_waiting_trial_id",
+    "rdb_set_user_attrs",
     "stale_trial_ids",
     "storage_of",
     "study_id",
     "suggest",
     "trial_id",
+    "uncached",
 ]
 
 
@@ -94,3 +106,96 @@ def genetic_sampler(sampler: optuna.samplers.BaseSampler) -> Any:
 def generation_key(sampler: Any) -> str:
     """The system attribute in which a genetic sampler records each trial's generation."""
     return str(type(sampler)._get_generation_key())
+
+
+# --- storages: many user attributes in one write (the journal/RDB adapter of dse.search.storage)
+
+
+def uncached(storage: BaseStorage) -> BaseStorage:
+    """The storage behind Optuna's trial cache (which fronts RDB storages), else ``storage``."""
+    return storage._backend if isinstance(storage, _CachedStorage) else storage
+
+
+def journal_set_user_attrs(
+    backend: JournalStorage, attrs_by_trial: dict[int, dict[str, Any]]
+) -> None:
+    """Every attribute of every trial given, in one journal append (one lock, one fsync)."""
+    worker = backend._replay_result.worker_id
+    logs = [
+        {
+            "op_code": JournalOperation.SET_TRIAL_USER_ATTR,
+            "worker_id": worker,
+            "trial_id": trial_id,
+            "user_attr": {k: v},
+        }
+        for trial_id, attrs in attrs_by_trial.items()
+        for k, v in attrs.items()
+    ]
+    with backend._thread_lock:
+        backend._backend.append_logs(logs)
+        # Replaying raises at the first attr of a finished trial; replay the rest too, so
+        # no later call trips over this batch.
+        error: UpdateFinishedTrialError | None = None
+        for _ in range(len(logs) + 1):
+            try:
+                backend._sync_with_backend()
+                break
+            except UpdateFinishedTrialError as exc:
+                error = exc
+        if error is not None:
+            raise error
+
+
+def rdb_set_user_attrs(backend: RDBStorage, trial_id: int, attrs: dict[str, Any]) -> None:
+    """One trial's user attributes in one transaction (an upsert on PostgreSQL and SQLite)."""
+    from optuna.storages._rdb import models
+    from optuna.storages._rdb.storage import _create_scoped_session
+
+    model = models.TrialUserAttributeModel
+    with _create_scoped_session(backend.scoped_session, True) as session:
+        dialect = backend.engine.name
+        if dialect not in ("postgresql", "sqlite"):
+            for k, v in attrs.items():
+                backend._set_trial_attr_without_commit(session, model, trial_id, k, v)
+            return
+        trial = models.TrialModel.find_or_raise_by_id(trial_id, session)
+        backend.check_trial_is_updatable(trial_id, trial.state)
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        rows = [
+            {"trial_id": trial_id, "key": k, "value_json": json.dumps(v)} for k, v in attrs.items()
+        ]
+        stmt = insert(model).values(rows)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[model.trial_id, model.key],
+            set_={"value_json": stmt.excluded.value_json},
+        )
+        session.execute(stmt)
+
+
+# --- optuna-dashboard: notes and figures of finished trials (no public call takes those)
+
+
+def dashboard_figures(system_attrs: dict[str, Any]) -> dict[str, Any]:
+    """The plotly figures optuna-dashboard stored in a study's system attributes, by id."""
+    from optuna_dashboard._custom_plot_data import get_plotly_graph_objects
+
+    return get_plotly_graph_objects(system_attrs)
+
+
+def dashboard_note(system_attrs: dict[str, Any], trial_id: int | None) -> dict[str, Any]:
+    """optuna-dashboard's note (``version``, ``body``) of a study (``trial_id`` None) or trial."""
+    from optuna_dashboard._note import get_note_from_system_attrs
+
+    return get_note_from_system_attrs(system_attrs, trial_id)
+
+
+def dashboard_save_note_version(
+    storage: BaseStorage, study_id: int, trial_id: int, version: int, body: str
+) -> None:
+    """Write a finished trial's note (the public ``save_note`` needs a live ``optuna.Trial``)."""
+    from optuna_dashboard._note import save_note_with_version
+
+    save_note_with_version(storage, study_id, trial_id, version, body)

@@ -21,11 +21,10 @@ from typing import Any
 import optuna
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages import JournalStorage, RDBStorage
-from optuna.storages._cached_storage import _CachedStorage
 from optuna.storages.journal import JournalFileBackend
-from optuna.storages.journal._file import BaseJournalFileLock
-from optuna.storages.journal._storage import JournalOperation
 
+from dse.search import optuna_private
+from dse.search.optuna_private import BaseJournalFileLock
 from dse.spec.errors import (
     StorageError,
     StudyNotFoundError,
@@ -306,47 +305,15 @@ def open_storage(
     raise AssertionError("unreachable")
 
 
-def _journal_user_attrs(
-    backend: JournalStorage, attrs_by_trial: dict[int, dict[str, Any]]
-) -> None:
-    """Every attribute of every trial given, in one journal append."""
-    worker = backend._replay_result.worker_id
-    logs = [
-        {
-            "op_code": JournalOperation.SET_TRIAL_USER_ATTR,
-            "worker_id": worker,
-            "trial_id": trial_id,
-            "user_attr": {k: v},
-        }
-        for trial_id, attrs in attrs_by_trial.items()
-        for k, v in attrs.items()
-    ]
-    with backend._thread_lock:
-        backend._backend.append_logs(logs)
-        # Replaying raises at the first attr of a finished trial; replay the rest too, so
-        # no later call trips over this batch.
-        error: UpdateFinishedTrialError | None = None
-        for _ in range(len(logs) + 1):
-            try:
-                backend._sync_with_backend()
-                break
-            except UpdateFinishedTrialError as exc:
-                error = exc
-        if error is not None:
-            raise error
-
-
 def set_trials_user_attrs(
     storage: optuna.storages.BaseStorage, attrs_by_trial: dict[int, dict[str, Any]]
 ) -> None:
     """The user attributes of a batch of trials: one journal append for all of them (one lock,
     one fsync), else one write per trial. If a trial of the batch was finished meanwhile (a
     late heartbeat), the rest are still written and UpdateFinishedTrialError is raised after."""
-    backend = storage
-    if isinstance(storage, _CachedStorage):
-        backend = storage._backend
+    backend = optuna_private.uncached(storage)
     if isinstance(backend, JournalStorage) and len(attrs_by_trial) > 1:
-        _journal_user_attrs(backend, attrs_by_trial)
+        optuna_private.journal_set_user_attrs(backend, attrs_by_trial)
         return
     error = None
     for trial_id, attrs in attrs_by_trial.items():
@@ -363,39 +330,12 @@ def set_trial_user_attrs(
 ) -> None:
     """Store many user attributes of one trial in one write (one journal append or one
     transaction) instead of one per key, so concurrent workers do not queue on the storage."""
-    backend = storage
-    if isinstance(storage, _CachedStorage):  # Optuna's cache in front of an RDB storage
-        backend = storage._backend
+    backend = optuna_private.uncached(storage)  # Optuna's cache in front of an RDB storage
     if isinstance(backend, JournalStorage):
-        _journal_user_attrs(backend, {trial_id: attrs})
+        optuna_private.journal_set_user_attrs(backend, {trial_id: attrs})
         return
     if isinstance(backend, RDBStorage):
-        from optuna.storages._rdb import models
-        from optuna.storages._rdb.storage import _create_scoped_session
-
-        model = models.TrialUserAttributeModel
-        with _create_scoped_session(backend.scoped_session, True) as session:
-            dialect = backend.engine.name
-            if dialect not in ("postgresql", "sqlite"):
-                for k, v in attrs.items():
-                    backend._set_trial_attr_without_commit(session, model, trial_id, k, v)
-                return
-            trial = models.TrialModel.find_or_raise_by_id(trial_id, session)
-            backend.check_trial_is_updatable(trial_id, trial.state)
-            if dialect == "postgresql":
-                from sqlalchemy.dialects.postgresql import insert
-            else:
-                from sqlalchemy.dialects.sqlite import insert
-            rows = [
-                {"trial_id": trial_id, "key": k, "value_json": json.dumps(v)}
-                for k, v in attrs.items()
-            ]
-            stmt = insert(model).values(rows)
-            stmt = stmt.on_conflict_do_update(
-                index_elements=[model.trial_id, model.key],
-                set_={"value_json": stmt.excluded.value_json},
-            )
-            session.execute(stmt)
+        optuna_private.rdb_set_user_attrs(backend, trial_id, attrs)
         return
     for k, v in attrs.items():
         storage.set_trial_user_attr(trial_id, k, v)

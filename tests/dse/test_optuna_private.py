@@ -1,8 +1,7 @@
 """Optuna's private API is used in one small adapter module only (issue 16, item 5).
 
-``dse/search/optuna_private.py`` holds every private Optuna access the run path needs;
-``dse/search/storage.py`` subclasses Optuna's journal/RDB storages (the storage adapter) and
-``dse/inspect/dashboard.py`` reads optuna-dashboard's notes. Anywhere else, a private name
+``dse/search/optuna_private.py`` holds every private Optuna and optuna-dashboard access the
+engine needs (run path, batched storage writes, dashboard notes). Anywhere else, a private name
 (``x._y`` on anything but ``self``/``cls``, or an import from a private Optuna module) fails.
 """
 
@@ -17,8 +16,7 @@ from optuna.distributions import FloatDistribution
 from dse.search import optuna_private as op
 
 DSE = Path(__file__).resolve().parents[2] / "dse"
-ADAPTERS = {"search/optuna_private.py", "search/storage.py"}
-DASHBOARD = "inspect/dashboard.py"  # optuna_dashboard._note / _custom_plot_data only
+ADAPTERS = {"search/optuna_private.py"}
 
 
 def private_uses(path: Path) -> list[str]:
@@ -33,8 +31,6 @@ def private_uses(path: Path) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             parts = node.module.split(".")
             if parts[0].startswith("optuna") and any(p.startswith("_") for p in parts):
-                if parts[0] == "optuna_dashboard" and path == DSE / DASHBOARD:
-                    continue
                 found.append(f"line {node.lineno}: from {node.module} import ...")
     return found
 
