@@ -211,6 +211,10 @@ def main() -> None:
         f"\n**2 workers vs 1: {s1 / s2:.2f}x** (sweep seconds, as `dse sweep` prints them); "
         f"{p1 / p2:.2f}x by whole-process wall time."
     )
+    per_run = ", ".join(
+        f"{a['seconds']:.2f}/{b['seconds']:.2f}" for a, b in zip(runs[1], runs[2], strict=True)
+    )
+    print(f"Each pair of runs, sweep s with --jobs 1/2, in order: {per_run}.")
     if args.scaling == "grid":
         from dse.search.sweep import grid_axes
 
