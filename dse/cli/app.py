@@ -23,6 +23,7 @@ from rich.table import Table
 from dse import api
 from dse.cli.compare import compare_command
 from dse.cli.inspect import dashboard_command, report_command
+from dse.cli.options import RobustOpt, StatisticOpt
 from dse.cli.sensitivity import sensitivity_command
 from dse.cli.status import status_command
 from dse.cli.sweep import sweep_command
@@ -73,13 +74,8 @@ def run(
         str | None, typer.Option(help="Optuna storage URL (default: journal file)")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
-    robust: Annotated[
-        int | None,
-        typer.Option(help="Evaluate each design under K samples of the uncertain assumptions"),
-    ] = None,
-    statistic: Annotated[
-        str, typer.Option(help="With --robust: mean | p10 | p90 | pessimistic | optimistic")
-    ] = "mean",
+    robust: RobustOpt = None,
+    statistic: StatisticOpt = "mean",
     jobs: Annotated[
         int, typer.Option(help="Worker processes on one study; --trials is their total", min=1)
     ] = 1,

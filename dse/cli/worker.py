@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from dse import api
+from dse.cli.options import RobustOpt, StatisticOpt
 from dse.search.recovery import finished_count
 
 
@@ -36,13 +37,8 @@ def worker_command(
     records: Annotated[
         bool, typer.Option(help="Write trials/pareto records under studies/ when done")
     ] = False,
-    robust: Annotated[
-        int | None,
-        typer.Option(help="Evaluate each design under K samples of the uncertain assumptions"),
-    ] = None,
-    statistic: Annotated[
-        str, typer.Option(help="With --robust: mean | p10 | p90 | pessimistic | optimistic")
-    ] = "mean",
+    robust: RobustOpt = None,
+    statistic: StatisticOpt = "mean",
     parent: Annotated[int | None, typer.Option(hidden=True)] = None,
 ) -> None:
     """Join the spec's study (creating it if needed) and run trials until the study-wide

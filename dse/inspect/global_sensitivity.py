@@ -154,15 +154,9 @@ def global_sensitivity(
     """Sobol or Morris indices of one design's metrics (default: the objectives) over the
     spec's uncertain assumptions (the evaluators' default assumptions +/-20 % when it
     declares none)."""
-    from dse.inspect.sensitivity import assumptions_of
+    from dse.inspect.sensitivity import assumptions_of, checked_metrics
 
-    metrics = metrics or model.objective_names
-    unknown = [m for m in metrics if m not in model.metrics]
-    if unknown:
-        raise DseError(
-            f"--metric {unknown[0]!r}: unknown metric (valid choices: "
-            f"{choices_text(model.metrics)})"
-        )
+    metrics = checked_metrics(model, metrics)
     assumptions = [u for u, _, _ in assumptions_of(model)]
     scenario_model = StudyModel(
         **{k: getattr(model, k) for k in StudyModel.__dataclass_fields__ if k != "uncertain"},

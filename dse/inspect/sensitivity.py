@@ -99,10 +99,8 @@ def assumptions_of(model: StudyModel) -> list[tuple[Uncertain, float, float]]:
     return out
 
 
-def sensitivity(
-    model: StudyModel, params: dict[str, Any], *, metrics: list[str] | None = None
-) -> dict[str, list[Swing]]:
-    """Tornado rows per metric (default: the spec's objectives), largest swing first."""
+def checked_metrics(model: StudyModel, metrics: list[str] | None) -> list[str]:
+    """The metrics asked for (default: the spec's objectives), each one the model reports."""
     metrics = metrics or model.objective_names
     unknown = [m for m in metrics if m not in model.metrics]
     if unknown:
@@ -110,6 +108,14 @@ def sensitivity(
             f"--metric {unknown[0]!r}: unknown metric (valid choices: "
             f"{choices_text(model.metrics)})"
         )
+    return metrics
+
+
+def sensitivity(
+    model: StudyModel, params: dict[str, Any], *, metrics: list[str] | None = None
+) -> dict[str, list[Swing]]:
+    """Tornado rows per metric (default: the spec's objectives), largest swing first."""
+    metrics = checked_metrics(model, metrics)
     rows = assumptions_of(model)
     if not rows:
         raise DseError("no assumption to swing: the spec declares no distribution and no number")
