@@ -29,8 +29,34 @@ and technology fields (``Row.tech``, ``Row.wl``), never through a fitted term:
   H200 TP1 Server 896) and ``kvcache_free_gpu_mem_frac 0.90`` from closed/NVIDIA/configs/
   llama2-70b/{Offline,Server}/__init__.py, ``max_num_tokens`` 16384 from
   closed/NVIDIA/code/llama2-70b/tensorrt/builder.py.
-* Revisions whose engines trtllm-bench tunes from the dataset (v0.12 on) and sources that
-  publish no limits: the preset defaults.
+* Extension (declared 2026-11-30, round 4, before the rows were re-evaluated under it; fit and
+  validation rows alike): the trtllm-bench revisions publish their engine limits as code.
+  Every v0.12-v0.17 page builds with ``trtllm-bench --model $model_name build --tp_size
+  $tp_size [--pp_size $pp_size] --quantization FP8 --dataset $dataset_file`` and runs
+  ``trtllm-bench ... throughput --dataset $dataset_file --engine_dir $engine_dir`` (no
+  limits, no memory fraction on the command line), so:
+
+  - KV fraction: the throughput command's ``--kv_cache_free_gpu_mem_fraction`` default,
+    ``.90`` in every stored revision of tensorrt_llm/bench (run/run.py, benchmark/
+    throughput.py); the runtime batch and token limits are the engine's. (The v0.12/v0.14
+    pages' sample printout shows "KV Memory Percentage: 99.0%" for an illustrative
+    Llama-2-7B run whose command line is not given: not used.)
+  - T012 (v0.12.0): the build looks the limits up in tensorrt_llm/bench/build/
+    benchmark_config.yml by model and ``tp{N}_pp1`` (an entry keyed by the dataset's max
+    sequence length first, else ``general``; build.py of the revision importing
+    tensorrt_llm.hlapi, whose options ``--dataset``/``--max_seq_length`` are the ones the
+    v0.12 page documents; the page's models are exactly the file's). Llama-3-8B TP1
+    2048/8192, Llama-3-70B TP8 8192/16384, Mixtral TP4 8192/8192 (file revisions 32ed92e4
+    and 8fcf9fc2 agree).
+  - T013-T017 (v0.13 on; v0.13 first benchmarks Llama-3.1 8B/70B/405B, which no stored
+    benchmark_config.yml lists, so their engines went through the dataset heuristic):
+    tensorrt_llm/bench/build/tuning.py ``calc_engine_setting`` + ``finetune_setting``
+    (same rule in the early revision and at 04cba882), computed by ``trtllm_bench_tuned``
+    below from the model, TP, the GPU's NVML memory and the dataset's ISL/OSL.
+  - T020a/T020b (v0.20, PyTorch backend): the page says the runs mostly used
+    ``--kv_cache_free_gpu_mem_fraction 0.95`` and fell back to 0.90 on out-of-memory,
+    per row unpublished, and that fraction feeds the heuristic: not determinable, defaults.
+  - Triton online rows (T017-online) and MLPerf v5.0: no limits published: defaults.
 
 Not modelled (stated, not fitted): v0.10's ``max_utilization`` scheduler and streaming, and the
 finite request counts of the runs (2,000 in v0.10; 1,000-30,000 in later revisions, which say
@@ -54,7 +80,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -133,8 +159,54 @@ V011_L8, V011_L2, V011_MX = (
 )  # v0.11.0 per-model table (TP1, TP8, TP2) and its run command's memory fraction
 M40_OFF, M40_SRV_H1, M40_SRV_H2 = (_engine(896, 16384, 0.9), _engine(1024, 16384, 0.9),
                                    _engine(896, 16384, 0.9))  # fmt: skip
+# perf-overview v0.12.0: benchmark_config.yml "general" entries (module docstring); the
+# throughput command's default KV fraction .90
+V012_L8, V012_L70, V012_MX = (_engine(2048, 8192, 0.9), _engine(8192, 16384, 0.9),
+                              _engine(8192, 8192, 0.9))  # fmt: skip
+TUNED_SOURCES = ("T013", "T014", "T015", "T017")  # engines sized by trtllm_bench_tuned
 
-ROWS: tuple[Row, ...] = (
+# NVML total memory (what tuning.py's get_device_memory reads, in GiB): H100 SXM 80GB
+# 81,559 MiB, H200 141GB 143,771 MiB (nvidia-smi; see hbm_bytes_per_gb in performance.yaml)
+NVML_GIB = {"h100-sxm": 81559 / 1024, "h200": 143771 / 1024}
+
+
+def _round_up(x: float, step: int) -> int:
+    return step * math.ceil(x / step)
+
+
+def trtllm_bench_tuned(r: Row, build_kv_fraction: float = 0.95) -> dict[str, float]:
+    """Engine limits ``trtllm-bench build --dataset`` (v0.13 on) gives a row.
+
+    The rule of NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py (calc_engine_setting,
+    finetune_setting; the same in its early revision and at commit 04cba882), restated:
+    KV bytes per token = 2 x layers x max(TP, KV heads) x head size x KV bytes (FP8 KV with FP8
+    weights); memory = NVML total x GPUs - parameters x weight bytes; requests that fit =
+    build_kv_fraction (0.95, the build's default) x memory / (bytes per token x (ISL + OSL));
+    max_batch_size = that, capped at 4096 and rounded up (to 32 with a floor of 64 below 256,
+    to 128 below 1024, else to 256); max_num_tokens = requests x (1 + ISL/OSL), capped at
+    32768 and rounded up (to 256 with a floor of 2048 below 4096, to 512 below 8192, else to
+    1024). The runtime takes these limits and the throughput command's KV fraction .90.
+    """
+    m = context(r)["workload"]["model"]
+    tp = int(r.tp)
+    e = 1.0 if r.precision == "fp8" else 2.0  # weights; trtllm-bench forces FP8 KV with FP8
+    kv_per_token = 2 * m["layers"] * max(tp, m["kv_heads"]) * (m["hidden"] // m["heads"]) * e
+    memory_gib = NVML_GIB[r.gpu] * tp - m["params_b"] * 1e9 * e / 1e9  # early revision: GB
+    requests = build_kv_fraction * memory_gib * 2**30 / (kv_per_token * (r.isl + r.osl))
+    bs = min(requests, 4096.0)
+    tokens = min(bs * (1 + r.isl / r.osl), 32768.0)
+    if bs < 256:
+        max_bs = max(64, _round_up(bs, 32))
+    else:
+        max_bs = _round_up(bs, 128 if bs < 1024 else 256)
+    if tokens < 4096:
+        max_tokens = max(2048, _round_up(tokens, 256))
+    else:
+        max_tokens = _round_up(tokens, 512 if tokens < 8192 else 1024)
+    return _engine(max_bs, max_tokens, 0.9)
+
+
+_ROWS: tuple[Row, ...] = (
     # TensorRT-LLM perf-overview, in-flight batching, all requests queued (system output tok/s)
     Row(1, "T010", H1, 1, 1, L8, "fp8", 128, 128, 16708.53, wl=V010_L8, tech=V010),
     Row(2, "T010", H2, 1, 1, L8, "fp8", 128, 128, 16708.84, wl=V010_L8, tech=V010),
@@ -147,10 +219,10 @@ ROWS: tuple[Row, ...] = (
     Row(12, "T011", H2, 8, 8, L2, "fp8", 128, 128, 15878.34, tech=V011_L2),
     Row(13, "T011", H1, 2, 2, MX, "fp8", 128, 2048, 22120.85, tech=V011_MX),
     Row(14, "T011", H2, 2, 2, MX, "fp8", 128, 2048, 30105.61, tech=V011_MX),
-    Row(16, "T012", H2, 1, 1, L8, "fp8", 128, 4096, 16144.44),
-    Row(17, "T012", H1, 8, 8, L70, "fp8", 128, 2048, 14822.93),
-    Row(18, "T012", H2, 8, 8, L70, "fp8", 128, 2048, 19417.37),
-    Row(19, "T012", H1, 4, 4, MX, "fp8", 128, 2048, 40588.05),
+    Row(16, "T012", H2, 1, 1, L8, "fp8", 128, 4096, 16144.44, tech=V012_L8),
+    Row(17, "T012", H1, 8, 8, L70, "fp8", 128, 2048, 14822.93, tech=V012_L70),
+    Row(18, "T012", H2, 8, 8, L70, "fp8", 128, 2048, 19417.37, tech=V012_L70),
+    Row(19, "T012", H1, 4, 4, MX, "fp8", 128, 2048, 40588.05, tech=V012_MX),
     Row(21, "T013", H2, 8, 8, L405, "fp8", 128, 128, 3734.5),
     Row(22, "T013", H2, 8, 8, L405, "fp8", 2048, 2048, 2067.15),
     Row(23, "T013", H1, 1, 1, L8, "fp8", 20000, 2000, 1278.04),
@@ -445,18 +517,18 @@ DEVIATIONS = (
     "TensorRT-LLM v0.10 (rows 1-6) under that revision's published conditions (module "
     "docstring): rows 1-2 (Llama-3-8B, +3 %, +6 %) were over-predicted by 72-81 % before; "
     "max_num_tokens 2048 caps the running batch at 1,024 and the engine's configuration file "
-    "has a 28,672-wide FFN. Row 6 (Mixtral TP2 H200 128/2048, +98 %) is the software release: "
+    "has a 28,672-wide FFN. Row 6 (Mixtral TP2 H200 128/2048, +92 %) is the software release: "
     "v0.11 measured the same case at 30.1k tok/s (row 14) against v0.10's 12.9k, while the "
     "published conditions that differ between the two revisions move the model by under 1 % "
-    "(25.6k vs 25.7k predicted); v0.11 adds --use_fused_mlp and newer MoE kernels. No "
+    "(24.9k vs 24.9k predicted); v0.11 adds --use_fused_mlp and newer MoE kernels. No "
     "release-efficiency term was fitted: only these validation rows could set it. Rows 3-4 "
-    "(Llama-2-70B TP8 2048/2048, +48 %, +26 %) are the model: v0.11 measured the same H100 case "
+    "(Llama-2-70B TP8 2048/2048, +47 %, +26 %) are the model: v0.11 measured the same H100 case "
     "at 7.6k tok/s and v0.17 Llama-3.1-70B (same layers, larger vocabulary) at 8.8k, close to "
     "v0.10's 7.1k; long-context KV-bound rows are "
     "over-predicted generally (row 22, 405B 2048/2048: +48 %). Not modelled: v0.10's "
     "max_utilization scheduler, streaming, and its 2,000-request runs (later revisions raised "
     "the counts to reach a steady state).",
-    "TP8 over-prediction (rows 3, 17, 22, 46: +48, +44, +48, +26 %) is not the tensor-parallel "
+    "TP8 over-prediction (rows 3, 17, 22, 46: +47, +44, +48, +25 %) is not the tensor-parallel "
     "all-reduce. The model's all-reduce is already NCCL's alpha-beta shape at NCCL's published "
     "ring bus bandwidth (0.80 x 450 GB/s; NVIDIA/nccl-tests issue 212); with a 3x larger fixed "
     "cost per call (16 instead of 5 us, ~30 us per 8-GPU all-reduce) and 370/450 GB/s, refitted "
@@ -466,7 +538,7 @@ DEVIATIONS = (
     "the all-reduce share does not separate the over-predicted rows from the good ones. What "
     "does: the same case on H200 is predicted much better (17 vs 18: +44 vs +22 %; 46 vs 47; "
     "28 vs 29: +20 vs +6 %; 3 vs 4), i.e. the model under-predicts H200's gain over H100 at TP8 "
-    "(1.07-1.12x vs 1.22-1.31x measured), where the H100 batch is KV-capacity bound; and the "
+    "(1.09-1.13x vs 1.22-1.31x measured), where the H100 batch is KV-capacity bound; and the "
     "decode-attention (KV-read) share: halving cb_attention_memory_efficiency moves rows 3, "
     "17, 28, 46 by -15..-22 % but 11, 12, 21, 27, 51 by -1..-6 % (row 22, 405B, only -9 %: "
     "not explained). A slower all-reduce moves H100 and H200 alike and the good rows most.",
@@ -479,7 +551,7 @@ DEVIATIONS = (
     "2048+2048 and 2.4 % of capacity at 1000+1000. Refitted with 3 or 6 GB reserved, these "
     "rows move by <= 0.5 point. Even a quarter of the KV memory (~50 GB per GPU gone) leaves "
     "row 17 at +14 %. The measured H200/H100 gain on rows 17/18 (1.31x) is close to the HBM "
-    "bandwidth ratio (4.8 / 3.35 TB/s = 1.43x) while the model gives 1.10x: the real decode "
+    "bandwidth ratio (4.8 / 3.35 TB/s = 1.43x) while the model gives 1.13x: the real decode "
     "step is more bandwidth-bound than modelled.",
     "Nor is it the model's KV bytes: trtllm-bench builds FP8 engines with an FP8 KV cache "
     "(tensorrt_llm/bench/build/build.py: 'If the quantization is FP8, force the KV cache dtype "
@@ -493,7 +565,7 @@ DEVIATIONS = (
     "pages, batch 64, 1-16k context) span 1.7-1.9 TB/s (fa2 kernel, 21-24 % of 8 TB/s) to "
     "6.2-7.1 TB/s (trtllm-gen, 78-89 %): the achieved rate belongs to the kernel, not the GPU, "
     "and cannot be carried to TensorRT-LLM v0.12 on H100 without measuring that kernel. "
-    "cb_attention_memory_efficiency stays fitted (0.684).",
+    "cb_attention_memory_efficiency stays fitted (0.685).",
     "MLPerf llama2-70b (rows 134-155, and the MaxQ energy rows 178-179): the mean input length "
     "of the 24,576-sample OpenOrca set is not published in the primary sources read "
     "(mlcommons/inference language/llama2-70b: processorca.py keeps prompts under 1,024 tokens, "
@@ -504,11 +576,11 @@ DEVIATIONS = (
     "i.e. 21.8k tok/s on 8 H100s needs 1.67 PFLOPS per GPU, 84 % of the FP8 peak. The rows are "
     "kept as published, neither refitted nor dropped; the true mean input is shorter.",
     "MaxQ Offline wall power (row 178, -27 %): the predicted throughput inherits the input-length "
-    "issue above (10.3k vs 17.6k tok/s, -41 %) while the predicted wall power is 20 % low (4.2 kW "
-    "vs 5.2 kW average); the Server row (179) is -14 %.",
-    "Under load the TTFT is under-predicted (rows 57, 62: -37 %, -44 %): the queueing estimate is "
+    "issue above (10.3k vs 17.6k tok/s, -42 %) while the predicted wall power is 20 % low (4.2 kW "
+    "vs 5.2 kW average); the Server row (179) is -15 %.",
+    "Under load the TTFT is under-predicted (rows 57, 62: -37 %, -43 %): the queueing estimate is "
     "one engine step, while at 80-90 % utilization requests wait several.",
-    "Row 180 (ML.ENERGY, -32 %) runs under its published conditions (one H100, vLLM 0.11.1 at "
+    "Row 180 (ML.ENERGY, -31 %) runs under its published conditions (one H100, vLLM 0.11.1 at "
     "max_num_seqs 64, a steady state ML.ENERGY accepts only when the average batch is >= 0.85 x "
     "max_num_seqs, GPU energy only); the LM Arena prompts' and the model's answers' mean lengths "
     "are not in the sources read (1000/500 assumed). ML.ENERGY's longitudinal post attributes "
@@ -527,6 +599,12 @@ def context(r: Row, clock_ghz: float | None = None) -> dict[str, Any]:
     if clock_ghz is not None:
         d["clock_ghz"] = clock_ghz
     return resolve_context(d)
+
+
+#: Every row, with the engine limits of trtllm-bench's heuristic on the T013-T017 rows.
+ROWS: tuple[Row, ...] = tuple(
+    replace(r, tech=trtllm_bench_tuned(r)) if r.src in TUNED_SOURCES else r for r in _ROWS
+)
 
 
 def evaluate(r: Row, overrides: dict[str, float] | None = None) -> dict[str, float]:
@@ -628,8 +706,12 @@ def markdown(res: list[dict[str, Any]]) -> str:
         "v0.10.0 `max_batch_size` 2048, `max_num_tokens` 2048, memory fraction 0.9 and its "
         "Llama-3-8B engine configuration file (FFN 28,672); v0.11.0 its per-model "
         "`max_batch_size`/`max_num_tokens` table and memory fraction 0.99; MLPerf v4.0 NVIDIA "
-        "`gpu_batch_size`, memory fraction 0.9 and `max_num_tokens` 16384; later revisions, which "
-        "tune the engine from the dataset and publish no limits, the defaults. MLPerf "
+        "`gpu_batch_size`, memory fraction 0.9 and `max_num_tokens` 16384; trtllm-bench "
+        "(v0.12-v0.17) the limits its code gives the row (v0.12.0 the per-model "
+        "`benchmark_config.yml` table, v0.13 on the dataset heuristic of "
+        "`tensorrt_llm/bench/build/tuning.py`) and its throughput command's memory fraction "
+        "0.90 (rule extended in round 4, before re-evaluating; see the module docstring); "
+        "sources that publish no limits (v0.20, Triton, MLPerf v5.0), the defaults. MLPerf "
         "llama2-70b outputs are the submission's measured 292 tokens per sample.",
         "",
         "## Summary (|error|)",

@@ -105,3 +105,33 @@ def test_v010_llama3_8b_engine_has_its_config_files_ffn(res):
     real = vp.evaluate(dataclasses.replace(row, wl={}))
     wide = _row(r, 1)["m"]
     assert wide["tokens_per_s"] < real["tokens_per_s"]
+
+
+def test_trtllm_bench_heuristic_limits_by_hand(res):
+    """tensorrt_llm/bench/build/tuning.py's rule, by hand, for the v0.17 70B TP8 H100 128/2048
+    row (46): FP8 KV, 8 KV heads over 8 GPUs: 2 x 80 x 8 x 128 x 1 B = 163,840 B per token;
+    memory 8 x 81,559 MiB - 70.6 GB of FP8 weights; 0.95 of it over 2,176 tokens per request
+    = 1,621 requests -> max_batch rounded up to 256s = 1,792; 1,621 x (1 + 128/2048) = 1,723
+    tokens -> the 2,048 floor."""
+    vp, _ = res
+    row = next(x for x in vp.ROWS if x.row == 46)
+    memory_b = 8 * 81559 * 2**20 - 70.6e9 / 1e9 * 2**30  # the early revision counts GB as GiB
+    requests = 0.95 * memory_b / (163840 * 2176)
+    assert 1600 < requests < 1640
+    assert row.tech == {"cb_max_batch": 1792, "cb_max_num_tokens": 2048,
+                        "kv_cache_free_fraction": 0.9}  # fmt: skip
+    # short prompts, long answers on a small model: the 4096 batch cap; 2048/128: 17 tokens per
+    # sequence and step raise max_num_tokens above the preset's 8192
+    assert next(x for x in vp.ROWS if x.row == 39).tech["cb_max_batch"] == 4096
+    assert next(x for x in vp.ROWS if x.row == 42).tech["cb_max_num_tokens"] == 9216
+
+
+def test_v012_rows_use_the_benchmark_config_table(res):
+    """v0.12.0 looked its limits up in benchmark_config.yml (Llama-3-70B TP8: 8192 / 16384):
+    on the H200 the KV cache then holds more than the preset's 2048 sequences."""
+    vp, r = res
+    row = next(x for x in vp.ROWS if x.row == 18)
+    assert row.tech["cb_max_batch"] == 8192 and row.tech["cb_max_num_tokens"] == 16384
+    assert _row(r, 18)["m"]["batch"] > 2048
+    default = vp.evaluate(dataclasses.replace(row, tech={}))
+    assert default["batch"] == 2048
