@@ -13,11 +13,11 @@ they do for a user; ``--scaling samples`` uses the N samples instead.
    not timed) vs ``sweep()`` in-process on the same designs: the machinery's cost, in CPU
    seconds of this process (wall time on a shared machine measures the neighbours too).
 2. Scaling, the headline: ``dse sweep spaces/litegpu.yaml --grid --jobs J`` run as fresh
-   processes exactly as a user runs them (J = 1: in-process, no Dask; J = 2: a LocalCluster
-   started by the command), alternating, ``--repeats`` times each; the median of the sweep's
-   own ``seconds`` (cluster start-up included; Python start-up and spec loading are the same
+   processes exactly as a user runs them (J = 1: in-process; J = 2: the command and one
+   forked worker process), alternating, ``--repeats`` times each; the median of the sweep's
+   own ``seconds`` (worker start-up included; Python start-up and spec loading are the same
    for both and excluded) and of the whole process's wall time. CPU seconds per process
-   (the client, which also runs the scheduler, and the workers) come from the command's
+   (the command's own, which include its share of the chunks, and the workers') come from its
    ``--json`` summary, so the 2-core limit can be read off: wall >= (client + workers) / 2.
 3. The same sweep on a real ``dask scheduler`` with two ``dask worker --no-nanny`` processes.
 """
@@ -227,11 +227,11 @@ def main() -> None:
         bare_plan = plan
     bw, bc = _bare_two_processes(model, bare_plan)
     print(
-        f"Reference, same chunks on 2 forked processes without Dask (no merge, no start-up): "
+        f"Reference, same chunks on 2 forked processes (no merge, no start-up, no resume files): "
         f"{bw:.2f} s wall, {bc:.2f} CPU s: {s1 / bw:.2f}x `--jobs 1`."
     )
     print(
-        f"CPU of the 2-worker sweep (client + workers + forkserver) = "
+        f"CPU of the 2-process sweep (command + worker) = "
         f"{cpu2 / med(1, 'client_cpu_s'):.2f}x the 1-process sweep's; on 2 cores that caps "
         f"the ratio at {2 * med(1, 'client_cpu_s') / cpu2:.2f}x."
     )

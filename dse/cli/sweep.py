@@ -24,7 +24,8 @@ def sweep_command(
     chunk: Annotated[int, typer.Option(help="Designs per vectorized call", min=1)] = DEFAULT_CHUNK,
     seed: Annotated[int, typer.Option(help="Seed of the quasi-random shift")] = 0,
     jobs: Annotated[
-        int, typer.Option(help="Local worker processes (Dask LocalCluster) running the chunks")
+        int,
+        typer.Option(help="Processes evaluating the chunks on this machine (this one included)"),
     ] = 1,
     scheduler: Annotated[
         str | None,
@@ -67,12 +68,15 @@ def sweep_command(
         TimeRemainingColumn(),
         console=err,
         disable=not progress or as_json,
+        # Redrawn per chunk, not by a refresh thread: a single-threaded process may fork its
+        # --jobs workers (milliseconds) instead of starting a forkserver (see sweep_local).
+        auto_refresh=False,
     )
     with bar:
         task = bar.add_task(f"sweep {model.spec.study}", total=None, front=0)
 
         def update(done: int, total: int, front: int) -> None:
-            bar.update(task, completed=done, total=total, front=front)
+            bar.update(task, completed=done, total=total, front=front, refresh=True)
 
         result = sweep(
             model,

@@ -82,13 +82,15 @@ class SweepResult:
     directory: Path | None = None
     workers: int = 1
     chunks_resumed: int = 0
-    #: Dask only: seconds to start or reach the cluster and send it the model (in ``seconds``).
+    #: Seconds to start the local workers or reach the Dask cluster (in ``seconds``).
     startup_s: float = 0.0
-    #: CPU seconds of this process during the sweep, and of the Dask workers (None in-process).
+    #: CPU seconds of this process during the sweep, and of the workers (None in-process).
     client_cpu_s: float = 0.0
     worker_cpu_s: float | None = None
-    #: Dask only: chunks this process evaluated itself while the local workers started.
+    #: ``--jobs N``: chunks this process evaluated itself (it is one of the N).
     chunks_in_client: int = 0
+    #: ``--jobs N``: times the worker processes were restarted after one died.
+    worker_restarts: int = 0
 
     def summary(self) -> dict[str, Any]:
         d = asdict(self)
@@ -177,8 +179,9 @@ def sweep(
     front goes to ``studies/<study>/sweep_front.csv`` and the counts to ``sweep.json``, and
     every finished chunk's front is kept under ``sweep_chunks/`` until the sweep completes, so
     an interrupted sweep resumes from its finished chunks (``resume``). ``jobs > 1`` runs the
-    chunks on that many local Dask worker processes, ``scheduler`` (``tcp://host:port``) on an
-    existing Dask cluster; the front is the same in every case (:mod:`dse.search.sweep_chunks`).
+    chunks on that many processes of this machine, this one included
+    (:mod:`dse.search.sweep_local`), ``scheduler`` (``tcp://host:port``) on an existing Dask
+    cluster; the front is the same in every case (:mod:`dse.search.sweep_chunks`).
     """
     if chunk < 1:
         raise SweepError(f"--chunk must be at least 1 (got {chunk})")
@@ -221,17 +224,22 @@ def sweep(
             on_progress(tally.designs, plan.total, tally.archive.size(exact=False))
 
     todo = (i for i in range(plan.n_chunks) if i not in done)
-    workers, startup_s, worker_cpu_s, in_client = 1, 0.0, None, 0
+    workers, startup_s, worker_cpu_s, in_client, restarts = 1, 0.0, None, 0, 0
     t0, c0 = time.perf_counter(), time.process_time()
     if jobs == 1 and scheduler is None:
         for index in todo:
             on_chunk(evaluate_chunk(model, plan, index))
+    elif scheduler is None:
+        from dse.search.sweep_local import run_chunks_local
+
+        run = run_chunks_local(model, plan, todo, on_chunk, jobs=jobs)
+        workers, startup_s, worker_cpu_s = run.workers, run.startup_s, run.worker_cpu_s
+        in_client, restarts = run.chunks_in_client, run.restarts
     else:
         from dse.search.sweep_dask import run_chunks_dask
 
-        run = run_chunks_dask(model, plan, todo, on_chunk, jobs=jobs, scheduler=scheduler, key=key)
+        run = run_chunks_dask(model, plan, todo, on_chunk, scheduler=scheduler, key=key)
         workers, startup_s, worker_cpu_s = run.workers, run.startup_s, run.worker_cpu_s
-        in_client = run.chunks_in_client
     seconds = time.perf_counter() - t0
     client_cpu_s = time.process_time() - c0
 
@@ -259,6 +267,7 @@ def sweep(
         client_cpu_s=client_cpu_s,
         worker_cpu_s=worker_cpu_s,
         chunks_in_client=in_client,
+        worker_restarts=restarts,
     )
     if store is not None:
         directory = study_dir(model.spec.study, create=True)

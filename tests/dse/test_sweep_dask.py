@@ -1,8 +1,9 @@
 """Sweeps on dask.distributed: the front never depends on where or in which order chunks ran.
 
-Real processes throughout: a LocalCluster of worker processes, and a `dask scheduler` with two
-`dask worker` processes on 127.0.0.1 (one of them SIGKILLed mid-sweep); interrupted sweeps
-(an exception, then a SIGKILLed `dse sweep` process) resume from their finished chunks.
+Real processes throughout: a `dask scheduler` with two `dask worker` processes on 127.0.0.1
+(one of them SIGKILLed mid-sweep); interrupted sweeps (an exception, then a SIGKILLed
+`dse sweep` process) resume from their finished chunks. Local `--jobs N` workers:
+tests/dse/test_sweep_local.py.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import pandas as pd
 import pytest
 
 from dse import api
-from dse.search import sweep_dask
 from dse.search.sweep import sweep
 from dse.search.sweep_chunks import CHUNKS_DIR
 from tests.conftest import ROOT, run_dse
@@ -84,27 +84,6 @@ def dask_cluster(tmp_path: Path) -> Iterator[tuple[str, list[subprocess.Popen]]]
                 p.kill()
                 p.wait()
         log.close()
-
-
-def test_local_dask_sweep_equals_the_in_process_sweep_exactly(
-    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="mid"))
-    local = sweep(model, chunk=7_000, write=False)
-    # Every chunk on the Dask workers, then (the default) the first ones in this process
-    # while the workers start: the same front either way.
-    monkeypatch.setattr(sweep_dask, "EVALUATE_WHILE_STARTING", False)
-    on_workers = sweep(model, chunk=7_000, jobs=2, write=False)
-    assert on_workers.chunks_in_client == 0 and on_workers.worker_cpu_s > 0
-    monkeypatch.setattr(sweep_dask, "EVALUATE_WHILE_STARTING", True)
-    mixed = sweep(model, chunk=7_000, jobs=2, write=False)
-    assert 0 <= mixed.chunks_in_client <= 29
-    for dask in (on_workers, mixed):
-        assert dask.workers == 2 and local.workers == 1
-        assert dask.designs_evaluated == local.designs_evaluated == 200_640
-        assert (dask.finite, dask.feasible) == (local.finite, local.feasible)
-        pd.testing.assert_frame_equal(dask.front, local.front, check_exact=True)
-    assert len(local.front) >= 5
 
 
 def test_interrupted_sweep_resumes_from_its_finished_chunks(

@@ -1,0 +1,140 @@
+"""`dse sweep --jobs N`: this process and N - 1 local worker processes, real ones.
+
+The front is exactly the in-process front whichever start method made the workers; a worker
+SIGKILLed mid-sweep is replaced and its chunks re-run; a worker that dies every time ends the
+sweep with one clear error; a SIGKILLed sweep leaves no worker behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import psutil
+import pytest
+
+from dse import api
+from dse.search import sweep_local
+from dse.search.sweep import sweep
+from dse.search.sweep_chunks import CHUNKS_DIR
+from dse.search.sweep_local import WorkerDiedError
+from tests.conftest import ROOT, run_dse
+from tests.dse.test_sweep import _small_spec
+from tests.dse.test_sweep_dask import MID_SPACE
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])
+def test_local_workers_give_the_in_process_front_exactly(
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch, method: str
+) -> None:
+    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="mid"))
+    local = sweep(model, chunk=7_000, write=False)
+    monkeypatch.setattr(sweep_local, "start_method", lambda: method)
+    jobs = sweep(model, chunk=7_000, jobs=3, write=False)
+    assert jobs.workers == 3 and local.workers == 1
+    assert jobs.designs_evaluated == local.designs_evaluated == 200_640
+    assert (jobs.finite, jobs.feasible) == (local.finite, local.feasible)
+    pd.testing.assert_frame_equal(jobs.front, local.front, check_exact=True)
+    assert len(local.front) >= 5
+    # This process evaluated chunks too (all 29 of them, maybe, while spawned workers import).
+    assert 0 < jobs.chunks_in_client <= 29
+    if method == "fork":  # forked workers are there at once
+        assert jobs.chunks_in_client < 29
+    assert jobs.worker_cpu_s > 0 and jobs.worker_restarts == 0
+
+
+def test_start_method_is_fork_only_in_a_single_threaded_process() -> None:
+    import threading
+
+    assert sweep_local.start_method() == (
+        "fork" if threading.active_count() == 1 else "forkserver"
+    )
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert sweep_local.start_method() == "forkserver"
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_a_killed_local_worker_is_replaced_and_the_front_is_unchanged(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="victim"))
+    expected = sweep(model, chunk=5_000, write=False)
+    killed: list[int] = []
+    before = {p.pid for p in psutil.Process().children(recursive=True)}  # forkserver, trackers
+
+    def kill_a_worker(done: int, total: int, front: int) -> None:
+        if killed:
+            return
+        workers = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+        if workers and done > 0:
+            os.kill(workers[0].pid, signal.SIGKILL)
+            killed.append(workers[0].pid)
+
+    result = sweep(model, chunk=5_000, jobs=3, on_progress=kill_a_worker)
+    assert killed and result.worker_restarts == 1
+    assert result.designs_evaluated == expected.designs_evaluated == 200_640
+    assert (result.finite, result.feasible) == (expected.finite, expected.feasible)
+    pd.testing.assert_frame_equal(result.front, expected.front, check_exact=True)
+
+
+def _die(indices: tuple[int, ...]) -> list:
+    os._exit(3)
+
+
+def test_a_worker_that_always_dies_ends_the_sweep_with_one_clear_error(
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="doomed"))
+    monkeypatch.setattr(sweep_local, "_evaluate", _die)  # forked workers see the patch
+    monkeypatch.setattr(sweep_local, "start_method", lambda: "fork")
+    with pytest.raises(WorkerDiedError, match=r"died 4 times .* fewer --jobs"):
+        sweep(model, chunk=5_000, jobs=2)
+    # What this process finished meanwhile is kept for the next attempt.
+    assert list((studies_dir / "doomed" / CHUNKS_DIR).glob("*/chunk-*.pkl"))
+
+
+def test_sigkilled_cli_sweep_with_jobs_leaves_no_worker_and_resumes(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    spec = _small_spec(tmp_path, space=MID_SPACE, name="killed")
+    args = ["sweep", str(spec), "--chunk", "2000", "--jobs", "2", "--json"]
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "dse"), *args],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    chunks = studies_dir / "killed" / CHUNKS_DIR
+    deadline = time.monotonic() + 120
+    workers: list[psutil.Process] = []
+    while time.monotonic() < deadline and len(list(chunks.glob("*/chunk-*.pkl"))) < 5:
+        assert proc.poll() is None, "the sweep finished before it could be killed"
+        workers = workers or psutil.Process(proc.pid).children(recursive=True)
+        time.sleep(0.02)
+    assert workers, "the sweep started no worker process"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, "a worker outlived the killed sweep"
+
+    r = run_dse(*args)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["chunks_resumed"] >= 5 and summary["workers"] == 2
+    fresh = sweep(api.load(spec), chunk=2000, write=False)
+    assert summary["designs_evaluated"] == fresh.designs_evaluated
+    written = pd.read_csv(studies_dir / "killed" / "sweep_front.csv")
+    expected = tmp_path / "expected.csv"
+    fresh.front.to_csv(expected, index=False)
+    pd.testing.assert_frame_equal(written, pd.read_csv(expected), check_exact=True)
