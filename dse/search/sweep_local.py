@@ -14,6 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
 import threading
 import time
@@ -71,6 +72,9 @@ def _watch_parent(parent: int) -> None:
 
 
 def _init_worker(blob: bytes) -> None:
+    # Ctrl-C reaches the whole process group: the sweep stops its workers itself (they finish
+    # the task in hand and exit), instead of each printing a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _LOADED["run"] = pickle.loads(blob)
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
 

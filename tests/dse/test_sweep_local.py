@@ -138,3 +138,37 @@ def test_sigkilled_cli_sweep_with_jobs_leaves_no_worker_and_resumes(
     expected = tmp_path / "expected.csv"
     fresh.front.to_csv(expected, index=False)
     pd.testing.assert_frame_equal(written, pd.read_csv(expected), check_exact=True)
+
+
+def test_ctrl_c_stops_a_jobs_sweep_cleanly_and_it_resumes(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    """SIGINT to the whole process group, as a terminal's Ctrl-C: exit 130 with one line, no
+    traceback from any worker, no worker left, and the next run resumes."""
+    spec = _small_spec(tmp_path, space=MID_SPACE, name="ctrlc")
+    args = ["sweep", str(spec), "--chunk", "2000", "--jobs", "2", "--no-progress"]
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "dse"), *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, like a terminal job
+    )
+    chunks = studies_dir / "ctrlc" / CHUNKS_DIR
+    deadline = time.monotonic() + 120
+    workers: list[psutil.Process] = []
+    while time.monotonic() < deadline and len(list(chunks.glob("*/chunk-*.pkl"))) < 5:
+        assert proc.poll() is None, "the sweep finished before Ctrl-C"
+        workers = workers or psutil.Process(proc.pid).children(recursive=True)
+        time.sleep(0.02)
+    assert workers
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive
+    r = run_dse(*args, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["chunks_resumed"] >= 5
