@@ -26,9 +26,13 @@ def gpu_power_w(
 ) -> np.ndarray:
     """Package power at a given tensor utilization and HBM traffic."""
     # A serving GPU keeps its clocks, schedulers and caches busy even when the tensor cores wait
-    # on memory, so activity has a floor above zero.
+    # on memory, so activity has a floor above zero. It reaches full activity (the package's
+    # TDP at full HBM traffic) at a tensor utilization below 1: measured H100s serving at ~50 %
+    # of peak tensor throughput already draw ~TDP, and a busier one is held there by its power
+    # limit (the clock it loses is in the fitted efficiencies), so power never exceeds TDP.
     floor = tech(d, "compute_busy_activity_floor")
-    activity = floor + (1 - floor) * np.clip(compute_utilization, 0.0, 1.0)
+    busy = np.clip(compute_utilization / tech(d, "compute_utilization_at_full_power"), 0.0, 1.0)
+    activity = floor + (1 - floor) * busy
     logic_w = compute_w_per_mm2(d, hw["clock_eff_ghz"], activity) * hw["logic_area_mm2"]
     hbm_w = hbm_bytes_per_s * 8 * tech(d, "hbm_pj_per_bit") * 1e-12
     return (logic_w + hbm_w + hw["link_w"]) / tech(d, "vrm_efficiency")
