@@ -88,11 +88,12 @@ def _evaluate(indices: tuple[int, ...]) -> list[ChunkFront]:
 
 
 def start_method() -> str:
-    """``fork`` while this process has a single thread (no imports or pickling in the workers:
-    they start in milliseconds), otherwise ``forkserver`` (forking a multi-threaded process can
-    deadlock the child) where the platform has one, else ``spawn``."""
+    """``fork`` on Linux while this process has a single thread (no imports or pickling in the
+    workers: they start in milliseconds), otherwise ``forkserver`` where the platform has one
+    (forking a multi-threaded process can deadlock the child; on macOS system libraries start
+    threads of their own, which is why Python stopped forking there), else ``spawn``."""
     methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
+    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
         return "fork"
     return "forkserver" if "forkserver" in methods else "spawn"
 
