@@ -103,27 +103,37 @@ def test_a_worker_that_always_dies_ends_the_sweep_with_one_clear_error(
     assert list((studies_dir / "doomed" / CHUNKS_DIR).glob("*/chunk-*.pkl"))
 
 
+def _started_sweep(
+    args: list[str], study: Path, *, group: bool = False
+) -> tuple[subprocess.Popen, list[psutil.Process]]:
+    """A `dse` process running ``args``, once 5 chunks are on disk, and its worker processes;
+    ``group``: in a process group of its own, like a terminal job."""
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "dse"), *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=group,
+    )
+    deadline = time.monotonic() + 120
+    workers: list[psutil.Process] = []
+    while time.monotonic() < deadline and len(list(study.glob(f"{CHUNKS_DIR}/*/chunk-*.pkl"))) < 5:
+        assert proc.poll() is None, "the sweep finished before it could be interrupted"
+        workers = workers or psutil.Process(proc.pid).children(recursive=True)
+        time.sleep(0.02)
+    assert workers, "the sweep started no worker process"
+    return proc, workers
+
+
 def test_sigkilled_cli_sweep_with_jobs_leaves_no_worker_and_resumes(
     tmp_path: Path, studies_dir: Path
 ) -> None:
     spec = _small_spec(tmp_path, space=MID_SPACE, name="killed")
     args = ["sweep", str(spec), "--chunk", "2000", "--jobs", "2", "--json"]
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "dse"), *args],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    chunks = studies_dir / "killed" / CHUNKS_DIR
-    deadline = time.monotonic() + 120
-    workers: list[psutil.Process] = []
-    while time.monotonic() < deadline and len(list(chunks.glob("*/chunk-*.pkl"))) < 5:
-        assert proc.poll() is None, "the sweep finished before it could be killed"
-        workers = workers or psutil.Process(proc.pid).children(recursive=True)
-        time.sleep(0.02)
-    assert workers, "the sweep started no worker process"
+    proc, workers = _started_sweep(args, studies_dir / "killed")
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    proc.communicate(timeout=60)
     gone, alive = psutil.wait_procs(workers, timeout=10)
     assert not alive, "a worker outlived the killed sweep"
 
@@ -146,22 +156,7 @@ def test_ctrl_c_stops_a_jobs_sweep_cleanly_and_it_resumes(
     traceback from any worker, no worker left, and the next run resumes."""
     spec = _small_spec(tmp_path, space=MID_SPACE, name="ctrlc")
     args = ["sweep", str(spec), "--chunk", "2000", "--jobs", "2", "--no-progress"]
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "dse"), *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group, like a terminal job
-    )
-    chunks = studies_dir / "ctrlc" / CHUNKS_DIR
-    deadline = time.monotonic() + 120
-    workers: list[psutil.Process] = []
-    while time.monotonic() < deadline and len(list(chunks.glob("*/chunk-*.pkl"))) < 5:
-        assert proc.poll() is None, "the sweep finished before Ctrl-C"
-        workers = workers or psutil.Process(proc.pid).children(recursive=True)
-        time.sleep(0.02)
-    assert workers
+    proc, workers = _started_sweep(args, studies_dir / "ctrlc", group=True)
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
