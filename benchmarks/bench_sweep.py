@@ -1,7 +1,7 @@
 """Sweep machinery overhead and scaling, as ratios measured in one run (issue 15).
 
     .venv/bin/python benchmarks/bench_sweep.py [--designs N] [--chunk C] [--repeats R]
-                                               [--scaling grid|samples] [--no-dask]
+                                               [--scaling grid|samples] [--no-scaling]
                                                [--no-scheduler]
 
 (1) uses N = 2^24 (16.8 M) quasi-random designs of ``spaces/litegpu.yaml`` by default; (2)
@@ -145,7 +145,8 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=DEFAULT_CHUNK)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--scaling", choices=["grid", "samples"], default="grid")
-    ap.add_argument("--no-dask", action="store_true")
+    # --no-dask: its name from when --jobs ran on a Dask LocalCluster (older RESULTS.md commands)
+    ap.add_argument("--no-scaling", "--no-dask", dest="no_scaling", action="store_true")
     ap.add_argument("--no-scheduler", action="store_true")
     args = ap.parse_args()
     model = load(SPEC)
@@ -168,7 +169,7 @@ def main() -> None:
         f"| `sweep()` in-process | {sw_w:.2f} | {sw_c:.2f} | {n / sw_c:,.0f} | "
         f"**{raw_c / sw_c:.2f}** |"
     )
-    if args.no_dask:
+    if args.no_scaling:
         return
 
     import tempfile
