@@ -5,8 +5,8 @@
                                                [--no-scheduler]
 
 (1) uses N = 2^24 (16.8 M) quasi-random designs of ``spaces/litegpu.yaml`` by default; (2)
-and (3) sweep the exact grid of ``spaces/litegpu.yaml`` (49.7 M designs, ~35 s on one core
-here), the sweep this project runs, so the fixed costs (cluster start-up, imports) weigh as
+and (3) sweep the exact grid of ``spaces/litegpu.yaml`` (49.7 M designs, ~20 s on one core
+here), the sweep this project runs, so the fixed costs (worker start-up, imports) weigh as
 they do for a user; ``--scaling samples`` uses the N samples instead.
 
 1. The raw vectorized evaluation (``StudyModel.evaluate`` + constraints; design generation
