@@ -11,6 +11,7 @@ archive's order does not depend on arrival order).
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import pickle
@@ -182,10 +183,30 @@ def run_chunks_local(
         return pool
 
     def refill(pool: ProcessPoolExecutor) -> None:
+        """Queue tasks up to the window; raises BrokenProcessPool (the batch still queued)
+        once a worker has died."""
         while queue and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
             k = max(1, min(MAX_CHUNKS_PER_TASK, len(queue) // (4 * jobs)))
-            batch = tuple(queue.popleft() for _ in range(min(k, len(queue))))
-            in_flight[pool.submit(_evaluate, batch)] = batch
+            batch = tuple(itertools.islice(queue, k))
+            fut = pool.submit(_evaluate, batch)
+            for _ in batch:
+                queue.popleft()
+            in_flight[fut] = batch
+
+    def collect(block: bool) -> bool:
+        """Hand finished chunk fronts to ``on_chunk``; False once the pool is broken."""
+        done, _ = wait(in_flight, timeout=None if block else 0, return_when=FIRST_COMPLETED)
+        ok = True
+        for fut in done:
+            try:
+                fronts = fut.result()
+            except BrokenProcessPool:
+                ok = False  # stays in flight: re-queued with the others
+                continue
+            del in_flight[fut]
+            for cf in fronts:
+                on_chunk(cf)
+        return ok
 
     pool: ProcessPoolExecutor | None = None
     if workers and method == "fork":
@@ -214,34 +235,24 @@ def run_chunks_local(
     try:
         while queue or in_flight:
             if pool is not None:
-                refill(pool)
-                # Results that came in while this process evaluated its own chunk.
-                block = not queue
-                done, _ = wait(
-                    in_flight, timeout=None if block else 0, return_when=FIRST_COMPLETED
-                )
-                broken = []
-                for fut in done:
-                    batch = in_flight.pop(fut)
-                    try:
-                        fronts = fut.result()
-                    except BrokenProcessPool:
-                        broken.extend(batch)
-                        continue
-                    for cf in fronts:
-                        on_chunk(cf)
-                if broken:
+                try:
+                    refill(pool)
+                    # Results that came in while this process evaluated its own chunk.
+                    healthy = collect(block=not queue)
+                except BrokenProcessPool:  # raised by submit once a worker has died
+                    healthy = False
+                if not healthy:
                     restarts += 1
+                    # Every task of a broken pool fails: all of them go back to the queue.
+                    lost = sorted(i for batch in in_flight.values() for i in batch)
                     if restarts > MAX_POOL_RESTARTS:
                         raise WorkerDiedError(
-                            f"sweep worker processes died {restarts} times (last while "
-                            f"evaluating chunk {min(broken)}); out of memory? try a smaller "
-                            "--chunk or fewer --jobs"
+                            f"sweep worker processes died {restarts} times ({len(lost)} chunks "
+                            "in flight the last time); out of memory? try a smaller --chunk or "
+                            "fewer --jobs"
                         )
-                    # Every future of a broken pool fails: all of them go back to the queue.
-                    lost = broken + [i for b in in_flight.values() for i in b]
                     in_flight.clear()
-                    queue.extendleft(sorted(lost, reverse=True))
+                    queue.extendleft(reversed(lost))
                     pool.shutdown(wait=True, cancel_futures=True)
                     pool = new_pool()
                     continue
