@@ -43,6 +43,12 @@ from dse.search.sweep import DEFAULT_CHUNK, sweep  # noqa: E402
 from dse.search.sweep_chunks import SweepPlan, evaluate_chunk  # noqa: E402
 
 SPEC = ROOT / "spaces" / "litegpu.yaml"
+#: What docs/search.md advises for `dask worker` processes running sweep chunks.
+DASK_WORKER_ENV = {
+    "MALLOC_ARENA_MAX": "1",
+    "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+    "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "5s",
+}
 
 
 def _raw(model, plan: SweepPlan) -> tuple[float, float]:  # noqa: ANN001
@@ -116,7 +122,7 @@ def _with_scheduler(fn):  # noqa: ANN001, ANN202
             **quiet,
         )
     ]
-    env = {**os.environ, "MALLOC_ARENA_MAX": "1"}  # as docs/search.md advises
+    env = {**os.environ, **DASK_WORKER_ENV}  # as docs/search.md advises
     procs += [
         subprocess.Popen(
             [*dask, "worker", address, "--nthreads", "1", "--no-dashboard", "--no-nanny"],
