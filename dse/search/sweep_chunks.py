@@ -181,6 +181,13 @@ class ChunkFront:
     metrics: dict[str, np.ndarray]
 
 
+def chunks_per_task(remaining: int, workers: int, cap: int) -> int:
+    """Consecutive chunks to send as one task: up to ``cap`` while at least 4 tasks per worker
+    remain, then fewer, down to one for the last ones (a task's overhead is per task; the
+    tail's imbalance is per task too). Each chunk is still its own front and resume file."""
+    return max(1, min(cap, remaining // (4 * workers)))
+
+
 def evaluate_chunk(model: StudyModel, plan: SweepPlan, index: int) -> ChunkFront:
     """Evaluate chunk ``index`` in one vectorized call and keep its feasible front."""
     m, params = plan.designs(index)

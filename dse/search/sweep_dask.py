@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import cloudpickle
 
 from dse.model.study_model import StudyModel
-from dse.search.sweep_chunks import ChunkFront, SweepPlan, evaluate_chunk
+from dse.search.sweep_chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
 from dse.spec.errors import DseError
 
 #: Chunks in flight per worker thread: enough to keep every worker busy while results travel.
@@ -46,13 +46,6 @@ def _evaluate(digest: str, blob: bytes, indices: tuple[int, ...]) -> list[ChunkF
         _LOADED.clear()
         loaded = _LOADED[digest] = pickle.loads(blob)
     return [evaluate_chunk(*loaded, index) for index in indices]
-
-
-def _batch_size(remaining: int, threads: int) -> int:
-    """Chunks per Dask task: up to :data:`MAX_CHUNKS_PER_TASK` while at least 4 tasks per
-    worker thread remain, then fewer, down to one chunk per task for the last ones (the
-    scheduler's and client's cost is per task; the tail's imbalance is per task too)."""
-    return max(1, min(MAX_CHUNKS_PER_TASK, remaining // (4 * threads)))
 
 
 @dataclass
@@ -131,7 +124,7 @@ def run_chunks_dask(
             window.add(fut)
 
         def submit_next() -> bool:
-            k = _batch_size(len(todo_left), threads)
+            k = chunks_per_task(len(todo_left), threads, MAX_CHUNKS_PER_TASK)
             batch = tuple(todo_left.pop() for _ in range(min(k, len(todo_left))))
             if batch:
                 submit(batch)

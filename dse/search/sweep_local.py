@@ -27,13 +27,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from dse.model.study_model import StudyModel
-from dse.search.sweep_chunks import ChunkFront, SweepPlan, evaluate_chunk
+from dse.search.sweep_chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
 from dse.spec.errors import DseError
 
 #: Tasks queued per worker: one running, one waiting, so a worker never waits for this
 #: process (busy with a chunk of its own when a result arrives).
 IN_FLIGHT_PER_WORKER = 2
-#: At most this many consecutive chunks per task (fewer near the end, down to one). A task's
+#: At most this many consecutive chunks per task (:func:`chunks_per_task`). A task's
 #: submission and its result pass through the pool's manager thread, which waits for the GIL
 #: while this process evaluates; with one chunk per task the worker went idle ~20 % of the
 #: time on 2 cores (measured), with four it does not.
@@ -186,7 +186,7 @@ def run_chunks_local(
         """Queue tasks up to the window; raises BrokenProcessPool (the batch still queued)
         once a worker has died."""
         while queue and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
-            k = max(1, min(MAX_CHUNKS_PER_TASK, len(queue) // (4 * jobs)))
+            k = chunks_per_task(len(queue), jobs, MAX_CHUNKS_PER_TASK)
             batch = tuple(itertools.islice(queue, k))
             fut = pool.submit(_evaluate, batch)
             for _ in batch:
