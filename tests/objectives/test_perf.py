@@ -262,9 +262,9 @@ def test_power_bookkeeping():
     assert r["tokens_per_joule"] == pytest.approx(r["tokens_per_s"] / r["cluster_power_w"])
     assert r["facility_power_w"] == pytest.approx(1.2 * r["cluster_power_w"])
     assert 0 < r["gpu_power_w"] < r["package_power_w"]
-    # 16 GPUs x (GPU + host and network share: (62.5 + 12.5) W per 700 W of TDP)
-    share = (0.0893 + 0.0179) * r["package_power_w"]
-    assert share == pytest.approx(75, rel=0.01)
+    # 16 GPUs x (GPU + host and network share: (217 + 12.5) W per 700 W of TDP)
+    share = (0.310 + 0.0179) * r["package_power_w"]
+    assert share == pytest.approx(229.5, rel=0.01)
     # NVSwitch power: 3.6 Tb/s per direction through one switch chip at 9.8 pJ/bit
     switch = 3.6e12 * 9.8e-12
     assert r["cluster_power_w"] == pytest.approx(
