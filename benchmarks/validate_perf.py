@@ -905,9 +905,50 @@ def markdown(res: list[dict[str, Any]]) -> str:
             f"{r.isl}/{r.osl} | {r.kind} | {r.value:.4g} | {x['pred']:.4g} | {_pct(x['err'])} | "
             f"{r.split} | {note} |"
         )
+    lines += release_spread(res)
     lines += ["", "## Known deviations", ""] + [f"- {t}" for t in DEVIATIONS]
     lines += ["", "## Rows of the table not used", ""] + [f"- {t}" for t in LEFT_OUT]
     return "\n".join(lines) + "\n"
+
+
+def same_case(res: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Throughput rows that measure one case (GPU, GPUs, TP, model, precision, lengths) in
+    more than one source, i.e. different software releases of the same benchmark."""
+    by: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for x in res:
+        r = x["row"]
+        if r.kind != "tput" or r.group != "continuous":
+            continue
+        key = (r.gpu, r.gpus, r.tp, r.model, r.precision, r.isl, r.osl, repr(r.wl))
+        by.setdefault(key, []).append(x)
+    return [g for g in by.values() if len({x["row"].src for x in g}) > 1]
+
+
+def release_spread(res: list[dict[str, Any]]) -> list[str]:
+    """The section that shows how far releases of one benchmark disagree on one case."""
+    lines = [
+        "",
+        "## Same case, different release",
+        "",
+        "Rows that measure the same GPU, parallelism, model, precision and lengths in different "
+        "software releases (the engine limits and request counts of each release still apply, "
+        "so the model's figures differ a little). The spread (largest / smallest published "
+        "value) is what a model of the hardware without a release term cannot follow: one "
+        "figure for both rows of a pair with spread s is off by at least (s - 1) / (s + 1) on "
+        "one of them (40 % at 2.33x, 10 % at 1.23x, 7 % at 1.15x).",
+        "",
+        "| case | rows (source: published tok/s, error) | spread |",
+        "|---|---|---:|",
+    ]
+    for g in same_case(res):
+        r = g[0]["row"]
+        case = f"{r.gpu} x{r.gpus} TP{r.tp} {r.model} {r.precision} {r.isl}/{r.osl}"
+        rows = "; ".join(
+            f"{x['row'].row} ({x['row'].src}: {x['row'].value:.4g}, {_pct(x['err'])})" for x in g
+        )
+        vals = [x["row"].value for x in g]
+        lines.append(f"| {case} | {rows} | {max(vals) / min(vals):.2f}x |")
+    return lines
 
 
 def plot(res: list[dict[str, Any]], path: Path) -> None:

@@ -217,3 +217,20 @@ def test_finite_run_properties(res):
     for x in r:
         if x["row"].src[0] in "MP" or x["row"].kind != "tput":
             assert vp.num_requests(x["row"]) is None and "wave_batch" not in x["m"]
+
+
+def test_same_case_in_two_releases_is_listed_with_its_spread(res):
+    """docs/validation.md lists the cases measured by more than one release: v0.10 and v0.11
+    measured Mixtral TP2 on H200 at 12.9k and 30.1k tok/s (2.33x), v0.12 and v0.17 Llama-3-70B
+    TP8 on H100 at 14.8k and 17.1k. Every group is one case from at least two sources."""
+    vp, r = res
+    groups = {tuple(sorted(x["row"].row for x in g)): g for g in vp.same_case(r)}
+    assert (6, 14) in groups and (17, 46) in groups and (27, 51, 69) in groups
+    for g in groups.values():
+        rows = [x["row"] for x in g]
+        assert len({x.src for x in rows}) >= 2
+        assert len({(x.gpu, x.gpus, x.tp, x.model, x.precision, x.isl, x.osl) for x in rows}) == 1
+    six, fourteen = (x["row"].value for x in groups[(6, 14)])
+    assert fourteen / six == pytest.approx(30110 / 12940, rel=0.01)
+    text = vp.markdown(r)
+    assert "## Same case, different release" in text and "| 2.33x |" in text
