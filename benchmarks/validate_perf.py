@@ -875,8 +875,10 @@ def markdown(res: list[dict[str, Any]]) -> str:
         "v0.10, 500 Triton, the page's `$num_requests` per ISL/OSL later) as waves of the "
         "engine's batch with the last wave at its own batch (round 4b, declared before "
         "re-evaluating); "
-        "sources that publish no limits (v0.20, Triton, MLPerf v5.0), the defaults. MLPerf "
-        "llama2-70b outputs are the submission's measured 292 tokens per sample.",
+        "MLPerf v5.0 NVIDIA's config classes (rows 155, 158, 159: batch, max_num_tokens, "
+        "memory fraction, TP x PP; round 5, before re-evaluating); sources that publish no "
+        "limits (v0.20, Triton), the defaults. MLPerf outputs are what the submissions "
+        "generated: 292 tokens per sample for llama2-70b, 649 for llama3.1-405b.",
         "",
         "## Summary (|error|)",
         "",
