@@ -234,3 +234,19 @@ def test_same_case_in_two_releases_is_listed_with_its_spread(res):
     assert fourteen / six == pytest.approx(30110 / 12940, rel=0.01)
     text = vp.markdown(r)
     assert "## Same case, different release" in text and "| 2.33x |" in text
+
+
+def test_mlperf_405b_rows_run_under_nvidias_published_configs(res):
+    """Rows 158/159 (MLPerf v5.0 Llama-3.1-405B on 8 H200): 9,429-token prompts (the dataset
+    mean) and 649 generated tokens; Offline as one TP4 x PP2 instance within gpu_batch_size 512
+    and 1,536 tokens per step, Server at TP8 within its runtime batch of 64 and the 175 ms TPOT."""
+    vp, r = res
+    off = next(x for x in r if x["row"].row == 158)
+    srv = next(x for x in r if x["row"].row == 159)
+    for x in (off, srv):
+        assert (x["row"].isl, x["row"].osl) == (9429, 649)
+    assert (off["m"]["tp"], off["m"]["pp"], off["m"]["replicas"]) == (4, 2, 1)
+    assert 1 <= off["m"]["batch"] <= 512
+    assert (srv["m"]["tp"], srv["m"]["pp"]) == (8, 1)
+    assert srv["m"]["batch"] <= 64 and srv["m"]["tpot_s"] <= 0.175
+    assert off["row"].tech["cb_max_num_tokens"] == 1536  # prompts prefilled in chunks
