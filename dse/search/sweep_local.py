@@ -1,12 +1,19 @@
 """Running sweep chunks on this machine's cores: this process and ``jobs - 1`` worker processes.
 
 The calling process evaluates chunks too (it would otherwise sit idle waiting for results), and
-merges every chunk front as it arrives. Workers are plain processes of a
-:class:`concurrent.futures.ProcessPoolExecutor`: no scheduler, no task threads, nothing to
-start but the processes themselves. A worker that dies (killed, out of memory) breaks the
-pool; its chunks, and those in flight on the others, are submitted again to a new pool, so a
-sweep survives a killed worker with the same front (the chunk fronts are deterministic and the
-archive's order does not depend on arrival order).
+merges every chunk front as it arrives. Each worker is a plain :mod:`multiprocessing` process
+with a pipe of its own: tasks go down it, chunk fronts come back up it, and workers share
+nothing else (no queue, no lock, no manager thread). A worker that dies (killed, out of memory)
+takes only its own pipe with it: its unanswered tasks go back to the queue and a new worker
+replaces it, so a sweep survives a killed worker with the same front (the chunk fronts are
+deterministic and the archive's order does not depend on arrival order).
+
+Why not :class:`concurrent.futures.ProcessPoolExecutor`: its workers write results to one
+shared pipe, and a worker killed halfway through writing one leaves half a message there. The
+pool's manager thread then waits for the rest forever (the other workers and the caller still
+hold the pipe's write end): no future completes, the pool is never marked broken, and even
+interpreter exit waits for that thread. Seen on CPython 3.11.7 as a CI run that hung; the test
+``test_a_worker_killed_halfway_through_a_reply_is_replaced`` makes it happen every time.
 """
 
 from __future__ import annotations
@@ -19,28 +26,31 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 
 from dse.model.study_model import StudyModel
 from dse.search.sweep_chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
 from dse.spec.errors import DseError
 
-#: Tasks queued per worker: one running, one waiting, so a worker never waits for this
+#: Tasks sent ahead per worker: one running, one waiting, so a worker never waits for this
 #: process (busy with a chunk of its own when a result arrives).
 IN_FLIGHT_PER_WORKER = 2
-#: At most this many consecutive chunks per task (:func:`chunks_per_task`). A task's
-#: submission and its result pass through the pool's manager thread, which waits for the GIL
-#: while this process evaluates; with one chunk per task the worker went idle ~20 % of the
-#: time on 2 cores (measured), with four it does not.
+#: At most this many consecutive chunks per task (:func:`chunks_per_task`): a task costs a
+#: round trip through this process, which evaluates chunks of its own in between; with one
+#: chunk per task a worker went idle ~20 % of the time on 2 cores (measured), with four it
+#: does not.
 MAX_CHUNKS_PER_TASK = 4
-#: Times the pool may break (a worker died) before the sweep gives up: a chunk that kills
-#: its worker every time (out of memory) must not loop forever.
-MAX_POOL_RESTARTS = 3
+#: Worker deaths the sweep survives: a chunk that kills its worker every time (out of memory)
+#: must not loop forever.
+MAX_WORKER_RESTARTS = 3
+#: Seconds a worker told to stop gets to exit before it is killed.
+STOP_GRACE_S = 10.0
 
 
 class WorkerDiedError(DseError):
@@ -63,26 +73,54 @@ class LocalRun:
 _LOADED: dict[str, tuple[StudyModel, SweepPlan]] = {}
 
 
+@dataclass
+class _Raised:
+    """An exception a task raised in a worker, sent back to be raised in the caller."""
+
+    error: BaseException
+
+
 def _watch_parent(parent: int) -> None:
     """Exit when the process that started this worker is gone (the sweep SIGKILLed, say; with
-    a forkserver, the forkserver, which exits with the sweep): a worker blocked on its task
-    queue would otherwise wait forever."""
+    a forkserver, the forkserver, which exits with the sweep): a worker blocked on its pipe
+    would otherwise wait as long as any other process holds the pipe's other end."""
     while os.getppid() == parent:
         time.sleep(1.0)
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _init_worker(blob: bytes) -> None:
-    # Ctrl-C reaches the whole process group: the sweep stops its workers itself (they finish
-    # the task in hand and exit), instead of each printing a KeyboardInterrupt traceback.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _LOADED["run"] = pickle.loads(blob)
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-
-
 def _evaluate(indices: tuple[int, ...]) -> list[ChunkFront]:
     model, plan = _LOADED["run"]
     return [evaluate_chunk(model, plan, index) for index in indices]
+
+
+def _serve(conn: Connection, blob: bytes) -> None:
+    """A worker's life: load the study once, then answer tasks until told to stop (``None``)
+    or the caller's end of the pipe is gone."""
+    # Ctrl-C reaches the whole process group: the sweep stops its workers itself, instead of
+    # each printing a KeyboardInterrupt traceback. A forked worker inherits the caller's
+    # handlers; SIGTERM must end it whatever the caller installed.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _LOADED["run"] = pickle.loads(blob)
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    while True:
+        try:
+            batch = conn.recv()
+        except (EOFError, OSError):
+            return
+        if batch is None:
+            return
+        try:
+            reply: object = _evaluate(batch)
+        except Exception as exc:  # noqa: BLE001 - raised again in the caller
+            reply = _Raised(exc)
+        try:
+            conn.send(reply)
+        except (EOFError, OSError):
+            return
+        except Exception:  # noqa: BLE001 - the reply or its exception does not pickle
+            conn.send(_Raised(RuntimeError(traceback.format_exc())))
 
 
 # -- in the calling process ---------------------------------------------------------------------
@@ -146,6 +184,35 @@ def _children_cpu_s() -> float:
     return total
 
 
+@dataclass(eq=False)
+class _Worker:
+    """A worker process, this process's end of its pipe, and the tasks it has not answered."""
+
+    process: BaseProcess
+    conn: Connection
+    tasks: deque[tuple[int, ...]] = field(default_factory=deque)
+
+
+def _stop(workers: list[_Worker], *, gently: bool) -> None:
+    """End every worker: ``gently``, each finishes nothing more and exits when told to; else
+    (the sweep failed or was interrupted) they are terminated at once."""
+    for w in workers:
+        if gently:
+            try:
+                w.conn.send(None)
+            except OSError:
+                pass
+        else:
+            w.process.terminate()
+    deadline = time.monotonic() + STOP_GRACE_S
+    for w in workers:
+        w.process.join(max(0.0, deadline - time.monotonic()))
+        if w.process.exitcode is None:
+            w.process.kill()
+            w.process.join()
+        w.conn.close()
+
+
 def run_chunks_local(
     model: StudyModel,
     plan: SweepPlan,
@@ -168,101 +235,122 @@ def run_chunks_local(
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
         ctx.set_forkserver_preload(preload_modules(model))
-    workers = jobs - 1
-    in_flight: dict[Future[list[ChunkFront]], tuple[int, ...]] = {}
+    n_workers = jobs - 1
+    workers: list[_Worker] = []
     in_client = restarts = 0
 
-    def new_pool() -> ProcessPoolExecutor:
+    def start_worker() -> _Worker:
+        here, there = ctx.Pipe()
+        process = ctx.Process(
+            target=_serve, args=(there, blob), name="dse-sweep-worker", daemon=True
+        )
         with _main_script_hidden():
-            pool = ProcessPoolExecutor(
-                workers, mp_context=ctx, initializer=_init_worker, initargs=(blob,)
-            )
-            # Start every worker now (the pool would start them one per submit otherwise).
-            for f in [pool.submit(int, 0) for _ in range(workers)]:
-                f.result()
-        return pool
+            process.start()
+        there.close()  # the worker's end lives in the worker only: its death closes the pipe
+        return _Worker(process, here)
 
-    def refill(pool: ProcessPoolExecutor) -> None:
-        """Queue tasks up to the window; raises BrokenProcessPool (the batch still queued)
-        once a worker has died."""
-        while queue and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
-            k = chunks_per_task(len(queue), jobs, MAX_CHUNKS_PER_TASK)
-            batch = tuple(itertools.islice(queue, k))
-            fut = pool.submit(_evaluate, batch)
-            for _ in batch:
-                queue.popleft()
-            in_flight[fut] = batch
-
-    def collect(block: bool) -> bool:
-        """Hand finished chunk fronts to ``on_chunk``; False once the pool is broken."""
-        done, _ = wait(in_flight, timeout=None if block else 0, return_when=FIRST_COMPLETED)
-        ok = True
-        for fut in done:
-            try:
-                fronts = fut.result()
-            except BrokenProcessPool:
-                ok = False  # stays in flight: re-queued with the others
-                continue
-            del in_flight[fut]
-            for cf in fronts:
-                on_chunk(cf)
-        return ok
-
-    pool: ProcessPoolExecutor | None = None
-    if workers and method == "fork":
-        pool = new_pool()  # milliseconds
-    elif workers:
-        # A forkserver imports numpy and the evaluators first (~0.3 s): evaluate chunks here
-        # meanwhile, so no core waits for it.
-        box: dict[str, object] = {}
-
-        def start() -> None:
-            try:
-                box["pool"] = new_pool()
-            except BaseException as exc:  # noqa: BLE001 - re-raised in this thread
-                box["error"] = exc
-
-        starter = threading.Thread(target=start, name="dse-start-workers", daemon=True)
-        starter.start()
-        while starter.is_alive() and queue:
-            on_chunk(evaluate_chunk(model, plan, queue.popleft()))
-            in_client += 1
-        starter.join()
-        if "error" in box:
-            raise box["error"]  # type: ignore[misc]
-        pool = box["pool"]  # type: ignore[assignment]
-    startup_s = time.perf_counter() - t0
-    try:
-        while queue or in_flight:
-            if pool is not None:
+    def send_tasks() -> None:
+        for w in workers:
+            while queue and len(w.tasks) < IN_FLIGHT_PER_WORKER:
+                k = chunks_per_task(len(queue), jobs, MAX_CHUNKS_PER_TASK)
+                batch = tuple(itertools.islice(queue, k))
                 try:
-                    refill(pool)
-                    # Results that came in while this process evaluated its own chunk.
-                    healthy = collect(block=not queue)
-                except BrokenProcessPool:  # raised by submit once a worker has died
-                    healthy = False
-                if not healthy:
-                    restarts += 1
-                    # Every task of a broken pool fails: all of them go back to the queue.
-                    lost = sorted(i for batch in in_flight.values() for i in batch)
-                    if restarts > MAX_POOL_RESTARTS:
-                        raise WorkerDiedError(
-                            f"sweep worker processes died {restarts} times ({len(lost)} chunks "
-                            "in flight the last time); out of memory? try a smaller --chunk or "
-                            "fewer --jobs"
-                        )
-                    in_flight.clear()
-                    queue.extendleft(reversed(lost))
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    pool = new_pool()
+                    w.conn.send(batch)
+                except OSError:  # it died: collect() replaces it
+                    break
+                for _ in batch:
+                    queue.popleft()
+                w.tasks.append(batch)
+
+    def take(w: _Worker, reply: object) -> None:
+        w.tasks.popleft()
+        if isinstance(reply, _Raised):
+            raise reply.error
+        for cf in reply:  # type: ignore[attr-defined]
+            on_chunk(cf)
+
+    def replace(w: _Worker) -> None:
+        """A worker died: take what it answered before, requeue the rest, start another."""
+        nonlocal restarts
+        try:
+            while w.conn.poll():
+                take(w, w.conn.recv())
+        except (EOFError, OSError):  # the end of the pipe, or half a reply
+            pass
+        workers.remove(w)
+        _stop([w], gently=False)
+        lost = sorted(i for batch in w.tasks for i in batch)
+        queue.extendleft(reversed(lost))
+        restarts += 1
+        if restarts > MAX_WORKER_RESTARTS:
+            raise WorkerDiedError(
+                f"sweep worker processes died {restarts} times ({len(lost)} chunks in flight "
+                "the last time); out of memory? try a smaller --chunk or fewer --jobs"
+            )
+        workers.append(start_worker())
+
+    def collect(*, block: bool) -> None:
+        """Hand every chunk front that has come back to ``on_chunk``; replace dead workers.
+        Never waits on one pipe alone: a dead worker's process sentinel wakes this up too."""
+        by_conn = {w.conn: w for w in workers}
+        by_sentinel = {w.process.sentinel: w for w in workers}
+        dead: list[_Worker] = []
+        for ready in wait([*by_conn, *by_sentinel], timeout=None if block else 0):
+            if ready in by_sentinel:
+                w = by_sentinel[ready]
+            else:
+                w = by_conn[ready]
+                try:
+                    take(w, w.conn.recv())
                     continue
+                except (EOFError, OSError):  # it died, maybe halfway through a reply
+                    pass
+            if w not in dead:
+                dead.append(w)
+        for w in dead:
+            replace(w)
+
+    finished = False
+    try:
+        if n_workers and method == "fork":
+            workers.extend(start_worker() for _ in range(n_workers))  # milliseconds
+        elif n_workers:
+            # A forkserver imports numpy and the evaluators first (~0.3 s), a spawned worker
+            # everything: evaluate chunks here meanwhile, so no core waits for them.
+            started: list[_Worker] = []
+            box: dict[str, BaseException] = {}
+
+            def start() -> None:
+                try:
+                    for _ in range(n_workers):
+                        started.append(start_worker())
+                except BaseException as exc:  # noqa: BLE001 - re-raised in this thread
+                    box["error"] = exc
+
+            starter = threading.Thread(target=start, name="dse-start-workers", daemon=True)
+            starter.start()
+            try:
+                while starter.is_alive() and queue:
+                    on_chunk(evaluate_chunk(model, plan, queue.popleft()))
+                    in_client += 1
+            finally:
+                starter.join()
+                workers.extend(started)
+            if "error" in box:
+                raise box["error"]
+        startup_s = time.perf_counter() - t0
+        while queue or any(w.tasks for w in workers):
+            if workers:
+                send_tasks()
+                # Results that came in while this process evaluated its own chunk; with
+                # nothing left to evaluate here, wait for the next one.
+                collect(block=not queue)
             if queue:
-                index = queue.popleft()
-                on_chunk(evaluate_chunk(model, plan, index))
+                on_chunk(evaluate_chunk(model, plan, queue.popleft()))
                 in_client += 1
+        finished = True
     finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        _stop(workers, gently=finished)
     return LocalRun(
         workers=jobs,
         startup_s=startup_s,

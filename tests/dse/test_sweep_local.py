@@ -1,8 +1,9 @@
 """`dse sweep --jobs N`: this process and N - 1 local worker processes, real ones.
 
 The front is exactly the in-process front whichever start method made the workers; a worker
-SIGKILLed mid-sweep is replaced and its chunks re-run; a worker that dies every time ends the
-sweep with one clear error; a SIGKILLed sweep leaves no worker behind.
+SIGKILLed mid-sweep, even halfway through a reply, is replaced and its chunks re-run; a worker
+that dies every time ends the sweep with one clear error; a SIGKILLed sweep leaves no worker
+behind.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -20,7 +22,7 @@ import psutil
 import pytest
 
 from dse import api
-from dse.search import sweep_local
+from dse.search import sweep_chunks, sweep_local
 from dse.search.sweep import sweep
 from dse.search.sweep_chunks import CHUNKS_DIR
 from dse.search.sweep_local import WorkerDiedError
@@ -68,8 +70,8 @@ def test_start_method_is_fork_only_in_a_single_threaded_process() -> None:
 def test_a_killed_local_worker_is_replaced_and_the_front_is_unchanged(
     tmp_path: Path, studies_dir: Path, settle: bool
 ) -> None:
-    """``settle``: the pool has seen the death before this process goes on (then a submit can
-    raise BrokenProcessPool, as happened once under load), else it shows as failed results."""
+    """``settle``: the worker is dead before this process goes on (then sending it a task
+    fails), else the death shows up while this process waits for replies."""
     model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="victim"))
     expected = sweep(model, chunk=5_000, write=False)
     killed: list[int] = []
@@ -88,6 +90,63 @@ def test_a_killed_local_worker_is_replaced_and_the_front_is_unchanged(
 
     result = sweep(model, chunk=5_000, jobs=3, on_progress=kill_a_worker)
     assert killed and result.worker_restarts == 1
+    assert result.designs_evaluated == expected.designs_evaluated == 200_640
+    assert (result.finite, result.feasible) == (expected.finite, expected.feasible)
+    pd.testing.assert_frame_equal(result.front, expected.front, check_exact=True)
+
+
+#: Where the worker to be killed halfway through its reply writes its pid (fork: the test's
+#: tmp_path is not a parameter of ``sweep_local._evaluate``).
+_VICTIM: dict[str, Path] = {}
+
+
+def _reply_then_die_halfway(indices: tuple[int, ...]) -> list:
+    """The first task anywhere: the real chunk fronts with 16 MB of ballast, so that writing
+    them outlasts the pipe's buffer, and a SIGKILL 0.5 s into writing them."""
+    fronts = [sweep_chunks.evaluate_chunk(*sweep_local._LOADED["run"], index) for index in indices]
+    flag = _VICTIM["flag"]
+    try:
+        fd = os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:  # the replacement worker: no more deaths
+        return fronts
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGKILL)).start()
+    fronts[0].ballast = bytes(16 << 20)
+    return fronts
+
+
+def test_a_worker_killed_halfway_through_a_reply_is_replaced(
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fault that hung a CI run: concurrent.futures' process pool, used here before, waits
+    forever on half a result left in its shared result pipe by a worker killed while writing it.
+    Here this process reads the replies itself and does not while the worker writes (it waits
+    in the progress callback until the worker is dead), so the kill lands mid-reply every
+    time; the half reply is dropped and its chunks run again."""
+    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="halfway"))
+    expected = sweep(model, chunk=5_000, write=False)
+    flag = tmp_path / "victim.pid"
+    monkeypatch.setitem(_VICTIM, "flag", flag)
+    monkeypatch.setattr(sweep_local, "_evaluate", _reply_then_die_halfway)
+    monkeypatch.setattr(sweep_local, "start_method", lambda: "fork")  # workers see the patch
+    waited: list[float] = []
+
+    def wait_for_the_victim(done: int, total: int, front: int) -> None:
+        if waited:
+            return
+        t0 = time.monotonic()
+        while not flag.exists() or not flag.read_text():
+            assert time.monotonic() - t0 < 60, "no worker replied"
+            time.sleep(0.01)
+        victim = psutil.Process(int(flag.read_text()))
+        while victim.is_running() and victim.status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() - t0 < 60, "the worker outlived its SIGKILL"
+            time.sleep(0.01)
+        waited.append(time.monotonic() - t0)
+
+    result = sweep(model, chunk=5_000, jobs=2, on_progress=wait_for_the_victim)
+    assert waited and result.worker_restarts == 1
     assert result.designs_evaluated == expected.designs_evaluated == 200_640
     assert (result.finite, result.feasible) == (expected.finite, expected.feasible)
     pd.testing.assert_frame_equal(result.front, expected.front, check_exact=True)
