@@ -50,8 +50,9 @@ METRICS: dict[str, tuple[str, str]] = {
     ),
     "ttft_s": (
         "s",
-        "time to first token: one request's prefill plus one step of waiting (continuous), "
-        "the prefill of the whole batch (static); 0 when training",
+        "time to first token: one request's prefill plus one step of waiting (continuous; "
+        "under poisson arrivals, at the SLO percentile with the waits for a batch slot and "
+        "for prefill), the prefill of the whole batch (static); 0 when training",
     ),
     "tpot_s": (
         "s",
@@ -113,6 +114,8 @@ _WORKLOAD_NUMERIC = (
     "output_tokens",
     "batch",
     "max_batch",
+    "input_tokens_cv",
+    "output_tokens_cv",
     "ttft_slo_s",
     "tpot_slo_s",
     "zero_stage",
@@ -238,6 +241,8 @@ def _serving_rows(s: Serving, slo: tuple[Any, Any], index: Any) -> tuple[Serving
         input_tokens=row(s.input_tokens),
         output_tokens=row(s.output_tokens),
         max_batch=row(s.max_batch),
+        input_tokens_cv=row(s.input_tokens_cv),
+        output_tokens_cv=row(s.output_tokens_cv),
     )
     return s_rows, (row(slo[0]), row(slo[1]))
 

@@ -20,6 +20,16 @@ KV cache (``model_fits``) and is checked against the SLOs, as the static schedul
 ``ttft_s`` is one request's prefill plus one step of waiting for the running step (the
 queueing estimate at the operating point), never the prefill of the whole batch.
 
+Poisson arrivals (``workload.arrivals: poisson``, MLPerf's Server scenario): requests arrive at
+random, so a request may also wait for a batch slot (M/G/c: the running batch's slots, each
+held for the request's decode) and for the prefill of the prompts ahead of it (M/G/1: prompts
+served first come, first served at the prompt-token rate of a step that fills its token budget
+beside the running batch); ``ttft_s`` adds both waits at the SLO percentile
+(:mod:`objectives.perf.queueing`). The batch solved is then the mean running batch, and
+throughput the arrival rate that keeps the TTFT percentile within its SLO: an open system runs
+below the saturated capacity by the margin its queues need. Without a TTFT SLO it runs at the
+largest batch whose queues are stable.
+
 Disaggregated (Splitwise, Isca'24; DistServe, OSDI'24): a prefill pool runs prompts in
 token-budget chunks, a decode pool runs decode-only steps, both of the same parallelism, their
 sizes in the ratio that balances them (a fluid pool split): the per-group output rate is
@@ -36,6 +46,7 @@ import numpy as np
 from objectives._evaluator import tech
 from objectives.perf.model import Arch
 from objectives.perf.network import p2p_s, plus_where
+from objectives.perf.queueing import admission_wait_s, fcfs_wait_s
 from objectives.perf.serving import Serving, Step, mixed_step, stage_step
 
 
@@ -101,6 +112,50 @@ def _round(
     st = mixed_step(d, hw, a, s, tp, pp, tokens, seqs, parts)
     hop = p2p_s(tokens * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw)
     return pp * plus_where(st.time_s, pp > 1, hop), st, n_micro
+
+
+def _prompt_rate(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    tp: Any,
+    pp: Any,
+    batch: Any,
+) -> Any:
+    """Prompt tokens per second while prompts are queued: every step fills its token budget
+    with prompt chunks beside the running batch's decode tokens (0: no budget left)."""
+    S, out = s.input_tokens, s.output_tokens
+    n_micro = np.minimum(pp, batch)
+    b = batch / n_micro
+    chunk = np.maximum(tech(d, "cb_max_num_tokens") - b, 0.0)  # prompt tokens per step
+    ctx = S + out / 2
+    parts = [(b * ctx, b * ctx), (chunk * (S + 1) / 2, chunk)]  # chunk/S prompts of S tokens
+    st = mixed_step(d, hw, a, s, tp, pp, b + chunk, b + chunk / S, parts)
+    hop = p2p_s((b + chunk) * a.hidden * 2.0, hw["p2p_bytes_per_s"], _alpha(d), hw)
+    return n_micro * chunk / (pp * plus_where(st.time_s, pp > 1, hop))
+
+
+def _queueing_s(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    tp: Any,
+    pp: Any,
+    batch: Any,
+    t_round: Any,
+    slots: Any,
+) -> Any:
+    """Poisson arrivals: the SLO-percentile waits for a batch slot and for prefill at a mean
+    running batch ``batch`` (Little: the arrival rate is batch / (output_tokens x t_round))."""
+    S, out, q = s.input_tokens, s.output_tokens, s.slo_quantile
+    hold = out * t_round
+    rate = batch / hold
+    admit = admission_wait_s(slots, batch, hold, s.output_tokens_cv, q)
+    with np.errstate(divide="ignore"):
+        service = S / _prompt_rate(d, hw, a, s, tp, pp, batch)
+    return admit + fcfs_wait_s(rate, service, s.input_tokens_cv, q)
 
 
 def _bound(
@@ -187,29 +242,45 @@ def serve_continuous(
         ttft, tpot = t_one, _round(d, hw, a, s, tp, pp, bt, False)[0]
     else:
         queue = 0.0 if disagg else 1.0
+        poisson = s.arrivals == "poisson"
         if pinned:  # a pinned running batch is served as given; it must fit the KV cache
             mem = _memory(d, hw, a, s, tp, pp)
             bmax = cap
         else:
             bmax, mem = _bound(d, hw, a, s, tp, pp, cap, mixed)
+        # An open system's batch slots are the KV cache's and the caps' (a pinned batch is its
+        # mean occupancy); the token budget is the prefill queue's to bound.
+        slots = (
+            _bound(d, hw, a, s, tp, pp, np.inf if pinned else cap, False)[0] if poisson else bmax
+        )
+
+        def waits(bb: Any, t: Any) -> Any:
+            return _queueing_s(d, hw, a, s, tp, pp, bb, t, slots) if poisson else 0.0
 
         def ok(bb: Any) -> Any:
             t = _round(d, hw, a, s, tp, pp, bb, mixed)[0]
             good = np.ones(np.shape(t), dtype=bool)
             if tpot_slo is not None:
                 good &= t <= tpot_slo
-            if ttft_slo is not None:
+            if poisson:  # stable queues, and the TTFT percentile within its SLO
+                wait = waits(bb, t)
+                good = good & np.isfinite(wait)
+                if ttft_slo is not None:
+                    good = good & (t_one + t + wait <= ttft_slo)
+            elif ttft_slo is not None:
                 good &= (t_one + kv_move + queue * t if disagg else t_one + t) <= ttft_slo
             return good
 
-        solve = not pinned and (tpot_slo is not None or ttft_slo is not None)
-        batch = _solve(bmax, ok) if solve else bmax
+        solve = not pinned and (tpot_slo is not None or ttft_slo is not None or poisson)
+        batch = _solve(slots if poisson else bmax, ok) if solve else bmax
         bt = batch if pinned else np.maximum(batch, 1.0)
         t_round, st, n_micro = _round(d, hw, a, s, tp, pp, bt, mixed)
         tokens, cycle = bt, t_round
         flops, nbytes = n_micro * st.flops, n_micro * st.hbm_bytes
         # (not disaggregated: t_one + t_round, the same as t_one + 0.0 + 1.0 x t_round)
         ttft = t_one + kv_move + queue * t_round if disagg else t_one + t_round
+        if poisson:
+            ttft = ttft + waits(bt, t_round)
         tpot = t_round
         if disagg:
             # One prefill group runs budget-sized chunks back to back, pipelined over pp.

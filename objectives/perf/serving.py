@@ -32,6 +32,7 @@ from objectives.perf.model import Arch
 from objectives.perf.network import allreduce_s, p2p_s, plus_where
 
 SCHEDULERS = ("continuous", "static")
+ARRIVALS = ("saturated", "poisson")
 #: Kernel efficiencies each scheduler reads: (GEMM compute, GEMM memory, attention compute,
 #: attention memory, per-layer overhead). Static keeps the TensorRT-LLM 0.5 fit.
 _EFF = {
@@ -65,6 +66,10 @@ class Serving:
     scheduler: str = "static"
     disaggregated: bool = False
     max_batch: Any = None  # a cap on the continuous batch (None: none)
+    arrivals: str = "saturated"  # saturated: every request queued; poisson: an open system
+    slo_quantile: float = 0.99  # the quantile the SLOs bound under poisson arrivals
+    input_tokens_cv: Any = 0.0  # coefficient of variation of prompt lengths
+    output_tokens_cv: Any = 0.0  # and of output lengths
 
     @property
     def kv_elem(self) -> float:

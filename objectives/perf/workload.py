@@ -10,7 +10,7 @@ import numpy as np
 from objectives._evaluator import tech
 from objectives.errors import ContextError, unknown_name
 from objectives.perf.model import Arch
-from objectives.perf.serving import SCHEDULERS, Serving
+from objectives.perf.serving import ARRIVALS, SCHEDULERS, Serving
 
 PRECISION_BYTES = {"bf16": 2.0, "fp8": 1.0}
 PHASES = ("serve", "prefill", "decode", "train")
@@ -32,6 +32,36 @@ def _positive(wl: Mapping[str, Any], key: str) -> Any:
         bad = v if isinstance(v, float) else v[~(v > 0)].flat[0]
         raise ContextError(f"workload.{key}", f"must be > 0, got {bad}")
     return v
+
+
+def _non_negative(wl: Mapping[str, Any], key: str) -> Any:
+    """A float >= 0 (0 when unset), or a float array (a value per design) when the field is one."""
+    if wl.get(key) is None:
+        return 0.0
+    raw = wl[key]
+    try:
+        if isinstance(raw, str | bytes) or np.ndim(raw) == 0:
+            v: Any = float(raw)  # type: ignore[arg-type]
+        else:
+            v = np.asarray(raw, dtype=float)
+    except (TypeError, ValueError):
+        raise ContextError(f"workload.{key}", f"expected a number >= 0, got {raw!r}") from None
+    if not np.all(v >= 0):
+        bad = v if isinstance(v, float) else v[~(v >= 0)].flat[0]
+        raise ContextError(f"workload.{key}", f"must be >= 0, got {bad}")
+    return v
+
+
+def _percentile(wl: Mapping[str, Any]) -> float:
+    raw = wl.get("slo_percentile", 99)
+    try:
+        p = float(99 if raw is None else raw)
+    except (TypeError, ValueError):
+        p = float("nan")
+    if not 0 < p < 100:
+        msg = f"expected a percentile between 0 and 100 (exclusive), got {raw!r}"
+        raise ContextError("workload.slo_percentile", msg)
+    return p / 100.0
 
 
 def _optional_slo(wl: Mapping[str, Any], key: str) -> Any:
@@ -58,6 +88,22 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     disagg = wl.get("disaggregated", False)
     if disagg not in (True, False, None, 0, 1):
         raise ContextError("workload.disaggregated", f"expected true or false, got {disagg!r}")
+    arrivals = str(wl.get("arrivals", "saturated") or "saturated")
+    if arrivals not in ARRIVALS:
+        raise unknown_name("workload.arrivals", arrivals, ARRIVALS, what="arrival process")
+    if arrivals == "poisson" and (scheduler != "continuous" or phase != "serve" or disagg):
+        msg = (
+            "poisson arrivals are modelled for scheduler: continuous, phase: serve, "
+            "disaggregated: false; use arrivals: saturated otherwise"
+        )
+        raise ContextError("workload.arrivals", msg)
+    if arrivals == "poisson" and wl.get("ttft_slo_s") is None:
+        msg = (
+            "poisson arrivals need a TTFT SLO: an open system's throughput is the arrival "
+            "rate whose TTFT percentile meets it (without one, the saturated capacity at an "
+            "unbounded wait)"
+        )
+        raise ContextError("workload.ttft_slo_s", msg)
     s = Serving(
         bytes_per_elem=PRECISION_BYTES[precision],
         input_tokens=_positive(wl, "input_tokens"),
@@ -67,6 +113,10 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
         scheduler=scheduler,
         disaggregated=bool(disagg),
         max_batch=None if wl.get("max_batch") is None else _positive(wl, "max_batch"),
+        arrivals=arrivals,
+        slo_quantile=_percentile(wl),
+        input_tokens_cv=_non_negative(wl, "input_tokens_cv"),
+        output_tokens_cv=_non_negative(wl, "output_tokens_cv"),
     )
     return s, (_optional_slo(wl, "ttft_slo_s"), _optional_slo(wl, "tpot_slo_s")), precision
 

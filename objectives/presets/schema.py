@@ -193,6 +193,10 @@ class WorkloadPreset(_Forbid):
     kv_precision: Literal["auto", "bf16", "fp8"]
     disaggregated: bool | Literal[0, 1]
     max_batch: _int(ge=1) | None = None  # type: ignore[valid-type]
+    arrivals: Literal["saturated", "poisson"] = "saturated"
+    slo_percentile: _strict(float, gt=0, lt=100) = 99.0  # type: ignore[valid-type]
+    input_tokens_cv: NonNegative = 0.0  # type: ignore[valid-type]
+    output_tokens_cv: NonNegative = 0.0  # type: ignore[valid-type]
     phase: Literal["serve", "prefill", "decode", "train"]
     precision: Literal["bf16", "fp8"]
     input_tokens: _int(ge=1)  # type: ignore[valid-type]

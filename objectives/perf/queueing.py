@@ -1,0 +1,85 @@
+"""Waiting-time percentiles of the two queues a request meets in an open (Poisson) system.
+
+A serving engine under Poisson arrivals (MLPerf Server, a production front end) holds each
+request in two queues before its first token:
+
+* **admission**: the running batch has ``c`` slots (the KV cache, ``max_batch``); a request
+  holds one for its whole life. That is an M/G/c queue. Its probability of waiting is Erlang C,
+  here in the Halfin-Whitt form (Halfin & Whitt, Oper. Res. 29(3), 1981): exact as c grows
+  with (c - a)/sqrt(a) fixed, 7 % low at c = 100 and 12 % low at c = 10 (the quantile moves by
+  the log of that, a tenth of a mean wait, so a few ms); given a wait, the wait
+  is exponential with rate (c - a)/hold (exact for M/M/c), scaled by (1 + cs^2)/2 for a general
+  holding time of coefficient of variation cs (Allen-Cunneen; Allen, Probability, Statistics
+  and Queueing Theory, 2nd ed., 1990).
+* **prefill**: prompts are prefilled first come, first served, at the engine's prompt-token
+  rate. That is an M/G/1 queue: mean wait lam E[X^2] / (2 (1 - rho)) (Pollaczek-Khinchine),
+  tail P(W > w) ~ rho exp(-w rho / E[W]), the exponential approximation that is exact for M/M/1
+  and the heavy-traffic limit for any service time (Kingman, J. R. Stat. Soc. B 24, 1962); for
+  constant service times its 99th percentile is 18 % high at rho = 0.5 and 10 % at 0.8 (against
+  simulation, in the tests), so it errs towards a longer wait.
+
+Every function broadcasts over numpy arrays; infinite where the queue is unstable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_SQRT2 = np.sqrt(2.0)
+
+
+def _erf(x: Any) -> Any:
+    """erf (numpy has none): Abramowitz & Stegun 7.1.26, |error| < 1.5e-7."""
+    x = np.asarray(x, dtype=float)
+    sign = np.sign(x)
+    ax = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * ax)
+    poly = 1.061405429
+    for coef in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly = coef + t * poly
+    poly = t * poly
+    return sign * (1.0 - poly * np.exp(-ax * ax))
+
+
+def normal_cdf(x: Any) -> Any:
+    """Standard normal distribution function."""
+    return 0.5 * (1.0 + _erf(np.asarray(x, dtype=float) / _SQRT2))
+
+
+def erlang_c(c: Any, a: Any) -> Any:
+    """Probability that an arrival waits in an M/M/c queue of offered load ``a`` (< c):
+    Halfin-Whitt, 1 / (1 + beta Phi(beta) / phi(beta)) with beta = (c - a) / sqrt(a)."""
+    c, a = np.asarray(c, dtype=float), np.asarray(a, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        beta = (c - a) / np.sqrt(a)
+        # Phi / phi, as exp(beta^2 / 2) sqrt(2 pi) Phi: finite up to beta ~ 37, then +inf
+        ratio = normal_cdf(beta) * np.sqrt(2 * np.pi) * np.exp(0.5 * beta * beta)
+        p = 1.0 / (1.0 + beta * ratio)
+    p = np.where(a <= 0, 0.0, p)
+    return np.where(a >= c, 1.0, np.clip(p, 0.0, 1.0))
+
+
+def admission_wait_s(c: Any, a: Any, hold_s: Any, hold_cv: Any, q: float) -> Any:
+    """The ``q`` quantile of the wait for one of ``c`` slots at mean occupancy ``a``, each held
+    ``hold_s`` on average (coefficient of variation ``hold_cv``); +inf when a >= c."""
+    c, a = np.asarray(c, dtype=float), np.asarray(a, dtype=float)
+    p_wait = erlang_c(c, a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_if_waiting = hold_s / (c - a) * (1.0 + np.square(hold_cv)) / 2.0
+        w = mean_if_waiting * np.log(p_wait / (1.0 - q))
+    w = np.where(p_wait > 1.0 - q, w, 0.0)
+    return np.where(np.asarray(a) >= c, np.inf, w)
+
+
+def fcfs_wait_s(rate: Any, service_s: Any, service_cv: Any, q: float) -> Any:
+    """The ``q`` quantile of the wait in an M/G/1 queue: arrivals at ``rate`` per second, mean
+    service ``service_s``, its coefficient of variation ``service_cv``; +inf when rho >= 1."""
+    rho = np.asarray(rate, dtype=float) * service_s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # E[W] / rho = E[X^2] / (2 E[X] (1 - rho)), the mean wait of those who wait
+        mean_if_waiting = (1.0 + np.square(service_cv)) * service_s / (2.0 * (1.0 - rho))
+        w = mean_if_waiting * np.log(rho / (1.0 - q))
+    w = np.where(rho > 1.0 - q, w, 0.0)
+    return np.where(rho >= 1.0, np.inf, w)
