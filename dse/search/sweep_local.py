@@ -120,7 +120,9 @@ def _serve(conn: Connection, blob: bytes) -> None:
         except (EOFError, OSError):
             return
         except Exception:  # noqa: BLE001 - the reply or its exception does not pickle
-            conn.send(_Raised(RuntimeError(traceback.format_exc())))
+            what = f"{reply.error!r}" if isinstance(reply, _Raised) else "a chunk's result"
+            sent = f"{what} could not be sent back from a sweep worker:\n"
+            conn.send(_Raised(RuntimeError(sent + traceback.format_exc())))
 
 
 # -- in the calling process ---------------------------------------------------------------------

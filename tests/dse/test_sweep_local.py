@@ -9,7 +9,9 @@ behind.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -166,6 +168,61 @@ def test_a_worker_that_always_dies_ends_the_sweep_with_one_clear_error(
         sweep(model, chunk=5_000, jobs=2)
     # What this process finished meanwhile is kept for the next attempt.
     assert list((studies_dir / "doomed" / CHUNKS_DIR).glob("*/chunk-*.pkl"))
+
+
+class _Unpicklable(Exception):
+    def __reduce__(self) -> tuple:
+        raise TypeError("cannot pickle this error")
+
+
+def _raise(indices: tuple[int, ...]) -> list:
+    if indices[0] % 2:
+        raise _Unpicklable("an error that cannot cross the pipe")
+    raise ValueError(f"chunk {indices[0]} failed in a worker")
+
+
+def test_an_error_in_a_worker_is_raised_by_the_sweep_and_no_worker_is_left(
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task that raises (an evaluator bug) ends the sweep with that error, as in-process,
+    not as a dead worker; one whose error does not pickle comes back as its traceback."""
+    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="raising"))
+    monkeypatch.setattr(sweep_local, "_evaluate", _raise)  # forked workers see the patch
+    monkeypatch.setattr(sweep_local, "start_method", lambda: "fork")
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    with pytest.raises((ValueError, RuntimeError), match=r"failed in a worker|cannot cross the"):
+        sweep(model, chunk=5_000, jobs=3)
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    assert not [p for p in left if p.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_an_unpicklable_error_comes_back_as_its_traceback() -> None:
+    here, there = multiprocessing.get_context("fork").Pipe()
+    blob = pickle.dumps((None, None))
+    worker = multiprocessing.get_context("fork").Process(
+        target=_serve_with(_raise), args=(there, blob), daemon=True
+    )
+    worker.start()
+    there.close()
+    here.send((1,))
+    reply = here.recv()
+    assert isinstance(reply, sweep_local._Raised) and isinstance(reply.error, RuntimeError)
+    assert "an error that cannot cross the pipe" in str(reply.error)
+    assert "cannot pickle this error" in str(reply.error)
+    here.send((2,))
+    reply = here.recv()
+    assert isinstance(reply.error, ValueError) and "chunk 2 failed" in str(reply.error)
+    here.send(None)
+    worker.join(10)
+    assert worker.exitcode == 0
+
+
+def _serve_with(evaluate):  # noqa: ANN001, ANN202 - a test double's factory
+    def serve(conn, blob):  # noqa: ANN001, ANN202
+        sweep_local._evaluate = evaluate  # in the forked child only
+        sweep_local._serve(conn, blob)
+
+    return serve
 
 
 def _started_sweep(
