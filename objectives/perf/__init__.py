@@ -57,7 +57,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "tpot_s": (
         "s",
         "mean time per output token: one step of the running batch, with its prefill chunks "
-        "when prefill is co-located; 0 when training",
+        "when prefill is co-located (under poisson arrivals, its SLO percentile over "
+        "requests); 0 when training",
     ),
     "step_s": (
         "s",

@@ -25,10 +25,12 @@ random, so a request may also wait for a batch slot (M/G/c: the running batch's 
 held for the request's decode) and for the prefill of the prompts ahead of it (M/G/1: prompts
 served first come, first served at the prompt-token rate of a step that fills its token budget
 beside the running batch); ``ttft_s`` adds both waits at the SLO percentile
-(:mod:`objectives.perf.queueing`). The batch solved is then the mean running batch, and
-throughput the arrival rate that keeps the TTFT percentile within its SLO: an open system runs
-below the saturated capacity by the margin its queues need. Without a TTFT SLO it runs at the
-largest batch whose queues are stable.
+(:mod:`objectives.perf.queueing`), and ``tpot_s`` is the same percentile over requests of the
+mean step each lives through (the running batch fluctuates, prompts arrive step by step, short
+answers average over few steps). The batch solved is then the mean running batch, and
+throughput the arrival rate whose percentiles meet the SLOs: an open system runs below the
+saturated capacity by the margin its queues need. It needs a TTFT SLO (without one it would
+run at the edge of stability, at an unbounded wait).
 
 Disaggregated (Splitwise, Isca'24; DistServe, OSDI'24): a prefill pool runs prompts in
 token-budget chunks, a decode pool runs decode-only steps, both of the same parallelism, their
@@ -46,7 +48,7 @@ import numpy as np
 from objectives._evaluator import tech
 from objectives.perf.model import Arch
 from objectives.perf.network import p2p_s, plus_where
-from objectives.perf.queueing import admission_wait_s, fcfs_wait_s
+from objectives.perf.queueing import admission_wait_s, fcfs_wait_s, tpot_quantile_s
 from objectives.perf.serving import Serving, Step, mixed_step, stage_step
 
 
@@ -114,6 +116,28 @@ def _round(
     return pp * plus_where(st.time_s, pp > 1, hop), st, n_micro
 
 
+def _full_round(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    tp: Any,
+    pp: Any,
+    batch: Any,
+) -> tuple[Any, Any]:
+    """(time, prompt tokens) of a round whose steps fill their token budget with prompt
+    chunks beside the running batch's decode tokens: the engine while prompts are queued."""
+    S, out = s.input_tokens, s.output_tokens
+    n_micro = np.minimum(pp, batch)
+    b = batch / n_micro
+    chunk = np.maximum(tech(d, "cb_max_num_tokens") - b, 0.0)  # prompt tokens per step
+    ctx = S + out / 2
+    parts = [(b * ctx, b * ctx), (chunk * (S + 1) / 2, chunk)]  # chunk/S prompts of S tokens
+    st = mixed_step(d, hw, a, s, tp, pp, b + chunk, b + chunk / S, parts)
+    hop = p2p_s((b + chunk) * a.hidden * 2.0, hw["p2p_bytes_per_s"], _alpha(d), hw)
+    return pp * plus_where(st.time_s, pp > 1, hop), n_micro * chunk
+
+
 def _prompt_rate(
     d: Mapping[str, Any],
     hw: Mapping[str, np.ndarray],
@@ -123,17 +147,40 @@ def _prompt_rate(
     pp: Any,
     batch: Any,
 ) -> Any:
-    """Prompt tokens per second while prompts are queued: every step fills its token budget
-    with prompt chunks beside the running batch's decode tokens (0: no budget left)."""
+    """Prompt tokens per second while prompts are queued (0: no budget left)."""
+    t_full, tokens = _full_round(d, hw, a, s, tp, pp, batch)
+    return tokens / t_full
+
+
+def _tpot_tail_s(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    tp: Any,
+    pp: Any,
+    batch: Any,
+    t_round: Any,
+) -> Any:
+    """Poisson arrivals: the SLO percentile over requests of TPOT at a mean running batch.
+
+    Two things move a request's steps off the mean: the running batch, Poisson-like around
+    its mean (sd sqrt(batch)), for its whole life, through the round time's elasticity to the
+    batch; and the prompts arriving step by step (batch / output_tokens a round, each its
+    prompt-token time at the full-budget rate), independent from round to round
+    (:func:`objectives.perf.queueing.tpot_quantile_s`).
+    """
     S, out = s.input_tokens, s.output_tokens
-    n_micro = np.minimum(pp, batch)
-    b = batch / n_micro
-    chunk = np.maximum(tech(d, "cb_max_num_tokens") - b, 0.0)  # prompt tokens per step
-    ctx = S + out / 2
-    parts = [(b * ctx, b * ctx), (chunk * (S + 1) / 2, chunk)]  # chunk/S prompts of S tokens
-    st = mixed_step(d, hw, a, s, tp, pp, b + chunk, b + chunk / S, parts)
-    hop = p2p_s((b + chunk) * a.hidden * 2.0, hw["p2p_bytes_per_s"], _alpha(d), hw)
-    return n_micro * chunk / (pp * plus_where(st.time_s, pp > 1, hop))
+    t_more = _round(d, hw, a, s, tp, pp, batch * 1.01, True)[0]
+    elasticity = np.log(t_more / t_round) / np.log(1.01)
+    common = t_round * elasticity / np.sqrt(np.maximum(batch, 1.0))
+    t_full, tokens = _full_round(d, hw, a, s, tp, pp, batch)
+    t_decode = _round(d, hw, a, s, tp, pp, batch, False)[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_token = np.maximum(t_full - t_decode, 0.0) / tokens
+    per_token = np.where(tokens > 0, per_token, 0.0)
+    step = per_token * S * np.sqrt(batch / out * (1 + np.square(s.input_tokens_cv)))
+    return tpot_quantile_s(t_round, common, step, out, s.output_tokens_cv, s.slo_quantile)
 
 
 def _queueing_s(
@@ -257,11 +304,14 @@ def serve_continuous(
         def waits(bb: Any, t: Any) -> Any:
             return _queueing_s(d, hw, a, s, tp, pp, bb, t, slots) if poisson else 0.0
 
+        def tpot_at(bb: Any, t: Any) -> Any:
+            return _tpot_tail_s(d, hw, a, s, tp, pp, bb, t) if poisson else t
+
         def ok(bb: Any) -> Any:
             t = _round(d, hw, a, s, tp, pp, bb, mixed)[0]
             good = np.ones(np.shape(t), dtype=bool)
             if tpot_slo is not None:
-                good &= t <= tpot_slo
+                good = good & (tpot_at(bb, t) <= tpot_slo)
             if poisson:  # stable queues, and the TTFT percentile within its SLO
                 wait = waits(bb, t)
                 good = good & np.isfinite(wait)
@@ -279,9 +329,10 @@ def serve_continuous(
         flops, nbytes = n_micro * st.flops, n_micro * st.hbm_bytes
         # (not disaggregated: t_one + t_round, the same as t_one + 0.0 + 1.0 x t_round)
         ttft = t_one + kv_move + queue * t_round if disagg else t_one + t_round
-        if poisson:
-            ttft = ttft + waits(bt, t_round)
         tpot = t_round
+        if poisson:  # the SLO percentiles, as the SLOs bound them
+            ttft = ttft + waits(bt, t_round)
+            tpot = tpot_at(bt, t_round)
         if disagg:
             # One prefill group runs budget-sized chunks back to back, pipelined over pp.
             bp = np.maximum(tech(d, "cb_max_num_tokens") / S, 1.0)

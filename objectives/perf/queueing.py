@@ -83,3 +83,36 @@ def fcfs_wait_s(rate: Any, service_s: Any, service_cv: Any, q: float) -> Any:
         w = mean_if_waiting * np.log(rho / (1.0 - q))
     w = np.where(rho > 1.0 - q, w, 0.0)
     return np.where(rho >= 1.0, np.inf, w)
+
+
+#: Gauss-Hermite nodes and weights (probabilists', 24 points) over which the spread of output
+#: lengths is integrated.
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(24)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+
+
+def tpot_quantile_s(
+    mean_s: Any, common_sd_s: Any, step_sd_s: Any, steps: Any, steps_cv: Any, q: float
+) -> Any:
+    """The ``q`` quantile over requests of the time per output token.
+
+    A request's TPOT is the mean of the steps it lives through: ``mean_s`` plus a deviation
+    shared by the whole life (the running batch's fluctuation, sd ``common_sd_s``) plus the
+    mean of its steps' own deviations (the prompt work arriving step by step, sd
+    ``step_sd_s`` each, independent), which shrinks as 1/sqrt(steps). Steps per request are
+    lognormal with mean ``steps`` and coefficient of variation ``steps_cv``: short answers
+    average over few steps, so they make the tail.
+    """
+    mean_s, steps = np.asarray(mean_s, dtype=float), np.asarray(steps, dtype=float)
+    s2 = np.log1p(np.square(np.asarray(steps_cv, dtype=float)))[..., None]
+    n = np.maximum(steps[..., None] * np.exp(np.sqrt(s2) * _NODES - s2 / 2), 1.0)
+    sd = np.sqrt(np.square(common_sd_s)[..., None] + np.square(step_sd_s)[..., None] / n)
+    sd = np.maximum(sd, 1e-300)
+    lo = np.zeros(np.broadcast(mean_s, sd[..., 0]).shape)
+    hi = lo + 10.0 * np.max(sd, axis=-1)
+    for _ in range(40):  # the tail probability falls with x: bisect P(TPOT > mean + x) = 1 - q
+        mid = (lo + hi) / 2
+        tail = np.sum(_WEIGHTS * (1.0 - normal_cdf(mid[..., None] / sd)), axis=-1)
+        above = tail > 1.0 - q
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    return mean_s + (lo + hi) / 2

@@ -16,6 +16,7 @@ from objectives.perf.queueing import (
     erlang_c,
     fcfs_wait_s,
     normal_cdf,
+    tpot_quantile_s,
 )
 from objectives.presets import resolve_context
 
@@ -98,6 +99,33 @@ def test_admission_wait_by_hand() -> None:
     assert float(admission_wait_s(1000, 960.0, 40.0, 0.8, 0.99)) == pytest.approx(expected)
 
 
+def test_tpot_quantile_of_a_shared_deviation_is_the_normal_one() -> None:
+    """With no per-step noise every request deviates alike: mean + z_q sd."""
+    assert float(tpot_quantile_s(0.2, 0.01, 0.0, 292, 0.8, 0.99)) == pytest.approx(
+        0.2 + 2.326348 * 0.01, rel=1e-5
+    )
+    assert float(tpot_quantile_s(0.2, 0.0, 0.0, 292, 0.8, 0.99)) == pytest.approx(0.2)
+
+
+def test_tpot_quantile_against_sampled_requests() -> None:
+    """The quadrature over lognormal output lengths against 400,000 sampled requests, each
+    the mean of its own normal step deviations plus a shared one."""
+    rng = np.random.default_rng(3)
+    mean, common, step, steps, cv = 0.15, 0.004, 0.05, 250.0, 0.8
+    s2 = math.log1p(cv * cv)
+    n = np.maximum(steps * np.exp(rng.normal(-s2 / 2, math.sqrt(s2), 400_000)), 1.0)
+    tpot = mean + rng.normal(0, common, n.size) + rng.normal(0, 1, n.size) * step / np.sqrt(n)
+    for q in (0.9, 0.99):
+        sampled = float(np.quantile(tpot, q))
+        assert float(tpot_quantile_s(mean, common, step, steps, cv, q)) == pytest.approx(
+            sampled, rel=0.004
+        )
+    # short answers make the tail: more spread in lengths, a longer 99th percentile
+    assert tpot_quantile_s(mean, common, step, steps, 1.5, 0.99) > tpot_quantile_s(
+        mean, common, step, steps, 0.2, 0.99
+    )
+
+
 def perf(gpu: str = "h200", n: int = 8, **wl: object) -> dict[str, float]:
     d = resolve_context({"gpu": gpu, "cluster_size": n,
                          "workload": {"batch": "auto", "phase": "serve", **wl}})  # fmt: skip
@@ -173,3 +201,15 @@ def test_poisson_vectorized_equals_scalar() -> None:
 def test_bad_arrival_fields_are_named(wl: dict[str, object], field: str) -> None:
     with pytest.raises(ContextError, match=field.replace(".", r"\.")):
         perf(**{**WL, **wl})
+
+
+def test_under_poisson_arrivals_the_tpot_slo_bounds_its_percentile() -> None:
+    """The TPOT SLO bounds the 99th percentile over requests, which lies above the mean step:
+    the batch that meets it is smaller than the saturated one that meets it on average."""
+    wl = {**WL, "output_tokens": 512, "ttft_slo_s": 5.0, "tpot_slo_s": 0.03}
+    saturated = perf(**wl)
+    poisson = perf(**wl, arrivals="poisson")
+    assert saturated["tpot_s"] <= 0.03 and poisson["tpot_s"] <= 0.03 + 1e-9
+    assert poisson["batch"] < saturated["batch"]
+    mean_at_that_batch = perf(**{**wl, "batch": poisson["batch"]})["tpot_s"]
+    assert 1.0 < poisson["tpot_s"] / mean_at_that_batch < 1.5
