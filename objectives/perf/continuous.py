@@ -99,21 +99,35 @@ def _round(
     pp: Any,
     batch: Any,
     mixed: bool,
+    full_budget: bool = False,
 ) -> tuple[Any, Step, Any]:
-    """(time of one decode round of the whole batch, the stage's step, micro-batches)."""
+    """(time of one decode round of the whole batch, the stage's step, micro-batches).
+
+    ``mixed``: each step also prefills the prompts of the requests that replace the finishing
+    ones; ``full_budget``: each step fills its token budget with prompt chunks instead (the
+    engine while prompts are queued)."""
     S, out, e = s.input_tokens, s.output_tokens, 2.0
     n_micro = np.minimum(pp, batch)
     b = batch / n_micro
     ctx = S + out / 2  # mean context of a running sequence
     parts = [(b * ctx, b * ctx)]
     tokens, seqs = b, b
-    if mixed:  # the prompts of the requests that replace the finishing ones, in chunks
+    if full_budget:  # chunk / S prompts of S tokens
+        chunk = _chunk(d, b)
+        parts.append((chunk * (S + 1) / 2, chunk))
+        tokens, seqs = b + chunk, b + chunk / S
+    elif mixed:  # the prompts of the requests that replace the finishing ones, in chunks
         bp = b / out
         parts.append((bp * S * (S + 1) / 2, bp * S))
         tokens, seqs = b + bp * S, b + bp
     st = mixed_step(d, hw, a, s, tp, pp, tokens, seqs, parts)
     hop = p2p_s(tokens * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw)
     return pp * plus_where(st.time_s, pp > 1, hop), st, n_micro
+
+
+def _chunk(d: Mapping[str, Any], b: Any) -> Any:
+    """Prompt tokens a step takes beside ``b`` decode tokens when prompts are queued."""
+    return np.maximum(tech(d, "cb_max_num_tokens") - b, 0.0)
 
 
 def _full_round(
@@ -127,15 +141,8 @@ def _full_round(
 ) -> tuple[Any, Any]:
     """(time, prompt tokens) of a round whose steps fill their token budget with prompt
     chunks beside the running batch's decode tokens: the engine while prompts are queued."""
-    S, out = s.input_tokens, s.output_tokens
-    n_micro = np.minimum(pp, batch)
-    b = batch / n_micro
-    chunk = np.maximum(tech(d, "cb_max_num_tokens") - b, 0.0)  # prompt tokens per step
-    ctx = S + out / 2
-    parts = [(b * ctx, b * ctx), (chunk * (S + 1) / 2, chunk)]  # chunk/S prompts of S tokens
-    st = mixed_step(d, hw, a, s, tp, pp, b + chunk, b + chunk / S, parts)
-    hop = p2p_s((b + chunk) * a.hidden * 2.0, hw["p2p_bytes_per_s"], _alpha(d), hw)
-    return pp * plus_where(st.time_s, pp > 1, hop), n_micro * chunk
+    t, _, n_micro = _round(d, hw, a, s, tp, pp, batch, True, full_budget=True)
+    return t, n_micro * _chunk(d, batch / n_micro)
 
 
 def _prompt_rate(

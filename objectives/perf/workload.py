@@ -17,39 +17,32 @@ PHASES = ("serve", "prefill", "decode", "train")
 KV_PRECISIONS = ("auto", *PRECISION_BYTES)
 
 
-def _positive(wl: Mapping[str, Any], key: str) -> Any:
-    """A positive float, or a float array (a value per design) when the field is one."""
+def _number(wl: Mapping[str, Any], key: str, *, zero_ok: bool) -> Any:
+    """A positive (or, ``zero_ok``, non-negative) float, or a float array (a value per
+    design) when the field is one."""
     raw = wl.get(key)
+    what = "a number >= 0" if zero_ok else "a positive number"
     try:
         if isinstance(raw, str | bytes) or np.ndim(raw) == 0:
             v: Any = float(raw)  # type: ignore[arg-type]
         else:
             v = np.asarray(raw, dtype=float)
     except (TypeError, ValueError):
-        msg = f"expected a positive number, got {raw!r}"
-        raise ContextError(f"workload.{key}", msg) from None
-    if not np.all(v > 0):
-        bad = v if isinstance(v, float) else v[~(v > 0)].flat[0]
-        raise ContextError(f"workload.{key}", f"must be > 0, got {bad}")
+        raise ContextError(f"workload.{key}", f"expected {what}, got {raw!r}") from None
+    good = v >= 0 if zero_ok else v > 0
+    if not np.all(good):
+        bad = v if isinstance(v, float) else v[~good].flat[0]
+        raise ContextError(f"workload.{key}", f"must be {'>=' if zero_ok else '>'} 0, got {bad}")
     return v
+
+
+def _positive(wl: Mapping[str, Any], key: str) -> Any:
+    return _number(wl, key, zero_ok=False)
 
 
 def _non_negative(wl: Mapping[str, Any], key: str) -> Any:
-    """A float >= 0 (0 when unset), or a float array (a value per design) when the field is one."""
-    if wl.get(key) is None:
-        return 0.0
-    raw = wl[key]
-    try:
-        if isinstance(raw, str | bytes) or np.ndim(raw) == 0:
-            v: Any = float(raw)  # type: ignore[arg-type]
-        else:
-            v = np.asarray(raw, dtype=float)
-    except (TypeError, ValueError):
-        raise ContextError(f"workload.{key}", f"expected a number >= 0, got {raw!r}") from None
-    if not np.all(v >= 0):
-        bad = v if isinstance(v, float) else v[~(v >= 0)].flat[0]
-        raise ContextError(f"workload.{key}", f"must be >= 0, got {bad}")
-    return v
+    """0 when unset."""
+    return 0.0 if wl.get(key) is None else _number(wl, key, zero_ok=True)
 
 
 def _percentile(wl: Mapping[str, Any]) -> float:
