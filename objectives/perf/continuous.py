@@ -145,20 +145,6 @@ def _full_round(
     return t, n_micro * _chunk(d, batch / n_micro)
 
 
-def _prompt_rate(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
-    batch: Any,
-) -> Any:
-    """Prompt tokens per second while prompts are queued (0: no budget left)."""
-    t_full, tokens = _full_round(d, hw, a, s, tp, pp, batch)
-    return tokens / t_full
-
-
 def _tpot_tail_s(
     d: Mapping[str, Any],
     hw: Mapping[str, np.ndarray],
@@ -207,8 +193,9 @@ def _queueing_s(
     hold = out * t_round
     rate = batch / hold
     admit = admission_wait_s(slots, batch, hold, s.output_tokens_cv, q)
+    t_full, tokens = _full_round(d, hw, a, s, tp, pp, batch)  # the prompt-token rate
     with np.errstate(divide="ignore"):
-        service = S / _prompt_rate(d, hw, a, s, tp, pp, batch)
+        service = S * t_full / tokens  # inf: no budget left beside the batch
     return admit + fcfs_wait_s(rate, service, s.input_tokens_cv, q)
 
 
