@@ -68,27 +68,61 @@ def test_start_method_is_fork_only_in_a_single_threaded_process() -> None:
         t.join()
 
 
+def _workers(before: set[int]) -> list[psutil.Process]:
+    """This process's sweep workers: new processes below it, but not a forkserver or a
+    resource tracker, children of this process that may start during a sweep (a forkserver's
+    workers are its children and share its command line)."""
+    found = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            helper = p.ppid() == os.getpid() and any(
+                k in " ".join(p.cmdline()) for k in ("forkserver", "resource_tracker")
+            )
+        except psutil.Error:
+            continue
+        if p.pid not in before and not helper:
+            found.append(p)
+    return found
+
+
+def _wait_dead(p: psutil.Process, timeout: float = 10.0) -> None:
+    """Until ``p`` is gone or a zombie, without reaping it (psutil's wait would, and then the
+    sweep could not read its exit status)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if p.status() == psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:
+            return
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
 @pytest.mark.parametrize("settle", [False, True])
 def test_a_killed_local_worker_is_replaced_and_the_front_is_unchanged(
-    tmp_path: Path, studies_dir: Path, settle: bool
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch, settle: bool, method: str
 ) -> None:
     """``settle``: the worker is dead before this process goes on (then sending it a task
     fails), else the death shows up while this process waits for replies."""
     model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="victim"))
     expected = sweep(model, chunk=5_000, write=False)
+    monkeypatch.setattr(sweep_local, "start_method", lambda: method)
+    # A cold forkserver imports for a second or more: this process could finish the sweep
+    # before any worker is up. Warm it (it outlives the sweep that started it).
+    sweep(model, chunk=50_000, jobs=2, write=False)
     killed: list[int] = []
-    before = {p.pid for p in psutil.Process().children(recursive=True)}  # forkserver, trackers
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
 
     def kill_a_worker(done: int, total: int, front: int) -> None:
         if killed:
             return
-        workers = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+        workers = _workers(before)
         if workers and done > 0:
             os.kill(workers[0].pid, signal.SIGKILL)
             killed.append(workers[0].pid)
             if settle:
-                psutil.wait_procs(workers[:1], timeout=10)
-                time.sleep(0.5)  # the pool's manager thread marks the pool broken
+                _wait_dead(workers[0])
 
     result = sweep(model, chunk=5_000, jobs=3, on_progress=kill_a_worker)
     assert killed and result.worker_restarts == 1
