@@ -145,38 +145,7 @@ def _full_round(
     return t, n_micro * _chunk(d, batch / n_micro)
 
 
-def _tpot_tail_s(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
-    batch: Any,
-    t_round: Any,
-) -> Any:
-    """Poisson arrivals: the SLO percentile over requests of TPOT at a mean running batch.
-
-    Two things move a request's steps off the mean: the running batch, Poisson-like around
-    its mean (sd sqrt(batch)), for its whole life, through the round time's elasticity to the
-    batch; and the prompts arriving step by step (batch / output_tokens a round, each its
-    prompt-token time at the full-budget rate), independent from round to round
-    (:func:`objectives.perf.queueing.tpot_quantile_s`).
-    """
-    S, out = s.input_tokens, s.output_tokens
-    t_more = _round(d, hw, a, s, tp, pp, batch * 1.01, True)[0]
-    elasticity = np.log(t_more / t_round) / np.log(1.01)
-    common = t_round * elasticity / np.sqrt(np.maximum(batch, 1.0))
-    t_full, tokens = _full_round(d, hw, a, s, tp, pp, batch)
-    t_decode = _round(d, hw, a, s, tp, pp, batch, False)[0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_token = np.maximum(t_full - t_decode, 0.0) / tokens
-    per_token = np.where(tokens > 0, per_token, 0.0)
-    step = per_token * S * np.sqrt(batch / out * (1 + np.square(s.input_tokens_cv)))
-    return tpot_quantile_s(t_round, common, step, out, s.output_tokens_cv, s.slo_quantile)
-
-
-def _queueing_s(
+def _open_system_s(
     d: Mapping[str, Any],
     hw: Mapping[str, np.ndarray],
     a: Arch,
@@ -186,17 +155,32 @@ def _queueing_s(
     batch: Any,
     t_round: Any,
     slots: Any,
-) -> Any:
-    """Poisson arrivals: the SLO-percentile waits for a batch slot and for prefill at a mean
-    running batch ``batch`` (Little: the arrival rate is batch / (output_tokens x t_round))."""
+) -> tuple[Any, Any]:
+    """Poisson arrivals at a mean running batch ``batch`` (Little: the arrival rate is
+    batch / (output_tokens x t_round)): (the SLO-percentile waits for a batch slot and for
+    prefill, the SLO percentile over requests of TPOT).
+
+    Two things move a request's steps off the mean: the running batch, Poisson-like around
+    its mean (sd sqrt(batch)), for its whole life, through the round time's elasticity to the
+    batch; and the prompts arriving step by step (batch / output_tokens a round, each its
+    prompt-token time at the full-budget rate), independent from round to round
+    (:func:`objectives.perf.queueing.tpot_quantile_s`).
+    """
     S, out, q = s.input_tokens, s.output_tokens, s.slo_quantile
     hold = out * t_round
-    rate = batch / hold
     admit = admission_wait_s(slots, batch, hold, s.output_tokens_cv, q)
     t_full, tokens = _full_round(d, hw, a, s, tp, pp, batch)  # the prompt-token rate
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         service = S * t_full / tokens  # inf: no budget left beside the batch
-    return admit + fcfs_wait_s(rate, service, s.input_tokens_cv, q)
+        per_token = np.maximum(t_full - _round(d, hw, a, s, tp, pp, batch, False)[0], 0.0)
+        per_token = np.where(tokens > 0, per_token / tokens, 0.0)
+    wait = admit + fcfs_wait_s(batch / hold, service, s.input_tokens_cv, q)
+
+    t_more = _round(d, hw, a, s, tp, pp, batch * 1.01, True)[0]
+    elasticity = np.log(t_more / t_round) / np.log(1.01)
+    common = t_round * elasticity / np.sqrt(np.maximum(batch, 1.0))
+    step = per_token * S * np.sqrt(batch / out * (1 + np.square(s.input_tokens_cv)))
+    return wait, tpot_quantile_s(t_round, common, step, out, s.output_tokens_cv, q)
 
 
 def _bound(
@@ -295,23 +279,20 @@ def serve_continuous(
             _bound(d, hw, a, s, tp, pp, np.inf if pinned else cap, False)[0] if poisson else bmax
         )
 
-        def waits(bb: Any, t: Any) -> Any:
-            return _queueing_s(d, hw, a, s, tp, pp, bb, t, slots) if poisson else 0.0
-
-        def tpot_at(bb: Any, t: Any) -> Any:
-            return _tpot_tail_s(d, hw, a, s, tp, pp, bb, t) if poisson else t
-
         def ok(bb: Any) -> Any:
             t = _round(d, hw, a, s, tp, pp, bb, mixed)[0]
             good = np.ones(np.shape(t), dtype=bool)
-            if tpot_slo is not None:
-                good = good & (tpot_at(bb, t) <= tpot_slo)
-            if poisson:  # stable queues, and the TTFT percentile within its SLO
-                wait = waits(bb, t)
+            if poisson:  # stable queues, and the SLO percentiles within the SLOs
+                wait, tpot_q = _open_system_s(d, hw, a, s, tp, pp, bb, t, slots)
                 good = good & np.isfinite(wait)
+                if tpot_slo is not None:
+                    good = good & (tpot_q <= tpot_slo)
                 if ttft_slo is not None:
                     good = good & (t_one + t + wait <= ttft_slo)
-            elif ttft_slo is not None:
+                return good
+            if tpot_slo is not None:
+                good &= t <= tpot_slo
+            if ttft_slo is not None:
                 good &= (t_one + kv_move + queue * t if disagg else t_one + t) <= ttft_slo
             return good
 
@@ -325,8 +306,8 @@ def serve_continuous(
         ttft = t_one + kv_move + queue * t_round if disagg else t_one + t_round
         tpot = t_round
         if poisson:  # the SLO percentiles, as the SLOs bound them
-            ttft = ttft + waits(bt, t_round)
-            tpot = tpot_at(bt, t_round)
+            wait, tpot = _open_system_s(d, hw, a, s, tp, pp, bt, t_round, slots)
+            ttft = ttft + wait
         if disagg:
             # One prefill group runs budget-sized chunks back to back, pipelined over pp.
             bp = np.maximum(tech(d, "cb_max_num_tokens") / S, 1.0)
