@@ -130,21 +130,6 @@ def _chunk(d: Mapping[str, Any], b: Any) -> Any:
     return np.maximum(tech(d, "cb_max_num_tokens") - b, 0.0)
 
 
-def _full_round(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
-    batch: Any,
-) -> tuple[Any, Any]:
-    """(time, prompt tokens) of a round whose steps fill their token budget with prompt
-    chunks beside the running batch's decode tokens: the engine while prompts are queued."""
-    t, _, n_micro = _round(d, hw, a, s, tp, pp, batch, True, full_budget=True)
-    return t, n_micro * _chunk(d, batch / n_micro)
-
-
 def _open_system_s(
     d: Mapping[str, Any],
     hw: Mapping[str, np.ndarray],
@@ -169,7 +154,9 @@ def _open_system_s(
     S, out, q = s.input_tokens, s.output_tokens, s.slo_quantile
     hold = out * t_round
     admit = admission_wait_s(slots, batch, hold, s.output_tokens_cv, q)
-    t_full, tokens = _full_round(d, hw, a, s, tp, pp, batch)  # the prompt-token rate
+    # the prompt-token rate: rounds that fill their token budget beside the running batch
+    t_full, _, n_micro = _round(d, hw, a, s, tp, pp, batch, True, full_budget=True)
+    tokens = n_micro * _chunk(d, batch / n_micro)
     with np.errstate(divide="ignore", invalid="ignore"):
         service = S * t_full / tokens  # inf: no budget left beside the batch
         per_token = np.maximum(t_full - _round(d, hw, a, s, tp, pp, batch, False)[0], 0.0)
