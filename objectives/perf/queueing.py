@@ -15,7 +15,7 @@ request in two queues before its first token:
   rate. That is an M/G/1 queue: mean wait lam E[X^2] / (2 (1 - rho)) (Pollaczek-Khinchine),
   tail P(W > w) ~ rho exp(-w rho / E[W]), the exponential approximation that is exact for M/M/1
   and the heavy-traffic limit for any service time (Kingman, J. R. Stat. Soc. B 24, 1962); for
-  constant service times its 99th percentile is 18 % high at rho = 0.5 and 10 % at 0.8 (against
+  constant service times its 99th percentile is ~18 % high at rho = 0.5 and ~6 % at 0.8 (against
   simulation, in the tests), so it errs towards a longer wait.
 
 Every function broadcasts over numpy arrays; infinite where the queue is unstable.
