@@ -186,6 +186,10 @@ def _children_cpu_s() -> float:
     return total
 
 
+#: What :func:`run_chunks_local` reads from a dead worker's pipe.
+_GONE = object()
+
+
 @dataclass(eq=False)
 class _Worker:
     """A worker process, this process's end of its pipe, and the tasks it has not answered."""
@@ -264,6 +268,14 @@ def run_chunks_local(
                     queue.popleft()
                 w.tasks.append(batch)
 
+    def receive(w: _Worker) -> object:
+        """The next reply on ``w``'s pipe, or ``_GONE`` at its end or after half a reply (the
+        worker died); an error the task raised is in the reply, never caught here."""
+        try:
+            return w.conn.recv()
+        except (EOFError, OSError):
+            return _GONE
+
     def take(w: _Worker, reply: object) -> None:
         w.tasks.popleft()
         if isinstance(reply, _Raised):
@@ -274,11 +286,11 @@ def run_chunks_local(
     def replace(w: _Worker) -> None:
         """A worker died: take what it answered before, requeue the rest, start another."""
         nonlocal restarts
-        try:
-            while w.conn.poll():
-                take(w, w.conn.recv())
-        except (EOFError, OSError):  # the end of the pipe, or half a reply
-            pass
+        while w.conn.poll():
+            reply = receive(w)
+            if reply is _GONE:
+                break
+            take(w, reply)
         workers.remove(w)
         _stop([w], gently=False)
         lost = sorted(i for batch in w.tasks for i in batch)
@@ -302,11 +314,10 @@ def run_chunks_local(
                 w = by_sentinel[ready]
             else:
                 w = by_conn[ready]
-                try:
-                    take(w, w.conn.recv())
+                reply = receive(w)
+                if reply is not _GONE:
+                    take(w, reply)
                     continue
-                except (EOFError, OSError):  # it died, maybe halfway through a reply
-                    pass
             if w not in dead:
                 dead.append(w)
         for w in dead:

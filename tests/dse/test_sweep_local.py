@@ -230,6 +230,22 @@ def test_an_error_in_a_worker_is_raised_by_the_sweep_and_no_worker_is_left(
     assert not [p for p in left if p.status() != psutil.STATUS_ZOMBIE]
 
 
+def _raise_os_error(indices: tuple[int, ...]) -> list:
+    raise FileNotFoundError(f"chunk {indices[0]}: a file the evaluator reads is missing")
+
+
+def test_an_os_error_in_a_task_is_the_tasks_error_not_a_dead_worker(
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OSError the evaluator raises travels in the reply like any error: the sweep ends
+    with it, and does not mistake it for a broken pipe (and replace the worker)."""
+    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="oserror"))
+    monkeypatch.setattr(sweep_local, "_evaluate", _raise_os_error)  # forked workers see it
+    monkeypatch.setattr(sweep_local, "start_method", lambda: "fork")
+    with pytest.raises(FileNotFoundError, match="a file the evaluator reads is missing"):
+        sweep(model, chunk=5_000, jobs=2)
+
+
 def test_an_unpicklable_error_comes_back_as_its_traceback() -> None:
     here, there = multiprocessing.get_context("fork").Pipe()
     blob = pickle.dumps((None, None))
