@@ -140,10 +140,12 @@ def _open_system_s(
     batch: Any,
     t_round: Any,
     slots: Any,
+    *,
+    tpot: bool = True,
 ) -> tuple[Any, Any]:
     """Poisson arrivals at a mean running batch ``batch`` (Little: the arrival rate is
     batch / (output_tokens x t_round)): (the SLO-percentile waits for a batch slot and for
-    prefill, the SLO percentile over requests of TPOT).
+    prefill, the SLO percentile over requests of TPOT; without ``tpot``, the mean step).
 
     Two things move a request's steps off the mean: the running batch, Poisson-like around
     its mean (sd sqrt(batch)), for its whole life, through the round time's elasticity to the
@@ -157,12 +159,15 @@ def _open_system_s(
     # the prompt-token rate: rounds that fill their token budget beside the running batch
     t_full, _, n_micro = _round(d, hw, a, s, tp, pp, batch, True, full_budget=True)
     tokens = n_micro * _chunk(d, batch / n_micro)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore"):
         service = S * t_full / tokens  # inf: no budget left beside the batch
+    wait = admit + fcfs_wait_s(batch / hold, service, s.input_tokens_cv, q)
+    if not tpot:
+        return wait, t_round
+
+    with np.errstate(divide="ignore", invalid="ignore"):
         per_token = np.maximum(t_full - _round(d, hw, a, s, tp, pp, batch, False)[0], 0.0)
         per_token = np.where(tokens > 0, per_token / tokens, 0.0)
-    wait = admit + fcfs_wait_s(batch / hold, service, s.input_tokens_cv, q)
-
     t_more = _round(d, hw, a, s, tp, pp, batch * 1.01, True)[0]
     elasticity = np.log(t_more / t_round) / np.log(1.01)
     common = t_round * elasticity / np.sqrt(np.maximum(batch, 1.0))
@@ -270,7 +275,9 @@ def serve_continuous(
             t = _round(d, hw, a, s, tp, pp, bb, mixed)[0]
             good = np.ones(np.shape(t), dtype=bool)
             if poisson:  # stable queues, and the SLO percentiles within the SLOs
-                wait, tpot_q = _open_system_s(d, hw, a, s, tp, pp, bb, t, slots)
+                wait, tpot_q = _open_system_s(
+                    d, hw, a, s, tp, pp, bb, t, slots, tpot=tpot_slo is not None
+                )
                 good = good & np.isfinite(wait)
                 if tpot_slo is not None:
                     good = good & (tpot_q <= tpot_slo)

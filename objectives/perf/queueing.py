@@ -70,7 +70,7 @@ def admission_wait_s(c: Any, a: Any, hold_s: Any, hold_cv: Any, q: float) -> Any
         mean_if_waiting = hold_s / (c - a) * (1.0 + np.square(hold_cv)) / 2.0
         w = mean_if_waiting * np.log(p_wait / (1.0 - q))
     w = np.where(p_wait > 1.0 - q, w, 0.0)
-    return np.where(np.asarray(a) >= c, np.inf, w)
+    return np.where(a >= c, np.inf, w)
 
 
 def fcfs_wait_s(rate: Any, service_s: Any, service_cv: Any, q: float) -> Any:
