@@ -117,6 +117,7 @@ _WORKLOAD_NUMERIC = (
     "max_batch",
     "input_tokens_cv",
     "output_tokens_cv",
+    "arrival_rate_per_s",
     "ttft_slo_s",
     "tpot_slo_s",
     "zero_stage",
@@ -244,6 +245,7 @@ def _serving_rows(s: Serving, slo: tuple[Any, Any], index: Any) -> tuple[Serving
         max_batch=row(s.max_batch),
         input_tokens_cv=row(s.input_tokens_cv),
         output_tokens_cv=row(s.output_tokens_cv),
+        arrival_rate_per_s=row(s.arrival_rate_per_s),
     )
     return s_rows, (row(slo[0]), row(slo[1]))
 

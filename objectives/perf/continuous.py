@@ -30,7 +30,13 @@ mean step each lives through (the running batch fluctuates, prompts arrive step 
 answers average over few steps). The batch solved is then the mean running batch, and
 throughput the arrival rate whose percentiles meet the SLOs: an open system runs below the
 saturated capacity by the margin its queues need. It needs a TTFT SLO (without one it would
-run at the edge of stability, at an unbounded wait).
+run at the edge of stability, at an unbounded wait), or a given load: with
+``workload.arrival_rate_per_s`` each replica receives that many requests per second, its mean
+running batch follows from Little's law (a request holds a slot for its decode:
+B = rate x output_tokens x round time at B, bisected), and ``ttft_s``/``tpot_s`` are the
+latencies at that load; a replica that cannot keep up serves its saturated capacity at an
+infinite ``ttft_s``. ``workload.latency_statistic: mean`` reports (and bounds) the means over
+requests instead of the SLO percentile, as serving benchmarks report them.
 
 Disaggregated (Splitwise, Isca'24; DistServe, OSDI'24): a prefill pool runs prompts in
 token-budget chunks, a decode pool runs decode-only steps, both of the same parallelism, their
@@ -48,8 +54,16 @@ import numpy as np
 from objectives._evaluator import tech
 from objectives.perf.model import Arch
 from objectives.perf.network import p2p_s, plus_where
-from objectives.perf.queueing import admission_wait_s, fcfs_wait_s, tpot_quantile_s
+from objectives.perf.queueing import (
+    admission_wait_mean_s,
+    admission_wait_s,
+    fcfs_wait_mean_s,
+    fcfs_wait_s,
+    tpot_quantile_s,
+)
 from objectives.perf.serving import Serving, Step, mixed_step, stage_step
+
+_RATE_BISECT = 40  # halvings of [0, slots] for the mean batch at a given arrival rate
 
 
 def _memory(
@@ -145,7 +159,8 @@ def _open_system_s(
 ) -> tuple[Any, Any]:
     """Poisson arrivals at a mean running batch ``batch`` (Little: the arrival rate is
     batch / (output_tokens x t_round)): (the SLO-percentile waits for a batch slot and for
-    prefill, the SLO percentile over requests of TPOT; without ``tpot``, the mean step).
+    prefill, the SLO percentile over requests of TPOT; without ``tpot``, the mean step), or
+    with ``latency_statistic: mean`` (the mean waits, the mean step).
 
     Two things move a request's steps off the mean: the running batch, Poisson-like around
     its mean (sd sqrt(batch)), for its whole life, through the round time's elasticity to the
@@ -155,12 +170,15 @@ def _open_system_s(
     """
     S, out, q = s.input_tokens, s.output_tokens, s.slo_quantile
     hold = out * t_round
-    admit = admission_wait_s(slots, batch, hold, s.output_tokens_cv, q)
     # the prompt-token rate: rounds that fill their token budget beside the running batch
     t_full, _, n_micro = _round(d, hw, a, s, tp, pp, batch, True, full_budget=True)
     tokens = n_micro * _chunk(d, batch / n_micro)
     with np.errstate(divide="ignore"):
         service = S * t_full / tokens  # inf: no budget left beside the batch
+    if s.latency_mean:  # means over requests: the mean step is the round time
+        admit = admission_wait_mean_s(slots, batch, hold, s.output_tokens_cv)
+        return admit + fcfs_wait_mean_s(batch / hold, service, s.input_tokens_cv), t_round
+    admit = admission_wait_s(slots, batch, hold, s.output_tokens_cv, q)
     wait = admit + fcfs_wait_s(batch / hold, service, s.input_tokens_cv, q)
     if not tpot:
         return wait, t_round
@@ -196,6 +214,38 @@ def _bound(
     if s.max_batch is not None:
         b = np.minimum(b, s.max_batch)
     return np.floor(np.maximum(b, 0.0)), mem
+
+
+def _batch_at_rate(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    tp: Any,
+    pp: Any,
+    slots: Any,
+    rate: Any,
+    mixed: bool,
+) -> Any:
+    """The mean running batch at ``rate`` requests/s: each request holds a slot for its
+    decode, so (Little) B = rate x output_tokens x t_round(B), bisected on [0, slots]; ``slots``
+    where no B below it holds the load (the round time grows with B, so the excess
+    rate x out x t_round(B) - B changes sign once where the replica keeps up)."""
+    out = s.output_tokens
+
+    def excess(b: Any) -> Any:
+        return rate * out * _round(d, hw, a, s, tp, pp, np.maximum(b, 1.0), mixed)[0] - b
+
+    top = np.maximum(np.asarray(slots, dtype=float), 0.0)
+    e_top = excess(top)
+    hi = top + np.zeros_like(e_top)
+    lo = np.zeros_like(hi)
+    over = e_top >= 0
+    for _ in range(_RATE_BISECT):
+        mid = (lo + hi) / 2
+        up = excess(mid) > 0
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    return np.where(over, hi, (lo + hi) / 2)
 
 
 def _solve(bmax: Any, ok: Any) -> Any:
@@ -290,8 +340,12 @@ def serve_continuous(
                 good &= (t_one + kv_move + queue * t if disagg else t_one + t) <= ttft_slo
             return good
 
-        solve = not pinned and (tpot_slo is not None or ttft_slo is not None or poisson)
-        batch = _solve(slots if poisson else bmax, ok) if solve else bmax
+        rate = s.arrival_rate_per_s if poisson else None
+        if rate is not None:  # the load is given: Little's law sets the mean batch
+            batch = _batch_at_rate(d, hw, a, s, tp, pp, slots, rate, mixed)
+        else:
+            solve = not pinned and (tpot_slo is not None or ttft_slo is not None or poisson)
+            batch = _solve(slots if poisson else bmax, ok) if solve else bmax
         bt = batch if pinned else np.maximum(batch, 1.0)
         t_round, st, n_micro = _round(d, hw, a, s, tp, pp, bt, mixed)
         tokens, cycle = bt, t_round
@@ -299,9 +353,25 @@ def serve_continuous(
         # (not disaggregated: t_one + t_round, the same as t_one + 0.0 + 1.0 x t_round)
         ttft = t_one + kv_move + queue * t_round if disagg else t_one + t_round
         tpot = t_round
-        if poisson:  # the SLO percentiles, as the SLOs bound them
+        if poisson:  # the SLO percentiles (or means), as the SLOs bound them
             wait, tpot = _open_system_s(d, hw, a, s, tp, pp, bt, t_round, slots)
             ttft = ttft + wait
+        if rate is not None:
+            # Below one request on average the engine idles between them: a mean batch of
+            # B < 1 runs one-sequence steps a fraction B of the time.
+            duty = np.minimum(batch, 1.0)
+            tokens, flops, nbytes = batch, duty * flops, duty * nbytes
+            # A replica that cannot keep up (no mean batch below the slots holds the load, or
+            # its prompts arrive faster than it prefills them) serves its saturated capacity,
+            # and the queue, so the TTFT, grows without bound.
+            over = ~(batch < slots) | ~np.isfinite(wait)
+            if np.any(over):
+                sat, st_s, nm_s = _round(d, hw, a, s, tp, pp, np.maximum(bmax, 1.0), mixed)
+                batch = np.where(over, np.maximum(bmax, 1.0), batch)
+                tokens, cycle = np.where(over, batch, tokens), np.where(over, sat, cycle)
+                flops = np.where(over, nm_s * st_s.flops, flops)
+                nbytes = np.where(over, nm_s * st_s.hbm_bytes, nbytes)
+                ttft, tpot = np.where(over, np.inf, ttft), np.where(over, sat, tpot)
         if disagg:
             # One prefill group runs budget-sized chunks back to back, pipelined over pp.
             bp = np.maximum(tech(d, "cb_max_num_tokens") / S, 1.0)

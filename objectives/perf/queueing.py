@@ -73,6 +73,15 @@ def admission_wait_s(c: Any, a: Any, hold_s: Any, hold_cv: Any, q: float) -> Any
     return np.where(a >= c, np.inf, w)
 
 
+def admission_wait_mean_s(c: Any, a: Any, hold_s: Any, hold_cv: Any) -> Any:
+    """The mean of the wait ``admission_wait_s`` takes quantiles of: P(wait) times the mean
+    wait of those who wait; +inf when a >= c."""
+    c, a = np.asarray(c, dtype=float), np.asarray(a, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = erlang_c(c, a) * hold_s / (c - a) * (1.0 + np.square(hold_cv)) / 2.0
+    return np.where(a >= c, np.inf, np.where(a <= 0, 0.0, w))
+
+
 def fcfs_wait_s(rate: Any, service_s: Any, service_cv: Any, q: float) -> Any:
     """The ``q`` quantile of the wait in an M/G/1 queue: arrivals at ``rate`` per second, mean
     service ``service_s``, its coefficient of variation ``service_cv``; +inf when rho >= 1."""
@@ -82,6 +91,15 @@ def fcfs_wait_s(rate: Any, service_s: Any, service_cv: Any, q: float) -> Any:
         mean_if_waiting = (1.0 + np.square(service_cv)) * service_s / (2.0 * (1.0 - rho))
         w = mean_if_waiting * np.log(rho / (1.0 - q))
     w = np.where(rho > 1.0 - q, w, 0.0)
+    return np.where(rho >= 1.0, np.inf, w)
+
+
+def fcfs_wait_mean_s(rate: Any, service_s: Any, service_cv: Any) -> Any:
+    """The mean wait in that M/G/1 queue (Pollaczek-Khinchine, exact for any service time
+    distribution): rho (1 + cv^2) E[X] / (2 (1 - rho)); +inf when rho >= 1."""
+    rho = np.asarray(rate, dtype=float) * service_s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = rho * (1.0 + np.square(service_cv)) * service_s / (2.0 * (1.0 - rho))
     return np.where(rho >= 1.0, np.inf, w)
 
 

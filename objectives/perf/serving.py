@@ -33,6 +33,7 @@ from objectives.perf.network import allreduce_s, p2p_s, plus_where
 
 SCHEDULERS = ("continuous", "static")
 ARRIVALS = ("saturated", "poisson")
+LATENCY_STATISTICS = ("percentile", "mean")
 #: Kernel efficiencies each scheduler reads: (GEMM compute, GEMM memory, attention compute,
 #: attention memory, per-layer overhead). Static keeps the TensorRT-LLM 0.5 fit.
 _EFF = {
@@ -70,6 +71,8 @@ class Serving:
     slo_quantile: float = 0.99  # the quantile the SLOs bound under poisson arrivals
     input_tokens_cv: Any = 0.0  # coefficient of variation of prompt lengths
     output_tokens_cv: Any = 0.0  # and of output lengths
+    arrival_rate_per_s: Any = None  # poisson: requests/s each replica receives (None: solved)
+    latency_mean: bool = False  # poisson: latencies as means, not at the SLO percentile
 
     @property
     def kv_elem(self) -> float:

@@ -10,7 +10,7 @@ import numpy as np
 from objectives._evaluator import tech
 from objectives.errors import ContextError, unknown_name
 from objectives.perf.model import Arch
-from objectives.perf.serving import ARRIVALS, SCHEDULERS, Serving
+from objectives.perf.serving import ARRIVALS, LATENCY_STATISTICS, SCHEDULERS, Serving
 
 PRECISION_BYTES = {"bf16": 2.0, "fp8": 1.0}
 PHASES = ("serve", "prefill", "decode", "train")
@@ -90,13 +90,28 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
             "disaggregated: false; use arrivals: saturated otherwise"
         )
         raise ContextError("workload.arrivals", msg)
-    if arrivals == "poisson" and wl.get("ttft_slo_s") is None:
+    rate = wl.get("arrival_rate_per_s")
+    if rate is not None and arrivals != "poisson":
+        msg = "an arrival rate is the rate of poisson arrivals: set arrivals: poisson with it"
+        raise ContextError("workload.arrival_rate_per_s", msg)
+    if rate is not None and not (isinstance(wl.get("batch"), str) and wl["batch"] == "auto"):
         msg = (
-            "poisson arrivals need a TTFT SLO: an open system's throughput is the arrival "
-            "rate whose TTFT percentile meets it (without one, the saturated capacity at an "
-            "unbounded wait)"
+            f"expected 'auto' with an arrival_rate_per_s (the rate sets the running batch), "
+            f"got {wl.get('batch')!r}"
+        )
+        raise ContextError("workload.batch", msg)
+    if arrivals == "poisson" and rate is None and wl.get("ttft_slo_s") is None:
+        msg = (
+            "poisson arrivals need a TTFT SLO or an arrival_rate_per_s: an open system's "
+            "throughput is the arrival rate whose TTFT percentile meets the SLO (without "
+            "either, the saturated capacity at an unbounded wait)"
         )
         raise ContextError("workload.ttft_slo_s", msg)
+    stat = str(wl.get("latency_statistic", "percentile") or "percentile")
+    if stat not in LATENCY_STATISTICS:
+        raise unknown_name(
+            "workload.latency_statistic", stat, LATENCY_STATISTICS, what="latency statistic"
+        )
     s = Serving(
         bytes_per_elem=PRECISION_BYTES[precision],
         input_tokens=_positive(wl, "input_tokens"),
@@ -110,6 +125,8 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
         slo_quantile=_percentile(wl),
         input_tokens_cv=_non_negative(wl, "input_tokens_cv"),
         output_tokens_cv=_non_negative(wl, "output_tokens_cv"),
+        arrival_rate_per_s=None if rate is None else _positive(wl, "arrival_rate_per_s"),
+        latency_mean=stat == "mean",
     )
     return s, (_optional_slo(wl, "ttft_slo_s"), _optional_slo(wl, "tpot_slo_s")), precision
 

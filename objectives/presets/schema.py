@@ -197,6 +197,8 @@ class WorkloadPreset(_Forbid):
     slo_percentile: _strict(float, gt=0, lt=100) = 99.0  # type: ignore[valid-type]
     input_tokens_cv: NonNegative = 0.0  # type: ignore[valid-type]
     output_tokens_cv: NonNegative = 0.0  # type: ignore[valid-type]
+    arrival_rate_per_s: Positive | None = None  # type: ignore[valid-type]
+    latency_statistic: Literal["percentile", "mean"] = "percentile"
     phase: Literal["serve", "prefill", "decode", "train"]
     precision: Literal["bf16", "fp8"]
     input_tokens: _int(ge=1)  # type: ignore[valid-type]
