@@ -72,7 +72,17 @@ METRICS: dict[str, tuple[str, str]] = {
     "facility_power_w": ("W", "cluster power times PUE"),
     "tokens_per_joule": ("tokens/J", "tokens_per_s / cluster_power_w"),
     "model_fits": ("0/1", "1 if some parallelism fits weights, KV cache and activations in HBM"),
-    "slo_met": ("0/1", "1 if the chosen configuration meets the TTFT and TPOT SLOs"),
+    "slo_met": (
+        "0/1",
+        "1 if the chosen configuration meets the TTFT and TPOT SLOs (and, at a given "
+        "arrival_rate_per_s, keeps up with it)",
+    ),
+    "load_served_fraction": (
+        "1",
+        "at a given arrival_rate_per_s: tokens/s served / offered (< 1: the replicas cannot "
+        "keep up, their queues grow without bound and the figures are the saturated "
+        "engine's); 1 otherwise",
+    ),
     "tp": ("GPUs", "tensor-parallel degree chosen"),
     "pp": ("GPUs", "pipeline-parallel degree chosen"),
     "ep": ("GPUs", "expert-parallel degree (MoE experts spread over the TP group; 1 if dense)"),
@@ -292,7 +302,9 @@ def _timing(
     # least SLO excess; the rest by least memory overflow, so nothing is ever left unranked.
     overflow = -1e9 - np.maximum(mem_ratio, 1)
     ttft_slo, tpot_slo = slo
-    if ttft_slo is None and tpot_slo is None:
+    # At a given arrival rate a replica that cannot keep up misses the load as it would an SLO.
+    load = r.get("excess_load")
+    if ttft_slo is None and tpot_slo is None and load is None:
         slo_ok = np.broadcast_to(True, shape)
         top = memok if every else memok & topo
         # (every group formable: not top is not memok, the overflow score)
@@ -307,6 +319,8 @@ def _timing(
             slo_excess = slo_excess + np.maximum(r["ttft_s"] / ttft_slo - 1, 0)
         if tpot_slo is not None:
             slo_excess = slo_excess + np.maximum(r["tpot_s"] / tpot_slo - 1, 0)
+        if load is not None:
+            slo_excess = slo_excess + load
         slo_ok = slo_excess == 0
         top = memok & slo_ok if every else memok & slo_ok & topo
         z = np.where(
@@ -641,6 +655,11 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     overhead = overhead_w_per_gpu(flat, hw) + fabric_w_per_gpu(flat, hw)
     cluster_w = busy * p_gpu + (cluster - busy) * p_idle + cluster * overhead
     tokens = sel["replicas"] * sel["replica_tokens_per_s"]
+    served = np.ones_like(tokens)
+    if s.arrival_rate_per_s is not None and s.arrivals == "poisson":
+        offered = sel["replicas"] * s.arrival_rate_per_s * s.output_tokens
+        with np.errstate(divide="ignore", invalid="ignore"):
+            served = np.where(offered > 0, np.minimum(tokens / offered, 1.0), 1.0)
     out = {
         "tflops_per_gpu": hw["tflops_per_gpu"],
         "hbm_tbps_per_gpu": hw["hbm_tbps_per_gpu"],
@@ -660,6 +679,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "tokens_per_joule": tokens / cluster_w,
         "model_fits": sel["model_fits"],
         "slo_met": sel["slo_met"],
+        "load_served_fraction": served,
         "tp": sel["tp"],
         "pp": sel["pp"],
         "ep": np.minimum(sel["tp"], a.experts) if a.experts > 1 else np.ones_like(sel["tp"]),

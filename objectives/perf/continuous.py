@@ -285,6 +285,7 @@ def serve_continuous(
     # ``cap`` is +inf where the batch is auto (solved); a finite value is a pinned batch
     pinned = bool(np.all(np.isfinite(cap)))
     t_one = _prefill_one(d, hw, a, s, tp, pp)
+    load: dict[str, Any] = {}  # at a given arrival rate: the load beyond the capacity
     kv_move: Any = 0.0
     if disagg:  # the prompt's KV cache moves from the prefill to the decode group
         mem0 = _memory(d, hw, a, s, tp, pp)
@@ -360,18 +361,23 @@ def serve_continuous(
             # Below one request on average the engine idles between them: a mean batch of
             # B < 1 runs one-sequence steps a fraction B of the time.
             duty = np.minimum(batch, 1.0)
-            tokens, flops, nbytes = batch, duty * flops, duty * nbytes
+            tokens, flops, nbytes = rate * out * cycle, duty * flops, duty * nbytes
             # A replica that cannot keep up (no mean batch below the slots holds the load, or
-            # its prompts arrive faster than it prefills them) serves its saturated capacity,
-            # and the queue, so the TTFT, grows without bound.
+            # its prompts arrive faster than it prefills them) serves its saturated capacity
+            # while its queue grows without bound: it gets the saturated figures and an
+            # ``excess_load`` (offered / served - 1) that ranks and counts as a missed SLO.
             over = ~(batch < slots) | ~np.isfinite(wait)
+            excess = np.zeros(np.shape(over))
             if np.any(over):
                 sat, st_s, nm_s = _round(d, hw, a, s, tp, pp, np.maximum(bmax, 1.0), mixed)
                 batch = np.where(over, np.maximum(bmax, 1.0), batch)
                 tokens, cycle = np.where(over, batch, tokens), np.where(over, sat, cycle)
                 flops = np.where(over, nm_s * st_s.flops, flops)
                 nbytes = np.where(over, nm_s * st_s.hbm_bytes, nbytes)
-                ttft, tpot = np.where(over, np.inf, ttft), np.where(over, sat, tpot)
+                ttft, tpot = np.where(over, t_one + sat, ttft), np.where(over, sat, tpot)
+                excess = np.where(over, rate * out * cycle / tokens - 1.0, 0.0)
+                excess = np.maximum(excess, np.where(over, 1e-9, 0.0))
+            load["excess_load"] = excess
         if disagg:
             # One prefill group runs budget-sized chunks back to back, pipelined over pp.
             bp = np.maximum(tech(d, "cb_max_num_tokens") / S, 1.0)
@@ -393,6 +399,7 @@ def serve_continuous(
             nbytes = (share * bw_p + (1 - share) * bw_d) * cycle
     need = mem["fixed"] + np.maximum(batch, 1.0) * (mem["kv_seq"] / mem["frac"])
     return {
+        **load,
         "replica_tokens_per_s": tokens / cycle,
         "ttft_s": ttft,
         "tpot_s": tpot,
