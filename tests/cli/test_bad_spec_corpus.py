@@ -393,6 +393,20 @@ CASES: list[Case] = [
         "greater than",
     ),
     edit(
+        "latency_statistic_unknown",
+        "batch: 64}",
+        "batch: 64, latency_statistic: p50}",
+        "fixed.workload.latency_statistic",
+        "valid choices: percentile, mean",
+    ),
+    edit(
+        "arrival_rate_zero",
+        "batch: 64}",
+        "batch: 64, arrival_rate_per_s: 0}",
+        "fixed.workload.arrival_rate_per_s",
+        "greater than",
+    ),
+    edit(
         "workload_typo",
         "batch: 64}",
         "batch: 64, batchsize: 3}",
