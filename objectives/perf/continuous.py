@@ -356,7 +356,12 @@ def serve_continuous(
         tpot = t_round
         if poisson:  # the SLO percentiles (or means), as the SLOs bound them
             wait, tpot = _open_system_s(d, hw, a, s, tp, pp, bt, t_round, slots)
-            ttft = ttft + wait
+            # No stable queue at any batch (no slot fits, say): the TTFT without waits, and
+            # the candidate counts as missing the SLOs (every metric stays finite).
+            stable = np.isfinite(wait)
+            ttft = ttft + np.where(stable, wait, 0.0)
+            if rate is None and not np.all(stable):
+                load["excess_load"] = np.where(stable, 0.0, 1.0)
         if rate is not None:
             # Below one request on average the engine idles between them: a mean batch of
             # B < 1 runs one-sequence steps a fraction B of the time.

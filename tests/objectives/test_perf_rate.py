@@ -173,3 +173,12 @@ def test_bad_rate_fields_name_the_field(wl: dict[str, object], field: str) -> No
     assert err.value.path == field
     if field == "workload.latency_statistic":
         assert "percentile" in str(err.value) and "mean" in str(err.value)
+
+
+@pytest.mark.parametrize("wl", [{"ttft_slo_s": 1.0}, {"arrival_rate_per_s": 1.0}])
+def test_an_open_system_that_does_not_fit_keeps_every_metric_finite(wl: dict) -> None:
+    """405B on one H100: no batch slot fits, so no queue is stable; the design is infeasible
+    (model_fits 0, slo_met 0), not a failed evaluation (the engine rejects non-finite metrics)."""
+    m = perf(model="llama3-405b", precision="fp8", arrivals="poisson", **wl)
+    assert all(math.isfinite(v) for v in m.values()), {k: v for k, v in m.items()}
+    assert m["model_fits"] == 0 and m["slo_met"] == 0 and m["tokens_per_s"] == 0
