@@ -3,21 +3,17 @@ the committed list is the one the model gives now."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
+
+from tests.bench_scripts import load
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _gs():
-    spec = importlib.util.spec_from_file_location("gemm_shapes", ROOT / "benchmarks" /
-                                                  "gemm_shapes.py")  # fmt: skip
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["gemm_shapes"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load("gemm_shapes")
 
 
 LLAMA3_70B = {"hidden": 8192, "heads": 64, "kv_heads": 8, "ffn": 28672}
@@ -47,10 +43,9 @@ def test_mixture_of_experts_gemms_run_at_the_routed_tokens() -> None:
 def test_the_committed_shapes_are_the_models() -> None:
     """Regenerate with `python benchmarks/gemm_shapes.py shapes` after a model change (M may
     move by one where another machine rounds a step's tokens the other way)."""
-    gs = _gs()
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "benchmarks"))  # shapes() imports validate_perf
     try:
-        now = gs.shapes()
+        now = _gs().shapes()
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
     committed = json.loads((ROOT / "benchmarks" / "gemm_shapes.json").read_text("utf-8"))

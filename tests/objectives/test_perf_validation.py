@@ -8,23 +8,18 @@ efficiencies were fitted on the declared FIT split only (TensorRT-LLM v0.11.0 an
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.bench_scripts import load
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _vp():
-    spec = importlib.util.spec_from_file_location("validate_perf", ROOT / "benchmarks" /
-                                                  "validate_perf.py")  # fmt: skip
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["validate_perf"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return load("validate_perf")
 
 
 @pytest.fixture(scope="module")

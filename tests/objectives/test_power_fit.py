@@ -7,28 +7,20 @@ compute_utilization_at_full_power on it; validation rows 178-180 are not in it.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.bench_scripts import load
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def cp():
-    _load("validate_perf")
-    return _load("calibrate_power")
+    load("validate_perf")
+    return load("calibrate_power")
 
 
 @pytest.fixture(scope="module")

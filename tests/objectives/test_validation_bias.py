@@ -3,33 +3,21 @@ studies/paper/FINDINGS.md quotes from it."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.bench_scripts import load
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def vb():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        return _load("validation_bias")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    return load("validation_bias")
 
 
 @pytest.fixture(scope="module")
