@@ -34,9 +34,10 @@ run at the edge of stability, at an unbounded wait), or a given load: with
 ``workload.arrival_rate_per_s`` each replica receives that many requests per second, its mean
 running batch follows from Little's law (a request holds a slot for its decode:
 B = rate x output_tokens x round time at B, bisected), and ``ttft_s``/``tpot_s`` are the
-latencies at that load; a replica that cannot keep up serves its saturated capacity at an
-infinite ``ttft_s``. ``workload.latency_statistic: mean`` reports (and bounds) the means over
-requests instead of the SLO percentile, as serving benchmarks report them.
+latencies at that load; a replica that cannot keep up serves its saturated capacity (its
+queue grows without bound: the saturated figures, counted as a missed SLO, and
+``load_served_fraction`` < 1). ``workload.latency_statistic: mean`` reports (and bounds) the
+means over requests instead of the SLO percentile, as serving benchmarks report them.
 
 Disaggregated (Splitwise, Isca'24; DistServe, OSDI'24): a prefill pool runs prompts in
 token-budget chunks, a decode pool runs decode-only steps, both of the same parallelism, their
