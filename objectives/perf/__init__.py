@@ -660,6 +660,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         offered = sel["replicas"] * s.arrival_rate_per_s * s.output_tokens
         with np.errstate(divide="ignore", invalid="ignore"):
             served = np.where(offered > 0, np.minimum(tokens / offered, 1.0), 1.0)
+        served = np.where(served > 1.0 - 1e-9, 1.0, served)  # all of it, but for rounding
     out = {
         "tflops_per_gpu": hw["tflops_per_gpu"],
         "hbm_tbps_per_gpu": hw["hbm_tbps_per_gpu"],
