@@ -114,7 +114,7 @@ def test_a_parallelism_that_keeps_up_wins_over_one_that_does_not() -> None:
     wl = {"model": "llama3-70b", "tp": "auto", "arrival_rate_per_s": 10.0, **AT}
     chosen = perf(n=8, **wl)
     assert chosen["tp"] == 4 and chosen["load_served_fraction"] == 1 and chosen["slo_met"] == 1
-    assert chosen["tokens_per_s"] == pytest.approx(2 * 10.0 * 256, rel=1e-12)
+    assert chosen["tokens_per_s"] == pytest.approx(2 * 10.0 * 256, rel=1e-9)
     tp2 = perf(n=8, **{**wl, "tp": 2})
     assert tp2["load_served_fraction"] < 1 and tp2["slo_met"] == 0
     assert tp2["tokens_per_s"] > chosen["tokens_per_s"]
@@ -141,6 +141,8 @@ def test_the_rate_an_slo_allows_gives_back_that_slo() -> None:
 
 
 def test_rate_vectorized_equals_scalar() -> None:
+    """Within 1e-9: the mean batch is bisected to ~1e-11 of its interval, and a vector and a
+    scalar path may round a step time differently in the last bit."""
     rates = np.array([0.5, 5.0, 20.0, 60.0])  # the last is beyond the capacity
     base = {"model": "llama3-8b", "precision": "bf16", "phase": "serve", "input_tokens": 467,
             "output_tokens": 256, "batch": "auto", "tp": 1, "pp": 1, **AT}  # fmt: skip
@@ -152,7 +154,7 @@ def test_rate_vectorized_equals_scalar() -> None:
         one = perf(arrival_rate_per_s=float(r), **AT)
         for k in ("tokens_per_s", "ttft_s", "tpot_s", "batch", "gpu_power_w", "slo_met",
                   "load_served_fraction"):  # fmt: skip
-            assert float(many[k][i]) == pytest.approx(one[k], rel=1e-12), k
+            assert float(many[k][i]) == pytest.approx(one[k], rel=1e-9), k
 
 
 @pytest.mark.parametrize(
