@@ -3,9 +3,10 @@
 Why: the continuous-batching model times a layer's GEMMs at one fitted efficiency
 (``cb_gemm_compute_efficiency``), the same at 200 tokens per step as at 16,000 and on a TP8
 slice (N = 1,280 columns) as on a whole matrix. Tile and wave quantization (NVIDIA Matrix
-Multiplication Background guide, DU-09799-001, s3) say otherwise, and round 7 found that a
-fixed 128 x 128 tile explains part of the validation error but over-charges small batches, where
-cuBLASLt switches to split-K kernels (``/work/notes/waves-r7.md`` has the numbers). What the
+Multiplication Background guide, DU-09799-001, s3) say otherwise. Round 7 tried a fixed
+128 x 128 tile in whole waves over the SMs, refitted on the FIT rows: the fit loss fell 10 %
+and validation p90 went from 45.3 to 41.5 %, but decode at batch 4 turned compute-bound (Triton
+row 56's TPOT +31 %, was 0 %), where cuBLASLt switches to split-K kernels; not adopted. What the
 library really achieves per shape is a measurement, outside both the fit and the validation
 rows: this script prepares it (here) and makes it (on a GPU).
 
