@@ -47,7 +47,7 @@ out / (1/P + 1/D) with P, D the request rates of one prefill and one decode grou
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -218,17 +218,7 @@ def _bound(
     return np.floor(np.maximum(b, 0.0)), mem
 
 
-def _batch_at_rate(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
-    slots: Any,
-    rate: Any,
-    mixed: bool,
-) -> Any:
+def _batch_at_rate(round_s: Callable[[Any], Any], slots: Any, rate: Any, out: Any) -> Any:
     """The mean running batch at ``rate`` requests/s: each request holds a slot for its
     decode, so (Little) B = rate x output_tokens x t_round(B), solved on [0, slots]; ``slots``
     where no B below it holds the load (the round time grows with B, so the excess
@@ -237,11 +227,11 @@ def _batch_at_rate(
     The round time is nearly affine in B, with kinks where a roofline changes sides, so the
     Illinois variant of regula falsi (Dowell & Jarratt, BIT 11, 1971) finds the root in a dozen
     steps where bisection takes 40; it keeps the root bracketed, and a row it has not pinned
-    to 1e-12 after ``_RATE_STEPS`` steps is bisected on its bracket."""
-    out = s.output_tokens
+    to 1e-12 after ``_RATE_STEPS`` steps is bisected on its bracket. ``round_s(B)``: the
+    round time at a running batch of B (at least one sequence)."""
 
     def excess(b: Any) -> Any:
-        return rate * out * _round(d, hw, a, s, tp, pp, np.maximum(b, 1.0), mixed)[0] - b
+        return rate * out * round_s(np.maximum(b, 1.0)) - b
 
     top = np.maximum(np.asarray(slots, dtype=float), 0.0)
     fb = excess(top)
@@ -364,7 +354,11 @@ def serve_continuous(
 
         rate = s.arrival_rate_per_s if poisson else None
         if rate is not None:  # the load is given: Little's law sets the mean batch
-            batch = _batch_at_rate(d, hw, a, s, tp, pp, slots, rate, mixed)
+
+            def round_s(bb: Any) -> Any:
+                return _round(d, hw, a, s, tp, pp, bb, mixed)[0]
+
+            batch = _batch_at_rate(round_s, slots, rate, out)
         else:
             solve = not pinned and (tpot_slo is not None or ttft_slo is not None or poisson)
             batch = _solve(slots if poisson else bmax, ok) if solve else bmax
