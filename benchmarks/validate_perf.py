@@ -959,6 +959,17 @@ def plot(res: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
+#: Sections other scripts write into docs/validation.md start with this marker and are kept.
+SECTION_MARK = "\n<!-- section: "
+
+
+def kept_sections() -> str:
+    """The other scripts' sections of docs/validation.md (training, cost), to keep as they are."""
+    old = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
+    at = old.find(SECTION_MARK)
+    return "" if at < 0 else old[at:]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="print the summary, write nothing")
@@ -974,7 +985,7 @@ def main() -> None:
         print(f"{split:<10} {group:<10} n={v['n']:<3} median {v['median']:.1%} "
               f"p90 {v['p90']:.1%} max {v['max']:.1%}")  # fmt: skip
     if not args.check:
-        DOC.write_text(markdown(res), encoding="utf-8")
+        DOC.write_text(markdown(res) + kept_sections(), encoding="utf-8")
         plot(res, PNG)
         print(f"wrote {DOC.relative_to(ROOT)} and {PNG.relative_to(ROOT)}")
 

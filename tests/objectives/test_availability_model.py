@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from objectives.availability import capacity_availability, simulate_capacity, training_goodput
-from objectives.availability._poisson import lgamma, poisson_cdf, poisson_log_sf
+from objectives.availability._poisson import poisson_cdf, poisson_log_sf
 from objectives.availability.closed_form import (
     daly_goodput,
     nines,
@@ -47,9 +47,28 @@ def test_poisson_tails_match_direct_sums() -> None:
         -math.lgamma(62) - 1 + math.log(1 + 1 / 62), rel=1e-3
     )
     assert poisson_cdf(-1, 2.0) == 0.0 and poisson_cdf(3, 0.0) == 1.0
-    assert lgamma(np.array([0.5, 10.0, 1e5])) == pytest.approx(
-        [math.lgamma(0.5), math.lgamma(10.0), math.lgamma(1e5)], rel=1e-10
+
+
+def test_poisson_far_tail_stays_finite_in_log_space() -> None:
+    # Where P(K > n) underflows a double the log is still exact: against the leading terms of
+    # the series p(n+1) (1 + mu/(n+2) + mu^2/((n+2)(n+3)) + ...), summed here in log space.
+    for n, mu in [(200, 1.0), (300, 0.01), (2000, 100.0), (100_000, 50_000.0)]:
+        log_p = (n + 1) * math.log(mu) - mu - math.lgamma(n + 2)
+        series, term = 0.0, 1.0
+        for k in range(2, 100_000):
+            series += term
+            term *= mu / (n + k)
+            if term < 1e-17 * series:
+                break
+        want = log_p + math.log(series)
+        assert want < -700  # below what a double holds as a probability
+        assert float(poisson_log_sf(n, mu)) == pytest.approx(want, rel=1e-12)
+    # a mixed batch: near, far and zero means in one call
+    got = poisson_log_sf(np.array([3.0, 200.0, 5.0]), np.array([2.0, 1.0, 0.0]))
+    assert got[0] == pytest.approx(
+        math.log(1 - sum(math.exp(-2) * 2**k / math.factorial(k) for k in range(4))), rel=1e-12
     )
+    assert got[1] < -800 and got[2] == -np.inf
 
 
 def test_poisson_tails_without_spares_are_exact_in_every_mix() -> None:
