@@ -245,6 +245,7 @@ def robust_model(
         constraints=model.constraints,
         fixed_overrides=model.fixed_overrides,
         uncertain=model.uncertain,
+        derived=model.derived,
         k=k,
         statistic=statistic,
         nominal_study=model.spec.study,

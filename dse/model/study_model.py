@@ -54,6 +54,9 @@ class StudyModel:
     # Uncertain assumptions (dse.model.uncertain.Uncertain): ``fixed`` values given as
     # distributions; the context holds their nominal values.
     uncertain: list[Any] = field(default_factory=list)
+    # ``derived`` values of the spec: name -> expression of searched params, numeric fixed values
+    # and earlier derived values, computed into every design (vectorized like the rest).
+    derived: dict[str, Expr] = field(default_factory=dict)
 
     @property
     def spec(self):  # noqa: ANN201 - StudySpec, kept short for readers
@@ -71,6 +74,10 @@ class StudyModel:
     def design(self, params: Mapping[str, Any]) -> dict[str, Any]:
         d = dict(self.context)
         d.update(params)
+        if self.derived:
+            env = self.env(params, {})
+            for name, expr in self.derived.items():
+                d[name] = env[name] = expr.evaluate(env)
         return d
 
     def evaluate(self, params: Mapping[str, Any], *, strict: bool = True) -> dict[str, np.ndarray]:
@@ -444,6 +451,7 @@ def collect_model(
         fixed_overrides=dict(fixed_overrides or {}),
         uncertain=uncertain,
     )
+    problems += _derived_problems(loaded, model, known_params if all_declare else None)
 
     # Metric catalog: declared, or discovered by probing the midpoint design. Every evaluator
     # is probed once, so a bad fixed value its model rejects (an error carrying the ``path``
@@ -532,6 +540,53 @@ def collect_model(
             )
         model.constraints.append(expr)
     return model, problems
+
+
+def _derived_problems(
+    loaded: LoadedSpec, model: StudyModel, known_params: set[str] | None
+) -> list[Problem]:
+    """Parse the spec's ``derived`` values into ``model.derived``; their problems, located."""
+    spec = loaded.spec
+    problems: list[Problem] = []
+    names = {*spec.space, *model.env({}, {})}
+    for name, text in spec.derived.items():
+        loc = ("derived", name)
+        if name in spec.space:
+            problems.append(
+                loaded.problem(
+                    loc,
+                    f"{name!r} is searched in 'space'; a derived value cannot also be searched",
+                )
+            )
+            continue
+        if known_params is not None and name not in known_params:
+            problems.append(
+                loaded.problem(
+                    loc,
+                    f"unknown design parameter {name!r} ({did_you_mean(name, known_params)}"
+                    f"valid parameters: {choices_text(known_params)})",
+                )
+            )
+            continue
+        try:
+            expr = parse_expr(str(text))
+        except ExprError as exc:
+            problems.append(loaded.problem(loc, str(exc)))
+            continue
+        unknown = sorted(expr.names - names)
+        if unknown:
+            problems.append(
+                loaded.problem(
+                    loc,
+                    f"unknown name {unknown[0]!r} in {text!r}: a derived value is computed from "
+                    f"searched parameters, numeric fixed values and earlier derived values "
+                    f"({did_you_mean(unknown[0], names)}available: {choices_text(names)})",
+                )
+            )
+            continue
+        model.derived[name] = expr
+        names.add(name)
+    return problems
 
 
 class ProbeTimeout(Exception):

@@ -34,6 +34,7 @@ _BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Div: operator.truediv,
     ast.Pow: operator.pow,
     ast.Mod: operator.mod,
+    ast.FloorDiv: operator.floordiv,
 }
 _CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Lt: operator.lt,
@@ -45,7 +46,7 @@ _CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
 }
 #: Violation of ``a < b`` at ``a == b``: positive (infeasible) but below any real violation.
 _STRICT_EPS = float(np.finfo(float).eps)
-_ALLOWED = "names, numbers, + - * / ** %, comparisons (< <= > >= == !=), and, or, not"
+_ALLOWED = "names, numbers, + - * / // ** %, comparisons (< <= > >= == !=), and, or, not"
 #: Bounded work for any input: a constraint is a short formula. Longer or deeper ones are
 #: refused with these numbers in the message (never a RecursionError), and an exponent must be
 #: a name or a number of at most MAX_EXPONENT in size (``9 ** 9 ** 9 ** 9`` would never end).

@@ -188,6 +188,13 @@ class StudySpec(_Model):
     )
     objectives: list[ObjectiveSpec] = Field(min_length=1)
     constraints: list[str] = Field(default_factory=list, max_length=MAX_CONSTRAINTS)
+    derived: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=MAX_CONSTRAINTS,
+        description="Design values computed from the searched ones, in order, by the "
+        "constraints' expression language (`cluster_size: 52096 // die_area_mm2` keeps the "
+        "total die area fixed while die_area_mm2 is searched)",
+    )
     search: SearchSpec = Field(default_factory=SearchSpec)
     robust: RobustSpec | None = Field(
         default=None,
