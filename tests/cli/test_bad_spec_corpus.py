@@ -5,8 +5,9 @@ answer with exactly one line ``FILE:LINE: field: problem``, exit 2, no traceback
 nothing (no study folder, no journal, no stray file). The expected line is computed from where
 the mistake was written, independently of the tool.
 
-``dse run`` runs every case as a real process (a few at a time, once per session); ``dse
-validate`` runs every case through the CLI's entry point in this process, which is cheap.
+Every case runs through the CLI's entry point in this process (tests/cli/inprocess.py), which
+is cheap; a sample spread over the sections also runs as real ``dse`` processes, to show that a
+fresh process answers the same way.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import os
 import subprocess
 import sys
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.cli.inprocess import run_in_process
 from tests.conftest import ROOT
 
 GOOD = textwrap.dedent(
@@ -1174,13 +1175,15 @@ def _listing(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*") if "__pycache__" not in p.parts}
 
 
+def _env(folder: Path) -> dict[str, str | None]:
+    return {"DSE_STUDIES_DIR": str(folder / "studies"), "DSE_PRESETS": None}
+
+
 def _run_process(case: Case, folder: Path, *args: str) -> Outcome:
+    """``dse ARGS`` as a real process in the case's folder."""
     before = _listing(folder)
-    env = {
-        **os.environ,
-        "DSE_STUDIES_DIR": str(folder / "studies"),
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
+    env = {k: v for k, v in {**os.environ, **_env(folder)}.items() if v is not None}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     exe = str(Path(sys.executable).parent / "dse")
     res = subprocess.run(
         [exe, *args], cwd=folder, env=env, capture_output=True, text=True, timeout=300
@@ -1188,16 +1191,32 @@ def _run_process(case: Case, folder: Path, *args: str) -> Outcome:
     return Outcome(res.returncode, res.stderr, sorted(_listing(folder) - before))
 
 
+def _run_in_process(case: Case, folder: Path, *args: str) -> Outcome:
+    """``dse ARGS`` through the console script's entry point in this process."""
+    before = _listing(folder)
+    res = run_in_process(*args, cwd=folder, env=_env(folder))
+    return Outcome(res.returncode, res.stderr, sorted(_listing(folder) - before))
+
+
+def sample(cases: list[Case], n: int) -> list[Case]:
+    """``n`` cases spread evenly over ``cases`` (sections follow each other in the list)."""
+    step = max(1, len(cases) // n)
+    return cases[::step][:n]
+
+
+#: The cases also run as real processes: the entry point behaves the same in a fresh one.
+PROCESS_SAMPLE = sample(CASES, 8)
+
+
 @pytest.fixture(scope="module")
 def run_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
-    """``dse run`` on every case, as real processes, a few at a time."""
+    """``dse run`` on every case through the entry point, one after another (each is refused
+    in parsing and checking, well under a second)."""
     base = tmp_path_factory.mktemp("corpus-run")
-
-    def one(case: Case) -> Outcome:
-        return _run_process(case, _case_folder(case, base), "run", "spec.yaml", "--no-progress")
-
-    with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 2) * 2)) as pool:
-        return dict(zip((c.name for c in CASES), pool.map(one, CASES), strict=True))
+    return {
+        c.name: _run_in_process(c, _case_folder(c, base), "run", "spec.yaml", "--no-progress")
+        for c in CASES
+    }
 
 
 def _assert_refused(case: Case, out: Outcome) -> None:
@@ -1248,24 +1267,16 @@ def test_dse_run_refuses_in_one_line_and_creates_nothing(
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_dse_validate_refuses_in_one_line_and_creates_nothing(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    case: Case,
-) -> None:
-    from dse.cli import main
-
+def test_dse_validate_refuses_in_one_line_and_creates_nothing(tmp_path: Path, case: Case) -> None:
     folder = _case_folder(case, tmp_path)
-    monkeypatch.chdir(folder)
-    monkeypatch.setenv("DSE_STUDIES_DIR", str(folder / "studies"))
-    monkeypatch.setattr(sys, "argv", ["dse", "validate", "spec.yaml"])
-    before = _listing(folder)
-    with pytest.raises(SystemExit) as info:
-        main()
-    stderr = capsys.readouterr().err
-    code = info.value.code if isinstance(info.value.code, int) else 1
-    _assert_refused(case, Outcome(code, stderr, sorted(_listing(folder) - before)))
+    _assert_refused(case, _run_in_process(case, folder, "validate", "spec.yaml"))
+
+
+@pytest.mark.parametrize("case", PROCESS_SAMPLE, ids=lambda c: c.name)
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_real_process_refuses_the_same_way(tmp_path: Path, case: Case, command: str) -> None:
+    folder = _case_folder(case, tmp_path)
+    _assert_refused(case, _run_process(case, folder, command, "spec.yaml"))
 
 
 @pytest.mark.parametrize(
@@ -1284,7 +1295,8 @@ def test_bad_storage_option_is_refused_before_anything_is_created(
 ) -> None:
     case = Case("storage-option", GOOD, 0, "", "")
     folder = _case_folder(case, tmp_path)
-    out = _run_process(case, folder, "run", "spec.yaml", "--no-progress", "--storage", url)
+    runner = _run_process if url == "journal:/etc/passwd" else _run_in_process  # one real one
+    out = runner(case, folder, "run", "spec.yaml", "--no-progress", "--storage", url)
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     (line,) = out.stderr.strip().splitlines()
     assert line.startswith("error: --storage") and fragment in line, line

@@ -5,7 +5,6 @@ metric, a failing constraint and a time-out each fail one trial with its reason,
 from __future__ import annotations
 
 import textwrap
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -108,13 +107,14 @@ def test_hanging_evaluator_times_out_and_is_not_requeued(
 ) -> None:
     env = {"DSE_STUDIES_DIR": str(studies_dir)}
     spec = faulty_spec(tmp_path, trials=28, timeout_s=0.5, hang=True)
-    t0 = time.monotonic()
-    res = run_dse("run", str(spec), "--no-progress", env=env, timeout=120)
+    res = run_dse("run", str(spec), "--no-progress", env=env, timeout=300)
     assert res.returncode == 0, res.stderr
     t = _check_records(studies_dir, 28, range(7))
     hung = t[t["params.a"] == 6]
-    # Each hang costs its 0.5 s time-out, not more (generous bound for a loaded machine).
-    assert time.monotonic() - t0 < 30 + 2 * len(hung)
+    # Each hang costs its 0.5 s time-out, not the hour the sum would take: measured per trial
+    # from the records, so a busy machine's slow start-up does not count (10 s: a loaded
+    # machine's kill and fork).
+    assert (hung["duration_s"] >= 0.5).all() and (hung["duration_s"] < 10).all(), hung
     res = run_dse("run", str(spec), "--no-progress", "--trials", "40", env=env, timeout=120)
     assert res.returncode == 0, res.stderr
     t2 = pd.read_csv(studies_dir / "faults" / "trials.csv")
@@ -145,12 +145,12 @@ def test_validate_probe_is_bounded_by_trial_timeout(tmp_path: Path) -> None:
         search: {sampler: random, trials: 5, trial_timeout_s: 1}
         """)
     )
-    t0 = time.monotonic()
-    res = run_dse("validate", str(spec), timeout=60)
+    # The sum takes hours: an answer at all (within the process's 300 s) is the bound, and the
+    # message says which one held (no wall-clock figure, which a busy machine stretches).
+    res = run_dse("validate", str(spec), timeout=300)
     assert res.returncode == 2, (res.stdout, res.stderr)
     assert "timed out after 1 s (search.trial_timeout_s)" in res.stderr
     assert "hang.yaml:" in res.stderr and "Traceback" not in res.stderr
-    assert time.monotonic() - t0 < 30
 
 
 def test_trial_timeout_must_be_a_positive_finite_number(tmp_path: Path) -> None:
