@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import broadcast, builtin_evaluator, tech, value
+from objectives._evaluator import MEMO_KEY, broadcast, builtin_evaluator, tech, value
 from objectives.availability.closed_form import (
     capacity_availability,
     nines,
@@ -30,6 +30,7 @@ __all__ = [
     "METRICS",
     "capacity_availability",
     "component_fit",
+    "delivered_fraction",
     "evaluate_availability",
     "simulate_availability",
     "simulate_capacity",
@@ -69,6 +70,16 @@ METRICS: dict[str, tuple[str, str]] = {
         "Young-Daly optimal compute time between checkpoints for that job",
     ),
     "job_mtti_h": ("h", "mean time to interruption of a training job on the whole cluster"),
+    "delivered_fraction": (
+        "1",
+        "share of the full-load tokens actually delivered: goodput_fraction for training, "
+        "capacity_availability for serving",
+    ),
+    "delivered_tokens_per_joule": (
+        "tokens/J",
+        "perf.tokens_per_joule x delivered_fraction: the cluster draws its running power "
+        "through restarts and re-computed work, so lost work costs energy too",
+    ),
 }
 
 
@@ -101,7 +112,31 @@ def _recovery_times_h(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
 @builtin_evaluator(metrics=METRICS)
 def evaluate_availability(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Failure rates, blast radius, spare-backed capacity availability and training goodput."""
+    """Failure rates, blast radius, spare-backed capacity availability and training goodput.
+
+    Cost calls this too (cost per delivered token); with the engine's scratch dict under
+    ``MEMO_KEY`` it is computed once per evaluation.
+    """
+    memo = design.get(MEMO_KEY)
+    if isinstance(memo, dict):
+        if "availability" not in memo:
+            memo["availability"] = _evaluate_availability(design)
+        return memo["availability"]
+    return _evaluate_availability(design)
+
+
+def delivered_fraction(
+    design: Mapping[str, Any], availability: Mapping[str, np.ndarray]
+) -> np.ndarray:
+    """What failures leave of full-load output: one synchronous training job loses its goodput
+    (every failure stops it), a serving cluster the replicas that are down."""
+    train = str(design["workload"].get("phase")) == "train"
+    return availability["goodput_fraction" if train else "capacity_availability"]
+
+
+def _evaluate_availability(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    from objectives.perf import evaluate_perf
+
     hw, sw = gpu_rates_per_hour(design)
     n = value(design, "cluster_size")
     spares = spare_count(n, value(design, "spare_fraction"))
@@ -142,6 +177,10 @@ def evaluate_availability(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "checkpoint_interval_h": train["checkpoint_interval_h"],
         "job_mtti_h": train["job_mtti_h"],
     }
+    out["delivered_fraction"] = delivered_fraction(design, out)
+    out["delivered_tokens_per_joule"] = (
+        np.asarray(evaluate_perf(design)["tokens_per_joule"], float) * out["delivered_fraction"]
+    )
     return broadcast(out)
 
 

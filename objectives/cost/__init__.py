@@ -95,6 +95,11 @@ METRICS: dict[str, tuple[str, str]] = {
         "TCO per million output tokens at full load over the "
         "lifetime; finite when nothing is served (tokens floored at 1)",
     ),
+    "usd_per_mtok_delivered": (
+        "USD/Mtok",
+        "usd_per_mtok / availability.delivered_fraction: per token actually delivered, after "
+        "training goodput (restarts, lost work, checkpoints) or the serving capacity that is up",
+    ),
 }
 
 _NETWORK_KEYS = (
@@ -332,9 +337,13 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
 @builtin_evaluator(metrics=METRICS)
 def evaluate_cost(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Cost metrics of a (batch of) design(s); throughput and power from the perf model."""
+    from objectives.availability import delivered_fraction, evaluate_availability
     from objectives.perf import evaluate_perf  # the perf model prices nothing; no cycle
 
-    return cost_breakdown(design, evaluate_perf(design))
+    out = cost_breakdown(design, evaluate_perf(design))
+    lost = delivered_fraction(design, evaluate_availability(design))
+    out["usd_per_mtok_delivered"] = out["usd_per_mtok"] / np.maximum(lost, 1e-12)
+    return broadcast(out)
 
 
 evaluate_cost.waterfall = cost_waterfall  # type: ignore[attr-defined]
