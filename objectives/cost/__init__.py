@@ -296,9 +296,9 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
             "scaleout_gbps_per_gpu": scaleout_gbps_per_gpu(d),
         },
     )
-    # One price basis (technology/fabric.yaml): list prices to cost, then the same margin as
-    # the GPUs.
-    net = net_list / tech(d, "network_list_markup") * tech(d, "hardware_price_markup")
+    # The price basis (technology/fabric.yaml): list prices to cost, then the buyer's margin on
+    # network gear.
+    net = net_list / tech(d, "network_list_markup") * tech(d, "network_price_markup")
     capex = installed * (g["gpu_cost_usd"] + g["gpu_margin_usd"] + system) + net
     energy = energy_cost(perf["facility_power_w"], life, tech(d, "electricity_usd_per_kwh"))
     maintenance = capex * tech(d, "maintenance_fraction_per_year") * life

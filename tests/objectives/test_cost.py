@@ -153,14 +153,13 @@ def test_tco_arithmetic_with_given_perf_figures(h100):
     assert float(m["usd_per_pflops"]) == pytest.approx(float(m["tco_usd"]) / 1024.0)
     tokens = 1.0e6 * 4 * 365.25 * 86400
     assert float(m["usd_per_mtok"]) == pytest.approx(float(m["tco_usd"]) * 1e6 / tokens)
-    # One price basis: the markup prices GPUs and network alike, without touching the
+    # The price basis: one markup on GPUs, one on network gear, neither touching the
     # manufacturing cost.
-    marked = cost_breakdown(
-        dict(h100, technology=dict(h100["technology"], hardware_price_markup=8.0)), perf
-    )
+    t = dict(h100["technology"], hardware_price_markup=8.0, network_price_markup=2.6)
+    marked = cost_breakdown(dict(h100, technology=t), perf)
     assert float(marked["gpu_cost_usd"]) == pytest.approx(float(m["gpu_cost_usd"]))
     assert float(marked["gpu_margin_usd"]) == pytest.approx(7 * float(m["gpu_cost_usd"]))
-    assert float(marked["network_cost_usd"]) == pytest.approx(8 * float(m["network_cost_usd"]))
+    assert float(marked["network_cost_usd"]) == pytest.approx(2.6 * float(m["network_cost_usd"]))
 
 
 def test_design_that_serves_nothing_stays_finite(h100):
