@@ -163,6 +163,12 @@ def _path_first(dirs: list[Path]) -> Iterator[None]:
 
 def load_import_path(name: str, path: str, *, search_dirs: list[Path] | None = None) -> Evaluator:
     """Import ``module:function``; the spec's folder is searched before ``sys.path``."""
+    return Evaluator.wrap(name, import_object(path, search_dirs=search_dirs), path)
+
+
+def import_object(path: str, *, search_dirs: list[Path] | None = None) -> Any:
+    """The object ``module:attr`` names (a spec's plug-in: an evaluator, a sampler); the
+    spec's folder is searched before ``sys.path``."""
     module_name, _, attr = path.partition(":")
     if not module_name or not attr:
         raise EvaluatorError(f"expected 'module:function', got {path!r}")
@@ -186,4 +192,4 @@ def load_import_path(name: str, path: str, *, search_dirs: list[Path] | None = N
                 f"({did_you_mean(attr, public)}public names: {choices_text(public)})"
             )
         obj = getattr(obj, part)
-    return Evaluator.wrap(name, obj, path)
+    return obj

@@ -7,8 +7,9 @@ with the same seed, wherever the sampler allows it:
   from the previous generation only, and assigns each trial to a generation by counting the
   COMPLETE trials, so asking up to the generation boundary reproduces the sequential run
   (a failed trial leaves its generation one short, and the next batch fills it, as sequentially).
-- random and grid: up to :data:`BATCH_INDEPENDENT` trials (their proposals never depend on
-  results; the seeded draws happen in the same order).
+- an independent sampler (``Sampler.independent``: random, grid): up to
+  :data:`BATCH_INDEPENDENT` trials (its proposals never depend on results; the seeded draws
+  happen in the same order).
 - TPE, GP and the rest learn from every result, so they ask one trial at a time.
 
 With several workers on one study (``--jobs``), a worker's batch is the rest of the generation
@@ -40,19 +41,20 @@ from dse.search.optuna_private import (
     suggest,
 )
 from dse.search.optuna_private import trial_id as private_trial_id
+from dse.search.sampler_plugin import Sampler
 from dse.search.storage import set_trials_user_attrs
 from dse.search.stored import FAIL_ATTR, FEASIBLE_ATTR, TIMED_OUT_ATTR
 
 #: Trials per batch for samplers whose proposals do not depend on results.
 BATCH_INDEPENDENT = 64
-_INDEPENDENT = ("random", "grid")
 
 
 class BatchPlanner:
-    """How many trials the next batch asks (see the module docstring)."""
+    """How many trials the next batch asks of a study built with ``sampler`` (see the module
+    docstring)."""
 
-    def __init__(self, model: StudyModel) -> None:
-        self.sampler_name = model.spec.search.sampler
+    def __init__(self, sampler: Sampler) -> None:
+        self.independent = sampler.independent
         self._generation = 0  # generations only grow: start the scan where the last ended
 
     def size(self, study: optuna.Study, remaining: int) -> int:
@@ -66,7 +68,7 @@ class BatchPlanner:
             rest = pop - len(sampler.get_population(study, self._generation))
             rest -= self._running_in(study, sampler, self._generation)
             return max(1, min(rest, remaining))
-        if self.sampler_name in _INDEPENDENT:
+        if self.independent:
             return min(BATCH_INDEPENDENT, remaining)
         return 1
 

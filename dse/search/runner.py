@@ -36,7 +36,8 @@ from dse.search.recovery import (
     recover_stale_trials,
     study_load,
 )
-from dse.search.samplers import distribution, enqueue_grid, enqueue_warm_start, make_sampler
+from dse.search.sampler_plugin import sampler_of
+from dse.search.samplers import distribution, enqueue_warm_start, make_sampler
 from dse.search.spec_check import check_spec
 from dse.search.storage import HEARTBEAT_S, open_storage
 from dse.search.stored import STALE_ATTR, stored_outcome
@@ -192,8 +193,10 @@ def run_study(
     tracker = FrontTracker(model.maximize)
     for t in study.get_trials(deepcopy=False, states=FINISHED):
         tracker.add_trial(t)
-    if model.spec.search.sampler == "grid":
-        trials = min(trials, enqueue_grid(model, study, trials))
+    sampler = sampler_of(model)
+    if sampler.enqueue is not None:
+        search = model.spec.search
+        trials = min(trials, sampler.enqueue(model.spec.space, search.seed, study, trials))
     elif model.spec.search.warm_start:
         enqueue_warm_start(model, study)
     evaluate, close_evaluator = trial_evaluator(model)
@@ -234,7 +237,7 @@ def _loop(
     """Claim, evaluate and tell trials until the study-wide total (see ``run_study``)."""
     start = time.monotonic()
     jitter = random.Random()
-    planner = BatchPlanner(model)
+    planner = BatchPlanner(sampler_of(model))
     # With a time limit every design runs alone in the deadline child (dse.model.guarded).
     vectorized = model.spec.search.trial_timeout_s is None
     while True:

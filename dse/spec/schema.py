@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
@@ -18,14 +20,15 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     ValidationError,
 )
 
 from dse.spec.errors import Problem, SpecError, choices_text, did_you_mean, short_repr
 from dse.spec.yamlio import LineMap, Loc, load_yaml
 
-SAMPLERS = ("nsga2", "nsga3", "tpe", "random", "grid", "gp")
 STUDY_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 
 
@@ -130,14 +133,61 @@ class ObjectiveSpec(_Model):
     )
 
 
+#: Entry-point group of samplers (dse.search.sampler_plugin): the built-ins and installed ones.
+SAMPLER_GROUP = "dse.samplers"
+
+
+@cache
+def installed_samplers() -> tuple[str, ...]:
+    """Names of the samplers installed distributions register under :data:`SAMPLER_GROUP`
+    (names only: nothing is imported until a study builds its sampler)."""
+    return tuple(sorted({ep.name for ep in entry_points(group=SAMPLER_GROUP)}))
+
+
+def _installed_sampler(v: str) -> str:
+    names = installed_samplers()
+    if v in names:
+        return v
+    if not names:
+        raise ValueError(
+            f"unknown sampler {v!r}: no sampler is registered under {SAMPLER_GROUP!r} (an "
+            "install from before samplers were plug-ins; reinstall: pip install -e .)"
+        )
+    raise ValueError(
+        f"unknown sampler {v!r} ({did_you_mean(v, names)}valid choices: {choices_text(names)}; "
+        "or {path: 'module:factory'} for your own)"
+    )
+
+
+class SamplerRef(_Model):
+    """A sampler that is not installed, by import path (docs/search.md, "Your own sampler")."""
+
+    path: ImportPath = Field(
+        description="'module:factory': a dse.search.Sampler, or a function "
+        "(seed, **options) -> optuna sampler; the spec's folder is searched first"
+    )
+    options: dict[str, Any] = Field(default_factory=dict, description="The factory's options")
+
+
+#: ``sampler: nsga2`` (an installed one by name) or ``sampler: {path: 'module:factory'}``.
+SamplerChoice = Annotated[
+    Annotated[Annotated[str, AfterValidator(_installed_sampler)], Tag("name")]
+    | Annotated[SamplerRef, Tag("path")],
+    Discriminator(lambda v: "name" if isinstance(v, str) else "path"),
+]
+
+
 class SearchSpec(_Model):
-    sampler: Literal["nsga2", "nsga3", "tpe", "random", "grid", "gp"] = "nsga2"
+    sampler: SamplerChoice = Field(
+        default="nsga2",
+        description="An installed sampler by name, or {path: 'module:factory', options: {...}}",
+    )
     trials: Int = Field(
         default=500, ge=1, le=10**9, description="Total finished trials of the study"
     )
     seed: Int | None = Field(default=0, ge=0, le=2**32 - 1)
     options: dict[str, Any] = Field(
-        default_factory=dict, description="Keyword arguments of the Optuna sampler"
+        default_factory=dict, description="Keyword arguments of the named sampler's factory"
     )
     warm_start: Int = Field(
         default=0,
@@ -155,6 +205,18 @@ class SearchSpec(_Model):
         "design is not tried again) and the study goes on. Also bounds the evaluator probe of "
         "'dse validate'. null: no limit (evaluations run in-process)",
     )
+
+    @property
+    def sampler_name(self) -> str:
+        """The sampler as messages name it: its installed name or its import path."""
+        return self.sampler if isinstance(self.sampler, str) else self.sampler.path
+
+    @property
+    def sampler_options(self) -> dict[str, Any]:
+        """The spec's options of the sampler (``search.options`` or ``sampler.options``)."""
+        if isinstance(self.sampler, SamplerRef):
+            return {**self.options, **self.sampler.options}
+        return dict(self.options)
 
 
 class RobustSpec(_Model):
@@ -239,6 +301,9 @@ def _fields_at(loc: Loc) -> list[str]:
             continue
         if model is StudySpec and part == "space":
             return []
+        if model is SearchSpec and part == "sampler":
+            model = SamplerRef
+            continue
         f = model.model_fields.get(str(part))
         if f is None:
             return []
@@ -268,6 +333,8 @@ def _pydantic_problems(exc: ValidationError, raw: dict[str, Any], loaded: Any) -
         # Drop the discriminator tag pydantic inserts for tagged unions (space.x.float.low).
         if len(loc) >= 3 and loc[0] == "space" and loc[2] in ("float", "int", "categorical"):
             loc = (loc[0], loc[1], *loc[3:])
+        if loc[:2] == ("search", "sampler") and len(loc) >= 3 and loc[2] in ("name", "path"):
+            loc = (*loc[:2], *loc[3:])  # and the tag of ``sampler: NAME | {path: ...}``
         msg = err["msg"]
         kind = err["type"]
         if len(loc) >= 4 and loc[0] == "space" and loc[2] == "choices" and loc[-1] in _CHOICE_TAGS:
@@ -343,6 +410,15 @@ def _range_problems(loaded: LoadedSpec) -> list[Problem]:
                         (*loc, "choices"), f"choices must be distinct ({a!r} equals {b!r})"
                     )
                 )
+    search = loaded.spec.search
+    if isinstance(search.sampler, SamplerRef) and search.sampler.options and search.options:
+        problems.append(
+            loaded.problem(
+                ("search", "options"),
+                "the sampler's options are given twice: keep them in search.sampler.options "
+                "or here, not both",
+            )
+        )
     seen: dict[str, int] = {}
     for i, obj in enumerate(loaded.spec.objectives):
         if obj.metric in seen:

@@ -16,6 +16,7 @@ from dse.model.guarded import evaluate_trial
 from dse.model.study_model import EvaluationError
 from dse.search.batch import BatchPlanner
 from dse.search.runner import run_study
+from dse.search.sampler_plugin import sampler_of
 from dse.search.sweep_chunks import SweepPlan
 from tests.conftest import SPACES
 
@@ -114,7 +115,7 @@ def test_a_batch_is_the_rest_of_the_generation(tmp_path: Path, studies_dir: Path
     model = api.load(spec)
     study = _run(spec, tmp_path, batch=True, trials=25)
     complete = [t for t in study.get_trials() if t.state == optuna.trial.TrialState.COMPLETE]
-    planner = BatchPlanner(model)
+    planner = BatchPlanner(sampler_of(model))
     rest = planner.size(study, 1000)
     assert 1 <= rest <= 10
     assert rest == 10 - len(complete) % 10 or len(complete) % 10 == 0
@@ -129,7 +130,7 @@ def test_concurrent_workers_share_a_generation(tmp_path: Path, studies_dir: Path
     model = api.load(spec)
     study = create_or_load(model, f"journal:{tmp_path / 'share.log'}")
     dists = {n: distribution(p) for n, p in model.spec.space.items()}
-    planner = BatchPlanner(model)
+    planner = BatchPlanner(sampler_of(model))
     assert planner.size(study, 100) == 10
     asked = [study.ask(fixed_distributions=dists) for _ in range(6)]  # another worker's batch
     assert planner.size(study, 100) == 4

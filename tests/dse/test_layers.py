@@ -14,8 +14,8 @@ DSE = ROOT / "dse"
 #: Layer rank per top-level part of ``dse``; a module may import only ranks <= its own.
 #: ``dse`` itself (the package, holding ``__version__``) is importable from anywhere; ``api``
 #: is the public facade over every layer, imported only by the CLI; ``testing`` re-exports
-#: ``dse.model.testing``.
-LAYERS = {"spec": 0, "model": 1, "testing": 1, "search": 2, "results": 3, "inspect": 4}
+#: ``dse.model.testing`` and ``dse.search.testing``.
+LAYERS = {"spec": 0, "model": 1, "search": 2, "testing": 2, "results": 3, "inspect": 4}
 LAYERS |= {"api": 5, "cli": 6}
 
 

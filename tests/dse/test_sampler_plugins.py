@@ -1,0 +1,135 @@
+"""Samplers plug in like evaluators: the built-ins pass the conformance check through the
+``dse.samplers`` entry points, and a sampler from a package outside litegpu-dse (tests/plugins,
+on PYTHONPATH) runs studies end to end, by name and by import path."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import optuna
+import pandas as pd
+import pytest
+
+from dse.model.testing import ConformanceError
+from dse.search.sampler_plugin import Sampler
+from dse.spec.schema import installed_samplers
+from dse.testing import check_sampler
+from tests.conftest import ROOT, run_dse
+
+PLUGINS = ROOT / "tests" / "plugins"
+BUILTINS = ("gp", "grid", "nsga2", "nsga3", "random", "tpe")
+
+EVALUATOR = """
+import numpy as np
+
+def zdt(design):
+    x = np.asarray(design["x"], dtype=float)
+    y = np.asarray(design["y"], dtype=float)
+    return {"f1": x, "f2": 1.0 + 9.0 * y - np.sqrt(x * (1.0 + 9.0 * y))}
+
+zdt.vectorized = True
+zdt.metrics = {"f1": ("1", "first objective"), "f2": ("1", "second objective")}
+"""
+
+
+def test_the_built_ins_are_registered_as_entry_points() -> None:
+    assert set(BUILTINS) <= set(installed_samplers())
+
+
+@pytest.mark.parametrize("name", [n for n in BUILTINS if n != "gp"])
+def test_every_built_in_passes_the_conformance_check(name: str) -> None:
+    plugin = check_sampler(name)
+    assert plugin.independent == (name in ("random", "grid"))
+
+
+def test_gp_passes_or_names_what_to_install() -> None:
+    if all(importlib.util.find_spec(m) for m in ("torch", "scipy")):
+        check_sampler("gp", trials=12)
+    else:
+        with pytest.raises(ConformanceError, match=r"pip install 'litegpu-dse\[gp\]'"):
+            check_sampler("gp")
+
+
+def test_the_check_catches_a_sampler_that_breaks_the_contract() -> None:
+    # TPE learns from results: claimed independent, its batch differs from one-at-a-time asks.
+    with pytest.raises(ConformanceError, match="a batch must propose what one-at-a-time"):
+        check_sampler(Sampler(build=optuna.samplers.TPESampler, independent=True))
+    with pytest.raises(ConformanceError, match="gave the same proposals"):
+        check_sampler(lambda *, seed: optuna.samplers.RandomSampler(seed=0))
+    with pytest.raises(ConformanceError, match="not an Optuna sampler"):
+        check_sampler(lambda *, seed: object())
+    with pytest.raises(ConformanceError, match="unknown option 'populaton_size'"):
+        check_sampler("nsga2", options={"populaton_size": 8})
+
+
+def test_the_outside_sampler_passes_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    from dse_outside import LHS, latin  # type: ignore[import-not-found]
+
+    assert check_sampler(LHS, options={"round_size": 8}).independent
+    check_sampler(latin)
+
+
+def _spec(tmp_path: Path, study: str, search: str) -> Path:
+    (tmp_path / "zdt_eval.py").write_text(EVALUATOR)
+    spec = tmp_path / f"{study}.yaml"
+    spec.write_text(
+        textwrap.dedent(f"""\
+        study: {study}
+        space:
+          x: {{type: float, low: 0.0, high: 1.0}}
+          y: {{type: float, low: 0.0, high: 1.0}}
+        evaluators:
+          zdt: zdt_eval:zdt
+        objectives:
+          - {{metric: zdt.f1, direction: minimize}}
+          - {{metric: zdt.f2, direction: minimize}}
+        search: {search}
+        """)
+    )
+    return spec
+
+
+def _strata(values: pd.Series, k: int) -> list[int]:
+    return sorted(np.floor(values.to_numpy() * k).astype(int).tolist())
+
+
+@pytest.mark.parametrize(
+    "search",
+    [
+        "{sampler: lhs, trials: 16, seed: 3, options: {round_size: 8}}",
+        "{sampler: {path: 'dse_outside:latin', options: {round_size: 8}}, trials: 16, seed: 3}",
+    ],
+    ids=["entry-point", "import-path"],
+)
+def test_an_outside_sampler_runs_a_study_end_to_end(
+    tmp_path: Path, studies_dir: Path, search: str
+) -> None:
+    spec = _spec(tmp_path, "lhs", search)
+    env = {"DSE_STUDIES_DIR": str(studies_dir), "PYTHONPATH": str(PLUGINS)}
+    res = run_dse("run", str(spec), "--no-progress", env=env)
+    assert res.returncode == 0, res.stderr
+    trials = pd.read_csv(studies_dir / "lhs" / "trials.csv").sort_values("number")
+    assert len(trials) == 16 and (trials["state"] == "COMPLETE").all()
+    # The Latin hypercube property: in each round of 8, each eighth of each axis holds one.
+    for start in (0, 8):
+        rnd = trials.iloc[start : start + 8]
+        for axis in ("params.x", "params.y"):
+            assert _strata(rnd[axis], 8) == list(range(8))
+
+
+def test_an_outside_samplers_bad_option_is_one_line(tmp_path: Path, studies_dir: Path) -> None:
+    spec = _spec(tmp_path, "lhs-bad", "{sampler: lhs, trials: 4, options: {round_sise: 8}}")
+    env = {"DSE_STUDIES_DIR": str(studies_dir), "PYTHONPATH": str(PLUGINS)}
+    res = run_dse("validate", str(spec), env=env)
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert lines == [
+        f"{spec}:10: search.options.round_sise: unknown option 'round_sise' for sampler "
+        "'lhs' (valid options: round_size)"
+    ], res.stderr
+    res = run_dse("validate", str(spec), env={"DSE_STUDIES_DIR": str(studies_dir)})
+    assert res.returncode == 2 and "unknown sampler 'lhs'" in res.stderr
