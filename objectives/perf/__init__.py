@@ -32,7 +32,7 @@ from objectives.perf.power import (
     overhead_w_per_gpu,
 )
 from objectives.perf.serving import Serving, serve
-from objectives.perf.training import train
+from objectives.perf.training import cp_of, train
 from objectives.perf.workload import candidates, serving_of
 
 __all__ = ["METRICS", "Arch", "arch_of", "evaluate_perf"]
@@ -87,7 +87,10 @@ METRICS: dict[str, tuple[str, str]] = {
     "pp": ("GPUs", "pipeline-parallel degree chosen"),
     "ep": ("GPUs", "expert-parallel degree (MoE experts spread over the TP group; 1 if dense)"),
     "replicas": ("replicas", "model replicas serving in the cluster"),
-    "gpus_per_replica": ("GPUs", "tp x pp: the model-parallel group a failure takes down"),
+    "gpus_per_replica": (
+        "GPUs",
+        "tp x pp (x cp when training): the model-parallel group a failure takes down",
+    ),
     "batch": ("sequences", "concurrent sequences per replica (continuous auto: solved)"),
     "compute_utilization": ("1", "achieved / peak tensor FLOPs over the serving cycle"),
     "hbm_utilization": ("1", "achieved / peak HBM bandwidth over the serving cycle"),
@@ -132,6 +135,8 @@ _WORKLOAD_NUMERIC = (
     "tpot_slo_s",
     "zero_stage",
     "pp_interleave",
+    "cp",
+    "micro_batch",
 )
 #: Per-GPU figures the parallelism search reads (the rest only feed power, after it).
 _SEARCH_HW = (
@@ -511,7 +516,7 @@ def _select_train(
     tp, pp = cand["tp"][:, None], cand["pp"][:, None]
     cl = cluster[None, :]
     _links(d, h, tp, pp, cl)
-    group = tp * pp
+    group = tp * pp * cp_of(d["workload"])  # a replica spans tp x pp x cp GPUs
     replicas = np.floor(cl / group)
     r = train(d, h, a, s, tp, pp, batch, replicas)
     usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
@@ -649,6 +654,8 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     sel["tp"], sel["pp"] = cand["tp"][best], cand["pp"][best]
 
     group = sel["tp"] * sel["pp"]
+    if s.phase == "train":
+        group = group * cp_of(fl.workload)
     busy = sel["replicas"] * group
     p_gpu = gpu_power_w(flat, hw, sel["compute_utilization"], sel["hbm_bytes_per_s"])
     p_idle = idle_gpu_power_w(flat, hw)

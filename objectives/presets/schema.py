@@ -211,6 +211,10 @@ class WorkloadPreset(_Forbid):
     recompute: Literal["none", "selective", "full", "auto"]
     zero_stage: _int(ge=0, le=3)  # type: ignore[valid-type]
     pp_interleave: _int(ge=1)  # type: ignore[valid-type]
+    cp: _int(ge=1) = 1  # type: ignore[valid-type]
+    micro_batch: _int(ge=1) = 1  # type: ignore[valid-type]
+    recompute_layers: _int(ge=0) | None = None  # type: ignore[valid-type]
+    tp_comm_overlap: bool = False
 
 
 def gpu_schema(required: set[str]) -> type[BaseModel]:

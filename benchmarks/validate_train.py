@@ -1,0 +1,256 @@
+"""Validate the training model against published measurements; write its docs/validation.md part.
+
+Every row of benchmarks/train_measurements.yaml whose GPU has a preset is evaluated through the
+public objectives API (``resolve_context`` + ``evaluate_perf``, what ``dse evaluate`` runs) under
+the row's published conditions (model, GPUs, TP/PP/CP/DP, micro- and global batch, sequence
+length, precision, FSDP, recompute, TP overlap) and compared with the published throughput per
+GPU. The FIT / VALIDATION split is declared in the data file (before any fit): only
+``train_gemm_compute_efficiency`` and ``train_fp8_gemm_speedup`` are fitted, on the FIT rows,
+by ``--fit`` (least squares on log throughput); the fitted values are then written into
+objectives/presets/technology/performance.yaml by hand, with this command as their source.
+
+    .venv/bin/python benchmarks/validate_train.py          # writes the training section
+    .venv/bin/python benchmarks/validate_train.py --check  # prints, writes nothing
+    .venv/bin/python benchmarks/validate_train.py --fit    # prints the least-squares fit
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from objectives.perf import arch_of, evaluate_perf
+from objectives.presets import gpu_presets, resolve_context
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "train_measurements.yaml"
+DOC = ROOT / "docs" / "validation.md"
+MARK = "\n<!-- section: training (benchmarks/validate_train.py) -->\n"
+SECTION_MARK = "\n<!-- section: "
+FITTED = ("train_gemm_compute_efficiency", "train_fp8_gemm_speedup")
+
+
+def load() -> dict[str, Any]:
+    return yaml.safe_load(DATA.read_text(encoding="utf-8"))
+
+
+def flops_per_token(arch: Any, seq: float, convention: str) -> float:
+    """Model FLOPs per trained token by the source's published count."""
+    h, layers = arch.hidden, arch.layers
+    if convention == "megatron_noncausal":  # Megatron-LM num_floating_point_operations (2024)
+        gated = 1.5 if arch.ffn_matrices == 3 else 1.0
+        per = (
+            (1 + arch.kv_heads / arch.heads + seq / h)
+            + arch.ffn / h * gated * (arch.experts_per_token)
+            + arch.vocab / (2 * layers * h)
+        )
+        return 12.0 * layers * h * h * per
+    if convention == "palm":  # 6N + 12 L d s (Chowdhery et al. 2022, App. B)
+        return 6.0 * arch.total_params + 12.0 * layers * h * seq
+    raise ValueError(f"unknown FLOP convention {convention!r}")
+
+
+def _model(row: dict[str, Any], data: dict[str, Any]) -> Any:
+    return data.get("models", {}).get(row["model"], row["model"])
+
+
+def published_tokens_per_gpu(row: dict[str, Any], data: dict[str, Any]) -> float:
+    if row["metric"] == "tokens_per_s_per_gpu":
+        return float(row["value"])
+    ctx = resolve_context({"gpu": "h100-sxm", "cluster_size": 1, "workload": {
+        "model": _model(row, data), "phase": "train"}})  # fmt: skip
+    arch = arch_of(ctx["workload"]["model"])
+    return float(row["value"]) * 1e12 / flops_per_token(arch, row["seq"], row["flops"])
+
+
+def design(row: dict[str, Any], data: dict[str, Any], tech: dict[str, Any] | None = None):
+    dp = row["gpus"] // (row["tp"] * row["pp"] * row["cp"])
+    assert dp * row["tp"] * row["pp"] * row["cp"] == row["gpus"], row["id"]
+    wl = {
+        "model": _model(row, data),
+        "phase": "train",
+        "precision": row["precision"],
+        "input_tokens": row["seq"],
+        "output_tokens": 1,
+        "batch": row["gbs"] // dp,
+        "micro_batch": row["mbs"],
+        "tp": row["tp"],
+        "pp": row["pp"],
+        "cp": row["cp"],
+        "pp_interleave": row["vp"],
+        "zero_stage": 3 if row["fsdp"] else 1,
+        "tp_comm_overlap": bool(row["tp_comm_overlap"]),
+    }
+    if row["recompute"] == "auto":
+        wl["recompute"] = "auto"
+    else:
+        wl["recompute"], wl["recompute_layers"] = "selective", int(row["recompute"])
+    spec: dict[str, Any] = {"gpu": row["gpu"], "cluster_size": row["gpus"], "workload": wl}
+    if tech:
+        spec["technology"] = tech
+    return resolve_context(spec), dp
+
+
+def predict(row: dict[str, Any], data: dict[str, Any], tech: dict[str, Any] | None = None):
+    """(predicted tokens/s per GPU, the evaluated metrics) of one row."""
+    d, dp = design(row, data, tech)
+    m = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in evaluate_perf(d).items()}
+    tokens = dp * (row["gbs"] // dp) * row["seq"] / m["step_s"]
+    return tokens / row["gpus"], m
+
+
+def usable(data: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(rows with a GPU preset, rows without one)."""
+    have = set(gpu_presets())
+    rows = data["rows"]
+    return [r for r in rows if r["gpu"] in have], [r for r in rows if r["gpu"] not in have]
+
+
+def results(tech: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    data = load()
+    out = []
+    for r in usable(data)[0]:
+        pub = published_tokens_per_gpu(r, data)
+        pred, m = predict(r, data, tech)
+        out.append({"row": r, "pub": pub, "pred": pred, "err": pred / pub - 1, "m": m})
+    return out
+
+
+def _stats(errs: list[float]) -> dict[str, float]:
+    a = np.abs(np.asarray(errs))
+    return {"n": a.size, "median": float(np.median(a)), "p90": float(np.quantile(a, 0.9)),
+            "max": float(a.max())}  # fmt: skip
+
+
+def summary(res: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    out = {}
+    fit = [x["err"] for x in res if x["row"]["split"] == "fit"]
+    val = [x["err"] for x in res if x["row"]["split"] == "validation"]
+    new = [
+        x["err"] for x in res if x["row"]["split"] == "validation" and not x["row"].get("repeat")
+    ]
+    for name, errs in (("fit", fit), ("validation", val), ("validation (no repeats)", new)):
+        if errs:
+            out[name] = _stats(errs)
+    return out
+
+
+def fit() -> dict[str, float]:
+    """Least squares on log(predicted / published) over the FIT rows, the two fitted constants."""
+    from scipy.optimize import least_squares
+
+    data = load()
+    rows = [r for r in usable(data)[0] if r["split"] == "fit"]
+    pubs = [published_tokens_per_gpu(r, data) for r in rows]
+
+    def resid(x: np.ndarray) -> np.ndarray:
+        tech = dict(zip(FITTED, (float(v) for v in x), strict=True))
+        return np.array(
+            [math.log(predict(r, data, tech)[0] / p) for r, p in zip(rows, pubs, strict=True)]
+        )
+
+    sol = least_squares(resid, x0=[0.7, 1.6], bounds=([0.3, 1.0], [0.95, 2.0]))
+    return dict(zip(FITTED, (round(float(v), 4) for v in sol.x), strict=True))
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:+.1f}%"
+
+
+def markdown(res: list[dict[str, Any]], missing: list[dict[str, Any]]) -> str:
+    data = load()
+    lines = [
+        MARK.strip("\n"),
+        "",
+        "# Training model validation against published measurements",
+        "",
+        "Generated by `.venv/bin/python benchmarks/validate_train.py` (do not edit by hand); "
+        "`tests/objectives/test_train_validation.py` re-evaluates every row and keeps these "
+        "numbers. Data and citations: `benchmarks/train_measurements.yaml`.",
+        "",
+        "**Fit split** (declared in the data file before fitting): the DGX-H100 Llama rows of "
+        "the Megatron-Bridge 25.11 table and the 8,192-GPU BF16 row of the Llama 3 paper. Only "
+        "`train_gemm_compute_efficiency` and `train_fp8_gemm_speedup` are fitted on them "
+        "(`validate_train.py --fit`); every other row is **validation**. `repeat` rows run a fit "
+        "row's configuration in another release of the same software. Errors are predicted / "
+        "published - 1, on tokens/s per GPU (rows that publish TFLOPS are converted by the "
+        "source's own FLOP count).",
+        "",
+        "## Summary (|error|)",
+        "",
+        "| model | split | rows | median | p90 | max |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for name, v in summary(res).items():
+        cells = " | ".join(f"{100 * v[q]:.1f}%" for q in ("median", "p90", "max"))
+        lines.append(f"| training | {name} | {v['n']} | {cells} |")
+    lines += [
+        "",
+        "## Rows",
+        "",
+        "| # | src | GPU | GPUs | model | prec | seq | GBS/MBS | TP/PP/CP/VP "
+        "| published tok/s/GPU | predicted | error | MFU | split | note |",
+        "|---|---|---|---:|---|---|---:|---|---|---:|---:|---:|---:|---|---|",
+    ]
+    for x in res:
+        r, m = x["row"], x["m"]
+        split = r["split"] + (" (repeat)" if r.get("repeat") else "")
+        fits = "" if m["model_fits"] else "; model: does not fit HBM"
+        lines.append(
+            f"| {r['id']} | {r['src']} | {r['gpu']} | {r['gpus']} | {r['model']} | "
+            f"{r['precision']} | {r['seq']} | {r['gbs']}/{r['mbs']} | "
+            f"{r['tp']}/{r['pp']}/{r['cp']}/{r['vp']} | {x['pub']:.4g} | {x['pred']:.4g} | "
+            f"{_pct(x['err'])} | {m['mfu']:.3f} | {split} | {r['note']}{fits} |"
+        )
+    lines += ["", "## Sources", ""]
+    lines += [f"- {k}: {v}" for k, v in data["sources"].items()]
+    if missing:
+        lines += ["", "## Rows not evaluated", ""]
+        gpus = sorted({r["gpu"] for r in missing})
+        ids = ", ".join(str(r["id"]) for r in missing)
+        lines.append(f"- rows {ids}: no GPU preset for {', '.join(gpus)} yet (they join the "
+                     "validation split as they are).")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def write_section(text: str) -> None:
+    """Replace (or append) this script's section of docs/validation.md, keeping the rest."""
+    old = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
+    at = old.find(MARK)
+    if at < 0:
+        DOC.write_text(old.rstrip("\n") + "\n" + "\n" + text, encoding="utf-8")
+        return
+    nxt = old.find(SECTION_MARK, at + len(MARK))
+    tail = "" if nxt < 0 else old[nxt:]
+    DOC.write_text(old[:at].rstrip("\n") + "\n\n" + text + tail, encoding="utf-8")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="print the summary, write nothing")
+    ap.add_argument("--fit", action="store_true", help="fit the two constants on the FIT rows")
+    args = ap.parse_args()
+    if args.fit:
+        print(fit())
+        return
+    res = results()
+    for x in res:
+        r = x["row"]
+        print(f"{r['id']:>3} {r['split']:<10} {r['src']:<8} {r['model']:<12} pub {x['pub']:>9.4g} "
+              f"pred {x['pred']:>9.4g} {_pct(x['err']):>7} mfu {x['m']['mfu']:.3f} "
+              f"fits {x['m']['model_fits']:.0f}")  # fmt: skip
+    for name, v in summary(res).items():
+        print(f"{name:<24} n={v['n']:<3} median {v['median']:.1%} p90 {v['p90']:.1%} "
+              f"max {v['max']:.1%}")  # fmt: skip
+    if not args.check:
+        write_section(markdown(res, usable(load())[1]))
+        print(f"wrote the training section of {DOC.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
