@@ -1,7 +1,12 @@
-"""Per-GPU failure rates from the design's components, calibrated on Llama 3 (preset comments).
+"""Per-GPU failure rates from the design's components, by the kind of fleet they run in.
 
 Every rate is in FIT (failures per 1e9 hours) per GPU. Hardware failures need a repair (or a
-hot-spare swap); software failures are cleared by restarting the replica.
+hot-spare swap); software failures are cleared by restarting the replica. The component rates
+of the preset describe a dedicated, burned-in training cluster (Llama 3's 16k-H100 run);
+``technology.fleet_kind`` scales each component class to another kind of fleet, each kind's
+scales from its own published study (preset comments): ``research`` a shared research cluster
+(Meta RSC-1, Kokolis et al. 2025), ``cloud`` a shared academic/cloud GPU service (NCSA Delta,
+Cui et al. 2025).
 """
 
 from __future__ import annotations
@@ -18,6 +23,40 @@ from objectives.units import FIT_PER_HOUR
 
 # Components that need a repair; "software" is the only restart-only class.
 HARDWARE = ("die_logic", "sram", "system_processor", "hbm", "links", "package", "host", "network")
+FLEET_KINDS = ("dedicated", "research", "cloud")
+#: Component classes a fleet kind scales together: technology.fleet_<kind>_<class>_fit_scale.
+FLEET_CLASSES = {
+    "gpu": ("die_logic", "sram", "system_processor", "links", "package"),
+    "hbm": ("hbm",),
+    "host_network": ("host", "network"),
+    "software": ("software",),
+}
+
+
+def fleet_scales(design: Mapping[str, Any]) -> dict[str, Any]:
+    """Factor on each component's FIT for the design's ``technology.fleet_kind`` (1 for
+    ``dedicated``, the kind the component rates were measured in)."""
+    kind = np.asarray(design["technology"].get("fleet_kind", "dedicated"))
+    bad = ~np.isin(kind, FLEET_KINDS)
+    if bad.any():
+        raise unknown_name(
+            "technology.fleet_kind", kind[bad].ravel()[0], FLEET_KINDS, what="fleet kind"
+        )
+    out: dict[str, Any] = {}
+    for cls, members in FLEET_CLASSES.items():
+        if kind.ndim == 0:
+            k = str(kind)
+            f = 1.0 if k == "dedicated" else tech(design, f"fleet_{k}_{cls}_fit_scale")
+        else:
+            others = [k for k in FLEET_KINDS if k != "dedicated"]
+            f = np.select(
+                [kind == k for k in others],
+                [tech(design, f"fleet_{k}_{cls}_fit_scale") for k in others],
+                1.0,
+            )
+        for m in members:
+            out[m] = f
+    return out
 
 
 def lane_fit(design: Mapping[str, Any]) -> np.ndarray:
@@ -71,7 +110,13 @@ def links_fit(design: Mapping[str, Any]) -> np.ndarray:
 
 
 def component_fit(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """FIT per GPU of each component class (see the preset for which Llama 3 row sets which)."""
+    """FIT per GPU of each component class in the design's kind of fleet (see the preset for
+    which Llama 3 row sets which, and which study scales them for the other kinds)."""
+    scale = fleet_scales(design)
+    return {k: v * scale[k] for k, v in _dedicated_fit(design).items()}
+
+
+def _dedicated_fit(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     area = value(design, "die_area_mm2")
     dies = value(design, "dies_per_gpu")
     silicon = area * dies

@@ -116,6 +116,7 @@ TECHNOLOGY_CHOICES: dict[str, tuple[str, ...]] = {
     "yield_model": ("poisson", "murphy", "seeds", "negative_binomial"),
     "hbm_generation": ("auto", "hbm3", "hbm3e"),
     "optical_fabric": ("circuit", "packet"),
+    "fleet_kind": ("dedicated", "research", "cloud"),
 }
 
 _FRACTION_WORDS = ("fraction", "efficiency", "bond_yield", "activity_floor")
