@@ -16,12 +16,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
+from objectives import safe_yaml
+from objectives.presets.schema import PresetError, PresetProblem
+from objectives.safe_yaml import YamlDoc, YamlReadError
 
 ENV_VAR = "DSE_PRESETS"
 SPEC_FOLDER = "presets"
 
-Loc = tuple[str, ...]
+Loc = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -38,33 +40,35 @@ class PresetFile:
             if loc in self.lines:
                 return self.lines[loc]
             loc = loc[:-1]
-        return None
+        return self.lines.get(())  # the file as a whole: where its data starts
 
 
-def _lines(node: yaml.Node, prefix: Loc, out: dict[Loc, int]) -> None:
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            loc = (*prefix, str(key.value))
-            out[loc] = key.start_mark.line + 1
-            _lines(value, loc, out)
+def _refused(problems: list[YamlReadError]) -> PresetError:
+    return PresetError([PresetProblem(p.file, p.line, p.field, p.message) for p in problems])
+
+
+def _preset_file(doc: YamlDoc, path: str) -> PresetFile:
+    if doc.duplicates:  # a preset file is data: a key written twice is never what was meant
+        raise _refused(doc.duplicates)
+    return PresetFile(path=path, data=doc.data if doc.data is not None else {}, lines=doc.lines)
 
 
 def parse(text: str, path: str) -> PresetFile:
-    """Parse one preset file; a YAML error becomes a PresetError naming its line."""
-    from objectives.presets.schema import PresetError, PresetProblem
-
+    """Parse one preset file's text with the guarded reader; problems become a PresetError
+    naming the file and line."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise PresetError([PresetProblem(path, line, "", f"not valid YAML: {problem}")]) from None
-    lines: dict[Loc, int] = {}
-    if node is not None:
-        _lines(node, (), lines)
-    return PresetFile(path=path, data=data if data is not None else {}, lines=lines)
+        return _preset_file(safe_yaml.parse(text, path), path)
+    except YamlReadError as exc:
+        raise _refused([exc]) from None
+
+
+def read(path: str | os.PathLike[str]) -> PresetFile:
+    """Read one preset file (a regular file, bounded, UTF-8) with the guarded reader."""
+    name = os.fspath(path)
+    try:
+        return _preset_file(safe_yaml.read_yaml(name), name)
+    except YamlReadError as exc:
+        raise _refused([exc]) from None
 
 
 def search_dirs(spec_dir: str | os.PathLike[str] | None = None) -> tuple[str, ...]:
@@ -77,6 +81,11 @@ def search_dirs(spec_dir: str | os.PathLike[str] | None = None) -> tuple[str, ..
     for entry in os.environ.get(ENV_VAR, "").split(os.pathsep):
         if entry.strip():
             p = str(Path(entry).expanduser().resolve())
+            if not os.path.isdir(p):
+                what = "does not exist" if not os.path.lexists(p) else "is not a folder"
+                raise PresetError(
+                    [PresetProblem(entry, None, "", f"${ENV_VAR} names it, but it {what}")]
+                )
             if p not in dirs:
                 dirs.append(p)
     return tuple(dirs)
@@ -103,5 +112,5 @@ def user_files(folder: str, kind: str) -> Iterator[PresetFile]:
     if kind == "technology":
         candidates += sorted((base / "technology").glob("*.yaml"))
     for path in candidates:
-        if path.is_file():
-            yield parse(path.read_text(encoding="utf-8"), str(path))
+        if os.path.lexists(path):  # a folder, FIFO or broken link by that name is refused
+            yield read(path)

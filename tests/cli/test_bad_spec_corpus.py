@@ -1179,15 +1179,23 @@ def _env(folder: Path) -> dict[str, str | None]:
     return {"DSE_STUDIES_DIR": str(folder / "studies"), "DSE_PRESETS": None}
 
 
+def _run_process_env(
+    folder: Path, extra: dict[str, str | None], *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``dse ARGS`` as a real process in ``folder``, ``extra`` set (None: unset) in its
+    environment."""
+    env = {k: v for k, v in {**os.environ, **extra}.items() if v is not None}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    exe = str(Path(sys.executable).parent / "dse")
+    return subprocess.run(
+        [exe, *args], cwd=folder, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
 def _run_process(case: Case, folder: Path, *args: str) -> Outcome:
     """``dse ARGS`` as a real process in the case's folder."""
     before = _listing(folder)
-    env = {k: v for k, v in {**os.environ, **_env(folder)}.items() if v is not None}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    exe = str(Path(sys.executable).parent / "dse")
-    res = subprocess.run(
-        [exe, *args], cwd=folder, env=env, capture_output=True, text=True, timeout=300
-    )
+    res = _run_process_env(folder, _env(folder), *args)
     return Outcome(res.returncode, res.stderr, sorted(_listing(folder) - before))
 
 

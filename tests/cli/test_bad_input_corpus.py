@@ -1,0 +1,344 @@
+"""The bad-input corpus: files that are not what they claim to be, through the real CLI.
+
+Every case is one broken input beside an otherwise valid spec (tests/cli/test_bad_spec_corpus's
+``GOOD``): a user preset file (``presets/`` beside the spec, or ``$DSE_PRESETS``) that is a YAML
+bomb, too deep, not UTF-8, holds a NUL, repeats a key, or is not a regular file; a spec path that
+is a device, a FIFO, a folder or a symlink loop. ``dse validate`` and ``dse run`` must answer with
+one line naming the file that is wrong (and its line where it has one), exit 2, no traceback,
+and create nothing. The bulk runs through the entry point in this process; a sample of each
+class runs as real processes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from objectives.safe_yaml import MAX_FILE_BYTES
+from tests.cli.inprocess import run_in_process
+from tests.cli.test_bad_spec_corpus import (
+    BOMB,
+    FILES,
+    FOLDERS,
+    GOOD,
+    Outcome,
+    _listing,
+    _run_process_env,
+)
+
+DEEP = "x: " + "[" * 3000 + "]" * 3000 + "\n"
+TOO_BIG = b"# padding\n" * (MAX_FILE_BYTES // 10 + 1)
+
+
+@dataclass(frozen=True)
+class InputCase:
+    """``files`` are written into the case's folder (``spec.yaml`` is ``GOOD`` unless given);
+    ``fifos`` and ``links`` (name -> target) are made there. ``file`` is the file the message
+    must name: ``{dir}`` is the case's folder, resolved (how preset folders are reported)."""
+
+    name: str
+    file: str
+    line: int | None
+    fragment: str
+    field: str = ""
+    files: dict[str, bytes] = dataclasses.field(default_factory=dict)
+    fifos: tuple[str, ...] = ()
+    links: dict[str, str] = dataclasses.field(default_factory=dict)
+    arg: str = "spec.yaml"
+    presets_env: str | None = None  # $DSE_PRESETS, with {dir}
+
+
+def preset(name: str, body: bytes | str, line: int | None, fragment: str, **kw) -> InputCase:
+    """A user preset file beside the spec (``presets/gpus.yaml`` unless ``at`` says)."""
+    at = kw.pop("at", "presets/gpus.yaml")
+    data = body.encode() if isinstance(body, str) else body
+    return InputCase(name, f"{{dir}}/{at}", line, fragment, files={at: data}, **kw)
+
+
+def env_preset(name: str, body: bytes | str, line: int | None, fragment: str, **kw) -> InputCase:
+    """The same in a ``$DSE_PRESETS`` folder."""
+    at = kw.pop("at", "envpresets/models.yaml")
+    data = body.encode() if isinstance(body, str) else body
+    return InputCase(
+        name,
+        f"{{dir}}/{at}",
+        line,
+        fragment,
+        files={at: data},
+        presets_env="{dir}/envpresets",
+        **kw,
+    )
+
+
+def spec_bytes(name: str, data: bytes, line: int | None, fragment: str) -> InputCase:
+    return InputCase(name, "spec.yaml", line, fragment, files={"spec.yaml": data})
+
+
+def spec_path(name: str, arg: str, fragment: str, **kw) -> InputCase:
+    """The spec argument is ``arg``, which is not a readable regular file."""
+    return InputCase(name, kw.pop("file", arg), None, fragment, arg=arg, **kw)
+
+
+_GOOD = GOOD.encode()
+_END = GOOD.count("\n") + 1  # a line added after the last
+
+
+def _at(text: str) -> int:
+    """The line of GOOD where ``text`` first occurs."""
+    return GOOD[: GOOD.index(text)].count("\n") + 1
+
+
+#: GOOD with ``bad`` put inside the description's text, on line 2.
+_IN_LINE_2 = _GOOD.replace(b"every case", b"every \x00 case", 1)
+
+CASES: list[InputCase] = [
+    # --- user presets beside the spec -----------------------------------------------------------
+    preset("preset_duplicate_name", "my:\n  description: a\nmy:\n  description: b\n", 3, "dup"),
+    preset(
+        "preset_duplicate_field",
+        "my:\n  description: a\n  cooling: air\n  cooling: liquid\n",
+        4,
+        "duplicate key 'cooling'",
+        field="my.cooling",
+    ),
+    preset("preset_billion_laughs", BOMB, 6, "once aliases are expanded"),
+    preset("preset_deep_nesting", DEEP, 1, "nested deeper than 50 levels"),
+    preset("preset_recursive_alias", "x: &a [1, *a]\n", 1, "recursive alias"),
+    preset("preset_latin1", b"my:\n  description: caf\xe9\n", 2, "not UTF-8 text: byte 0xe9"),
+    preset("preset_utf16", "my: {description: a}\n".encode("utf-16"), 1, "not UTF-8 text"),
+    preset("preset_nul", b"my:\n  description: a\x00b\n", 2, "a NUL byte is not allowed"),
+    preset("preset_control_char", b"my:\n\n  description: \x07\n", 3, "U+0007"),
+    preset("preset_tab_indent", "my:\n\tdescription: a\n", 2, "invalid YAML"),
+    preset("preset_python_tag", "my: !!python/object/apply:os.system ['true']\n", 1, "invalid"),
+    preset("preset_top_level_list", "- a\n- b\n", 1, "expected a mapping of presets"),
+    preset("preset_too_big", TOO_BIG, None, f"larger than {MAX_FILE_BYTES:,} bytes"),
+    preset("preset_models_bomb", BOMB, 6, "once aliases are expanded", at="presets/models.yaml"),
+    preset(
+        "preset_technology_dup", "nodes: {}\nnodes: {}\n", 2, "dup", at="presets/technology.yaml"
+    ),
+    preset(
+        "preset_technology_fragment_nul",
+        b"common:\n  x: \x00\n",
+        2,
+        "NUL",
+        at="presets/technology/extra.yaml",
+    ),
+    InputCase(
+        "preset_is_a_folder",
+        "{dir}/presets/gpus.yaml",
+        None,
+        "is a folder",
+        files={"presets/gpus.yaml/x": b""},
+    ),
+    InputCase(
+        "preset_is_a_fifo",
+        "{dir}/presets/gpus.yaml",
+        None,
+        "is a FIFO",
+        files={"presets/k": b""},
+        fifos=("presets/gpus.yaml",),
+    ),
+    InputCase(
+        "preset_links_to_dev_zero",
+        "{dir}/presets/gpus.yaml",
+        None,
+        "is a character device",
+        files={"presets/k": b""},
+        links={"presets/gpus.yaml": "/dev/zero"},
+    ),
+    InputCase(
+        "preset_symlink_loop",
+        "{dir}/presets/models.yaml",
+        None,
+        "cannot read: Too many levels of symbolic links",
+        files={"presets/k": b""},
+        links={"presets/models.yaml": "models.yaml"},
+    ),
+    InputCase(
+        "preset_dangling_link",
+        "{dir}/presets/gpus.yaml",
+        None,
+        "file not found",
+        files={"presets/k": b""},
+        links={"presets/gpus.yaml": "gone.yaml"},
+    ),
+    # --- user presets in $DSE_PRESETS -----------------------------------------------------------
+    env_preset("env_preset_bomb", BOMB, 6, "once aliases are expanded"),
+    env_preset("env_preset_deep", DEEP, 1, "nested deeper"),
+    env_preset("env_preset_duplicate", "m:\n  layers: 1\n  layers: 2\n", 3, "duplicate key"),
+    env_preset("env_preset_not_utf8", b"m:\n  x: 1\n  y: \xff\n", 3, "byte 0xff at column 6"),
+    env_preset("env_preset_nul", b"m: {x: 1}\n\x00\n", 2, "NUL"),
+    InputCase(
+        "env_presets_missing_folder",
+        "{dir}/nowhere",
+        None,
+        "$DSE_PRESETS names it, but it does not exist",
+        presets_env="{dir}/nowhere",
+    ),
+    InputCase(
+        "env_presets_is_a_file",
+        "{dir}/notes.txt",
+        None,
+        "$DSE_PRESETS names it, but it is not a folder",
+        presets_env="{dir}/notes.txt",
+    ),
+    InputCase(
+        "env_preset_fifo",
+        "{dir}/envpresets/gpus.yaml",
+        None,
+        "is a FIFO",
+        files={"envpresets/k": b""},
+        fifos=("envpresets/gpus.yaml",),
+        presets_env="{dir}/envpresets",
+    ),
+    # --- specs that are not (readable, regular, UTF-8) files ------------------------------------
+    spec_path("spec_dev_zero", "/dev/zero", "is a character device, not a regular file"),
+    spec_path("spec_dev_null", "/dev/null", "is a character device"),
+    spec_path("spec_fifo", "pipe.yaml", "is a FIFO (named pipe)", fifos=("pipe.yaml",)),
+    spec_path("spec_folder", "afolder", "is a folder"),
+    spec_path("spec_dot", ".", "is a folder"),
+    spec_path("spec_missing", "nope.yaml", "file not found"),
+    spec_path("spec_dangling_link", "gone.yaml", "file not found", links={"gone.yaml": "x.yaml"}),
+    spec_path(
+        "spec_symlink_loop",
+        "loop.yaml",
+        "cannot read: Too many levels of symbolic links",
+        links={"loop.yaml": "loop.yaml"},
+    ),
+    spec_path(
+        "spec_links_to_dev_zero", "z.yaml", "character device", links={"z.yaml": "/dev/zero"}
+    ),
+    spec_path("spec_under_a_file", "notes.txt/spec.yaml", "cannot read: Not a directory"),
+    spec_bytes("spec_too_big", _GOOD + TOO_BIG, None, f"larger than {MAX_FILE_BYTES:,} bytes"),
+    spec_bytes("spec_latin1", _GOOD.replace(b"every case", b"caf\xe9 case"), 2, "byte 0xe9"),
+    spec_bytes("spec_utf16", GOOD.encode("utf-16"), 1, "not UTF-8 text"),
+    spec_bytes("spec_cp1252_quote", _GOOD.replace(b"corpus\n", b"\x93corpus\x94\n", 1), 1, "0x93"),
+    spec_bytes("spec_nul", _IN_LINE_2, 2, "a NUL byte is not allowed in YAML"),
+    spec_bytes("spec_nul_at_end", _GOOD + b"\x00", _END, "NUL"),
+    spec_bytes("spec_escape_char", _GOOD.replace(b"64}", b"64}\x1b", 1), _at("64}"), "U+001B"),
+    spec_bytes(
+        "spec_bell_in_key", _GOOD.replace(b"  gpu:", b"  g\x07pu:", 1), _at("gpu:"), "U+0007"
+    ),
+    spec_bytes("spec_truncated_utf8", _GOOD + "# \u00e9".encode()[:-1], _END, "not UTF-8"),
+]
+
+
+def _prepare(case: InputCase, base: Path) -> Path:
+    folder = base / case.name
+    folder.mkdir()
+    for name, text in FILES.items():
+        (folder / name).write_text(text)
+    for name in FOLDERS:
+        (folder / name).mkdir()
+    (folder / "spec.yaml").write_bytes(case.files.get("spec.yaml", _GOOD))
+    for name, data in case.files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    for name in case.fifos:
+        os.mkfifo(folder / name)
+    for name, target in case.links.items():
+        (folder / name).symlink_to(target)
+    return folder
+
+
+def _env(case: InputCase, folder: Path) -> dict[str, str | None]:
+    here = str(folder.resolve())
+    presets = case.presets_env.replace("{dir}", here) if case.presets_env else None
+    return {"DSE_STUDIES_DIR": str(folder / "studies"), "DSE_PRESETS": presets}
+
+
+def _assert_refused(case: InputCase, folder: Path, out: Outcome) -> None:
+    shown = out.stderr[-3000:]
+    assert out.returncode == 2, (out.returncode, shown)
+    assert "Traceback" not in out.stderr, shown
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, shown
+    file = case.file.replace("{dir}", str(folder.resolve()))
+    where = f"{file}:{case.line}:" if case.line else f"{file}: "
+    where += f" {case.field}:" if case.field else ""
+    assert lines[0].startswith(where), (where, shown)
+    assert case.fragment in lines[0], (case.fragment, shown)
+    assert len(lines[0]) < 1000, len(lines[0])
+    assert out.created == [], out.created
+
+
+def _in_process(case: InputCase, folder: Path, *args: str) -> Outcome:
+    before = _listing(folder)
+    res = run_in_process(*args, cwd=folder, env=_env(case, folder))
+    return Outcome(res.returncode, res.stderr, sorted(_listing(folder) - before))
+
+
+def test_the_corpus_covers_each_class() -> None:
+    assert len({c.name for c in CASES}) == len(CASES) >= 45
+    kinds = {c.name.split("_")[0] for c in CASES}
+    assert {"preset", "env", "spec"} <= kinds
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_refused_in_one_line_naming_the_file(
+    tmp_path: Path, case: InputCase, command: str
+) -> None:
+    folder = _prepare(case, tmp_path)
+    _assert_refused(case, folder, _in_process(case, folder, command, case.arg))
+
+
+#: One real process per kind of breakage: preset bombs and depth, a preset that is a FIFO, a
+#: spec that is a device, a spec that is not UTF-8.
+PROCESS_SAMPLE = [
+    c
+    for c in CASES
+    if c.name
+    in {
+        "preset_billion_laughs",
+        "env_preset_deep",
+        "preset_is_a_fifo",
+        "spec_dev_zero",
+        "spec_symlink_loop",
+        "spec_nul",
+    }
+]
+
+
+@pytest.mark.parametrize("case", PROCESS_SAMPLE, ids=lambda c: c.name)
+def test_a_real_process_refuses_the_same_way(tmp_path: Path, case: InputCase) -> None:
+    folder = _prepare(case, tmp_path)
+    before = _listing(folder)
+    res = _run_process_env(folder, _env(case, folder), "run", case.arg, "--no-progress")
+    _assert_refused(
+        case, folder, Outcome(res.returncode, res.stderr, sorted(_listing(folder) - before))
+    )
+
+
+def test_a_fifo_fed_without_end_is_refused_without_reading_it(tmp_path: Path) -> None:
+    """A writer that never stops (``dse validate <(yes)``): refused on the file's type, before
+    a byte is read, in a real process; nothing waits on the writer."""
+    case = spec_path("fifo_fed", "fed.yaml", "is a FIFO (named pipe)", fifos=("fed.yaml",))
+    folder = _prepare(case, tmp_path)
+    stop = threading.Event()
+
+    def feed() -> None:
+        # Read-write: the open never blocks and a reader never sees the end of the file.
+        fd = os.open(folder / "fed.yaml", os.O_RDWR | os.O_NONBLOCK)
+        try:
+            while not stop.is_set():
+                try:
+                    os.write(fd, b"a: [" * 1024)
+                except BlockingIOError:
+                    stop.wait(0.01)
+        finally:
+            os.close(fd)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        res = _run_process_env(folder, _env(case, folder), "validate", "fed.yaml")
+    finally:
+        stop.set()
+    _assert_refused(case, folder, Outcome(res.returncode, res.stderr, []))
