@@ -17,7 +17,8 @@ these optional attributes by duck typing, so a user's evaluator can set them by 
   distribution (the technology node's numeric constants);
 - ``waterfall`` / ``simulate``: optional line-by-line breakdown and Monte Carlo hooks.
 
-The engine's side of the contract is ``dse.model.registry.EvaluatorFunction`` (docs/evaluators.md).
+The engine's side of the contract is ``dse.model.registry.Evaluator``, whose members document
+each hook (docs/evaluators.md); an attribute that is not a hook is an error there.
 
 Evaluators that call each other (cost and availability need perf) share work through an
 optional scratch dict in the design under ``MEMO_KEY``: the engine puts a fresh one in every

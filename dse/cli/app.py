@@ -352,14 +352,14 @@ def _print_waterfalls(model: Any, metrics: dict[str, float]) -> None:
     """Each evaluator with a ``waterfall(metrics)`` attribute gets its line-by-line table."""
     shown = False
     for ev in model.evaluators.values():
-        fn = getattr(ev.fn, "waterfall", None)
+        fn = ev.waterfall
         if fn is None:
             continue
         shown = True
         own = {k.split(".", 1)[1]: v for k, v in metrics.items() if k.startswith(ev.name + ".")}
         section = None
         table = Table(title=f"{ev.name} breakdown: {model.spec.study}")
-        for c in ("", getattr(fn, "unit", None) or "value", "share"):
+        for c in ("", ev.waterfall_unit or "value", "share"):
             table.add_column(c, justify="left" if not c else "right", no_wrap=True)
         lines = fn(own)
         totals = {s: v for s, label, v in lines if label.startswith("=")}
@@ -384,7 +384,7 @@ def _print_simulations(
     design = model.design(params)
     summary: dict[str, dict[str, float]] = {}
     for ev in model.evaluators.values():
-        fn = getattr(ev.fn, "simulate", None)
+        fn = ev.simulate
         if fn is None:
             continue
         try:

@@ -1,16 +1,17 @@
 """Evaluator registry: installed evaluators from the ``dse.evaluators`` entry-point group, plus
 any ``module:function`` named in a spec. Both kinds go through exactly the same interface, the
-:class:`EvaluatorFunction` protocol (docs/evaluators.md), and a study runs only the evaluators
-its spec selects (:func:`dse.model.study_model.select_evaluators`).
+:class:`Evaluator` object (its optional hooks are its named members; docs/evaluators.md), and a
+study runs only the evaluators its spec selects (:func:`dse.model.study_model.select_evaluators`).
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -28,58 +29,11 @@ class EvaluatorFunction(Protocol):
 
     ``design`` maps every searched parameter and every resolved ``fixed`` value to its value
     (numpy arrays of one batch shape when ``vectorized``); metrics are published as
-    ``<evaluator name>.<metric>``. Every attribute below is optional and read by duck typing:
-
-    - ``metrics``: ``{metric: (unit, one-line meaning)}``; declared metrics are not probed.
-    - ``vectorized``: True when any design value may be an array and results broadcast.
-    - ``params``: the design keys it reads; with it, unknown ``space``/``fixed`` keys are
-      errors with did-you-mean instead of values passed through.
-    - ``resolve(fixed) -> dict``: expands the spec's ``fixed`` mapping (presets, defaults)
-      into the design context; raise ``ValueError`` with ``.path``/``.message`` for a spec
-      error. Evaluators sharing one ``resolve`` run it once.
-    - ``context_path(path) -> path``: where a ``fixed`` path lands in the resolved context
-      (a domain may spread a named group's fields to the top level); default: unchanged.
-    - ``check_value(param, value) -> str | None``: why a value is physically impossible; asked
-      about fixed values and the ends of searched ranges.
-    - ``as_mapping(value) -> dict``: the mapping form of a named ``fixed`` value, so a dotted
-      override (``--set group.x=1`` on ``group: name``) can refine it.
-    - ``assumptions(context) -> {dotted path: nominal value}``: the numeric constants of the
-      resolved context that ``dse sensitivity`` swings by +/-20 % when the spec declares no
-      distribution (evaluators sharing a constant list it once).
-    - ``waterfall(own_metrics) -> [(section, label, value)]``: ``dse evaluate --breakdown``
-      (an optional ``waterfall.unit`` heads the values' column).
-    - ``simulate(design, *, years, runs, seed) -> {name: samples}``: ``dse evaluate
-      --simulate`` (Monte Carlo cross-checks).
+    ``<evaluator name>.<metric>``. A plain function is an evaluator; its optional hooks are
+    the attributes named by :data:`HOOKS`, documented on :class:`Evaluator`.
     """
 
     def __call__(self, design: Mapping[str, Any], /) -> Mapping[str, Any]: ...
-
-
-def evaluator(
-    *,
-    metrics: Mapping[str, tuple[str, str]] | None = None,
-    vectorized: bool = False,
-    resolve: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
-    check_value: Callable[[str, Any], str | None] | None = None,
-) -> Callable[[F], F]:
-    """Decorate a user's evaluator with its metric units, meanings and capabilities.
-
-    ``resolve`` expands the spec's ``fixed`` context; pass ``objectives.resolve_context`` to reuse
-    the built-in presets when the spec runs without them. ``check_value(param, value)`` says
-    why a value is physically impossible (None when it is fine).
-    """
-
-    def wrap(fn: F) -> F:
-        if metrics is not None:
-            fn.metrics = dict(metrics)  # type: ignore[attr-defined]
-        fn.vectorized = vectorized  # type: ignore[attr-defined]
-        if resolve is not None:
-            fn.resolve = resolve  # type: ignore[attr-defined]
-        if check_value is not None:
-            fn.check_value = check_value  # type: ignore[attr-defined]
-        return fn
-
-    return wrap
 
 
 @dataclass(frozen=True)
@@ -88,52 +42,150 @@ class MetricInfo:
     description: str
 
 
-@dataclass(frozen=True)
-class Evaluator:
-    """An evaluator with what the engine knows about it."""
+#: ``waterfall(own_metrics) -> [(section, label, value)]``.
+Waterfall = Callable[[Mapping[str, float]], list[tuple[str, str, float]]]
 
-    name: str
+
+@dataclass(frozen=True, kw_only=True)
+class Evaluator:
+    """An evaluator and its optional hooks: the one typed place that lists them.
+
+    A module may export an ``Evaluator`` (``Evaluator(fn=f, metrics=..., vectorized=True)``),
+    or a plain function, which the engine wraps (:meth:`wrap`) reading each hook from the
+    function's attribute of the same name (set by hand or by :func:`evaluator`); any other
+    public attribute on the function is an error naming the closest hook, so a typo is never
+    silently ignored. ``name`` and ``origin`` are set when the evaluator is loaded.
+    """
+
+    #: ``fn(design) -> {metric: number or array}`` (:class:`EvaluatorFunction`).
     fn: Callable[[Mapping[str, Any]], Mapping[str, Any]]
-    origin: str
+    #: The name metrics are published under (``<name>.<metric>``): its spec or entry-point name.
+    name: str = ""
+    #: Where it came from (entry point or import path), for messages.
+    origin: str = ""
+    #: ``{metric: MetricInfo(unit, one-line meaning)}`` (``(unit, meaning)`` pairs are
+    #: converted); declared metrics are not probed.
     metrics: dict[str, MetricInfo] | None = None
+    #: Any design value may be a numpy array and the results broadcast (else the engine loops).
     vectorized: bool = False
+    #: The design keys it reads: unknown ``space``/``fixed`` keys become errors with
+    #: did-you-mean instead of values passed through.
     params: frozenset[str] = field(default_factory=frozenset)
+    #: ``resolve(fixed) -> dict``: expands the spec's ``fixed`` mapping (presets, defaults)
+    #: into the design context; raise ``ValueError`` with ``.path``/``.message`` for a spec
+    #: error. Evaluators sharing one ``resolve`` run it once.
     resolve: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    #: ``check_value(param, value) -> str | None``: why a value is physically impossible;
+    #: asked about fixed values and the ends of searched ranges.
     check_value: Callable[[str, Any], str | None] | None = None
+    #: ``context_path(path) -> path``: where a ``fixed`` path lands in the resolved context (a
+    #: domain may spread a named group's fields to the top level); default: unchanged.
     context_path: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None
+    #: ``as_mapping(value) -> dict``: the mapping form of a named ``fixed`` value, so a dotted
+    #: override (``--set group.x=1`` on ``group: name``) can refine it.
     as_mapping: Callable[[Any], dict[str, Any]] | None = None
+    #: ``assumptions(context) -> {dotted path: nominal value}``: the numeric constants of the
+    #: resolved context that ``dse sensitivity`` swings by +/-20 % when the spec declares no
+    #: distribution (evaluators sharing a constant list it once).
     assumptions: Callable[[Mapping[str, Any]], Mapping[str, float]] | None = None
+    #: ``waterfall(own_metrics) -> [(section, label, value)]``: ``dse evaluate --breakdown``;
+    #: an optional ``waterfall.unit`` heads the values' column.
+    waterfall: Waterfall | None = None
+    #: ``simulate(design, *, years, runs, seed) -> {name: samples}``: ``dse evaluate
+    #: --simulate`` (Monte Carlo cross-checks).
+    simulate: Callable[..., Mapping[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        if not callable(self.fn):
+            raise EvaluatorError(f"evaluator {self.name!r} ({self.origin}) is not callable")
+        if self.metrics is not None:
+            object.__setattr__(self, "metrics", _metric_infos(self.name, self.metrics))
+        object.__setattr__(self, "vectorized", bool(self.vectorized))
+        object.__setattr__(self, "params", frozenset(self.params or ()))
+
+    def __call__(self, design: Mapping[str, Any], /) -> Mapping[str, Any]:
+        return self.fn(design)
+
+    @property
+    def waterfall_unit(self) -> str | None:
+        """The unit heading the breakdown's values (``waterfall.unit``), if it names one."""
+        return getattr(self.waterfall, "unit", None)
 
     @classmethod
     def wrap(cls, name: str, fn: Any, origin: str) -> Evaluator:
+        """``fn`` as an Evaluator named ``name``: an Evaluator as it is, a function (or any
+        callable) with its hooks read from its attributes."""
+        if isinstance(fn, Evaluator):
+            return replace(fn, name=name, origin=origin)
         if not callable(fn):
             raise EvaluatorError(f"evaluator {name!r} ({origin}) is not callable")
-        raw = getattr(fn, "metrics", None)
-        metrics = None
-        if raw is not None:
-            metrics = {}
-            for key, info in dict(raw).items():
-                if isinstance(info, MetricInfo):
-                    metrics[key] = info
-                elif isinstance(info, tuple | list) and len(info) == 2:
-                    metrics[key] = MetricInfo(str(info[0]), str(info[1]))
-                else:
-                    raise EvaluatorError(
-                        f"evaluator {name!r}: metrics[{key!r}] must be (unit, description)"
-                    )
-        return cls(
-            name=name,
-            fn=fn,
-            origin=origin,
-            metrics=metrics,
-            vectorized=bool(getattr(fn, "vectorized", False)),
-            params=frozenset(getattr(fn, "params", None) or ()),
-            resolve=getattr(fn, "resolve", None),
-            check_value=getattr(fn, "check_value", None),
-            context_path=getattr(fn, "context_path", None),
-            as_mapping=getattr(fn, "as_mapping", None),
-            assumptions=getattr(fn, "assumptions", None),
+        if inspect.isfunction(fn):
+            _check_attributes(name, origin, fn)
+        hooks = {h: getattr(fn, h) for h in HOOKS if getattr(fn, h, None) is not None}
+        return cls(fn=fn, name=name, origin=origin, **hooks)
+
+
+#: The optional hooks, by the attribute name a function evaluator carries them under.
+HOOKS = tuple(f.name for f in fields(Evaluator) if f.name not in ("fn", "name", "origin"))
+
+
+def _metric_infos(
+    name: str, raw: Mapping[str, MetricInfo | tuple[str, str]]
+) -> dict[str, MetricInfo]:
+    metrics = {}
+    for key, info in dict(raw).items():
+        if isinstance(info, MetricInfo):
+            metrics[key] = info
+        elif isinstance(info, tuple | list) and len(info) == 2:
+            metrics[key] = MetricInfo(str(info[0]), str(info[1]))
+        else:
+            raise EvaluatorError(
+                f"evaluator {name!r}: metrics[{key!r}] must be (unit, description)"
+            )
+    return metrics
+
+
+def _check_attributes(name: str, origin: str, fn: Callable[..., Any]) -> None:
+    """A public attribute of a function evaluator that is no hook is a typo (or a hook of
+    another version): one line naming it and the closest hook."""
+    unknown = sorted(k for k in vars(fn) if not k.startswith("_") and k not in HOOKS)
+    if unknown:
+        raise EvaluatorError(
+            f"evaluator {name!r} ({origin}): unknown attribute {unknown[0]!r} "
+            f"({did_you_mean(unknown[0], HOOKS)}the hooks are: {', '.join(HOOKS)})"
         )
+
+
+def evaluator(
+    *,
+    metrics: Mapping[str, tuple[str, str]] | None = None,
+    vectorized: bool = False,
+    **hooks: Any,
+) -> Callable[[F], F]:
+    """Decorate a user's evaluator with its metric units, meanings and hooks (the members of
+    :class:`Evaluator`: ``params``, ``resolve``, ``check_value``, ...).
+
+    ``resolve`` expands the spec's ``fixed`` context; pass ``objectives.resolve_context`` to reuse
+    the built-in presets when the spec runs without them. ``check_value(param, value)`` says
+    why a value is physically impossible (None when it is fine).
+    """
+    unknown = [h for h in hooks if h not in HOOKS]
+    if unknown:
+        raise TypeError(
+            f"evaluator() got an unknown hook {unknown[0]!r} "
+            f"({did_you_mean(unknown[0], HOOKS)}the hooks are: {', '.join(HOOKS)})"
+        )
+
+    def wrap(fn: F) -> F:
+        if metrics is not None:
+            fn.metrics = dict(metrics)  # type: ignore[attr-defined]
+        fn.vectorized = vectorized  # type: ignore[attr-defined]
+        for hook, value in hooks.items():
+            if value is not None:
+                setattr(fn, hook, value)
+        return fn
+
+    return wrap
 
 
 @cache

@@ -327,7 +327,7 @@ def select_evaluators(loaded: LoadedSpec) -> tuple[dict[str, Evaluator], list[Pr
 
 
 def _first_hook(evaluators: Mapping[str, Evaluator], name: str) -> Any:
-    """The first selected evaluator's optional hook ``name`` (see EvaluatorFunction)."""
+    """The first selected evaluator's optional hook ``name`` (a member of Evaluator)."""
     return next((getattr(e, name) for e in evaluators.values() if getattr(e, name)), None)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from dse.model.registry import Evaluator
+from dse.spec.errors import EvaluatorError
 
 
 class ConformanceError(AssertionError):
@@ -25,15 +26,19 @@ class ConformanceError(AssertionError):
 
 
 def check_evaluator(
-    fn: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+    fn: Evaluator | Callable[[Mapping[str, Any]], Mapping[str, Any]],
     design: Mapping[str, Any],
     *,
     batch: Mapping[str, Sequence[Any]] | None = None,
     rtol: float = 1e-9,
 ) -> dict[str, float]:
     """Check ``fn`` on ``design`` (and on ``batch`` if vectorized); return the scalar metrics."""
-    ev = Evaluator.wrap(getattr(fn, "__name__", "evaluator"), fn, "under test")
-    result = fn(design)
+    try:
+        name = fn.name if isinstance(fn, Evaluator) else getattr(fn, "__name__", "")
+        ev = Evaluator.wrap(name or "evaluator", fn, "under test")
+    except EvaluatorError as exc:
+        raise ConformanceError(str(exc)) from None
+    result = ev.fn(design)
     if not isinstance(result, Mapping):
         raise ConformanceError(f"{ev.name} returned {type(result).__name__}, expected a mapping")
     if not result:

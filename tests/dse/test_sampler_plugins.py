@@ -133,3 +133,30 @@ def test_an_outside_samplers_bad_option_is_one_line(tmp_path: Path, studies_dir:
     ], res.stderr
     res = run_dse("validate", str(spec), env={"DSE_STUDIES_DIR": str(studies_dir)})
     assert res.returncode == 2 and "unknown sampler 'lhs'" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("search", "line"),
+    [
+        (
+            "{sampler: {path: 'no_such_samplers:f'}, trials: 4}",
+            "search.sampler.path: cannot import module 'no_such_samplers'",
+        ),
+        (
+            "{sampler: {path: 'dse_outside:latin', options: {round_size: 2}}, "
+            "options: {round_size: 4}, trials: 4}",
+            "search.options: the sampler's options are given twice",
+        ),
+        ("{sampler: nsga4, trials: 4}", "search.sampler: unknown sampler 'nsga4' (did you mean"),
+    ],
+    ids=["unknown-module", "options-twice", "unknown-name"],
+)
+def test_a_bad_sampler_is_one_line(
+    tmp_path: Path, studies_dir: Path, search: str, line: str
+) -> None:
+    spec = _spec(tmp_path, "bad", search)
+    env = {"DSE_STUDIES_DIR": str(studies_dir), "PYTHONPATH": str(PLUGINS)}
+    res = run_dse("validate", str(spec), env=env)
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{spec}:10: {line}"), res.stderr
