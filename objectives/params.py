@@ -12,6 +12,10 @@ from dataclasses import dataclass
 LINK_TYPES = ("electrical", "pluggable", "cpo")
 """Scale-up link technologies (the one list; cost, perf, availability and the schemas use it)."""
 COOLING = ("air", "liquid")
+HBM_GENERATIONS = ("auto", "hbm2e", "hbm3", "hbm3e", "hbm3e-12hi", "hbm4")
+"""HBM generations a design may declare (objectives/presets/technology/package.yaml)."""
+PACKAGINGS = ("cowos-s", "cowos-l", "organic")
+"""2.5D packaging technologies (objectives/presets/technology/package.yaml)."""
 
 
 @dataclass(frozen=True)
@@ -28,11 +32,45 @@ PARAMS: dict[str, Param] = {
     "hbm_stacks_per_die": Param("stacks", "HBM stacks attached to each compute die"),
     "hbm_tbps_per_stack": Param("TB/s", "Peak bandwidth of one HBM stack"),
     "hbm_gb_per_stack": Param("GB", "Capacity of one HBM stack"),
+    "hbm_generation": Param(
+        "-",
+        "HBM generation of the stacks: auto | hbm2e | hbm3 | hbm3e | hbm3e-12hi | hbm4 (prices, "
+        "footprint and PHY beachfront; auto: technology.hbm_generation, by stack bandwidth)",
+        "auto",
+    ),
+    "packaging": Param(
+        "-",
+        "2.5D packaging technology: cowos-s (silicon interposer) | cowos-l (RDL interposer "
+        "with silicon bridges) | organic (no interposer, no HBM)",
+        "cowos-s",
+    ),
+    "base_dies_per_gpu": Param(
+        "dies", "Base (IO) dies the compute dies are 3D-stacked on (SoIC); 0 = none", 0
+    ),
+    "base_die_area_mm2": Param("mm2", "Area of one base (IO) die", 0.0),
+    "d2d_tbps": Param(
+        "TB/s", "Die-to-die bandwidth between the compute dies of one package, both ways", 0.0
+    ),
     "links_per_gpu": Param("links", "Scale-up links leaving one GPU"),
     "optics_per_link": Param("lanes", "Lanes (optical channels or SerDes) per link"),
     "lane_gbps": Param("Gb/s", "Per-direction data rate of one lane"),
     "link_type": Param("-", "Scale-up link technology: electrical | pluggable | cpo"),
     "clock_ghz": Param("GHz", "Sustained tensor-core clock"),
+    "tensor_density_factor": Param(
+        "1",
+        "Dense BF16 tensor FLOPs per mm2 per clock of the architecture, relative to "
+        "technology.tensor_tflops_per_mm2_ghz_bf16 (calibrated on H100)",
+        1.0,
+    ),
+    "fp4_flops_multiplier": Param(
+        "1", "Dense FP4 (NVFP4/MXFP4) tensor FLOPs / dense BF16; 0 = no FP4 tensor cores", 0.0
+    ),
+    "compute_power_factor": Param(
+        "1",
+        "Logic power per mm2 at a given voltage and clock, relative to the technology node's "
+        "(compute_dynamic/static_w_per_mm2, calibrated on H100)",
+        1.0,
+    ),
     "cooling": Param(
         "-", "Cooling of the GPU package: air | liquid (bounds W/mm2 via DVFS)", "air"
     ),
@@ -41,6 +79,12 @@ PARAMS: dict[str, Param] = {
         "Scale-up fabric: auto | switched | packet | ocs | direct (auto: switched for "
         "electrical links, technology.optical_fabric for optics)",
         "auto",
+    ),
+    "scaleup_domain_gpus": Param(
+        "GPUs",
+        "GPUs one switched copper scale-up domain holds (HGX 8, NVL72 72); 0 = as many as "
+        "technology.switched_domain_silicon_mm2 of compute silicon and the switch radix allow",
+        0,
     ),
     "cluster_size": Param("GPUs", "GPUs in the cluster", 8),
     "disaggregated": Param(

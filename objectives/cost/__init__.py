@@ -33,7 +33,6 @@ from objectives.cost.package import (
     hbm_stack_cost,
     interposer_area_mm2,
     interposer_cost,
-    is_hbm3e,
     link_masks,
     package_cost,
 )
@@ -46,6 +45,15 @@ from objectives.cost.silicon import (
 from objectives.cost.waterfall import cost_waterfall
 from objectives.errors import ContextError
 from objectives.fabric.topology import resolve_fabric
+from objectives.package import (
+    COWOS_L,
+    ORGANIC,
+    bridges,
+    hbm_spec,
+    hbm_stack_fits,
+    interposer_tech,
+    optional,
+)
 from objectives.perf.hardware import scaleout_gbps_per_gpu
 
 __all__ = ["METRICS", "cost_breakdown", "evaluate_cost"]
@@ -59,12 +67,18 @@ METRICS: dict[str, tuple[str, str]] = {
     "die_cost_usd": ("USD per die", "known-good compute die incl. wafer sort"),
     "cost_per_good_mm2_usd": ("USD/mm2", "known-good die cost per mm2 of die"),
     "reticle_fits": ("0/1", "1 if the die fits one 26 x 33 mm scanner field at its aspect ratio"),
-    "silicon_cost_usd": (_GPU, "known-good compute dies of one GPU"),
+    "silicon_cost_usd": (_GPU, "known-good compute dies (and base/IO dies) of one GPU"),
     "hbm_cost_usd": (_GPU, "known-good HBM stacks of one GPU"),
     "optics_cost_usd": (_GPU, "GPU-side scale-up optics: CPO engines + lasers, or pluggables"),
-    "interposer_cost_usd": (_GPU, "one good silicon interposer"),
+    "interposer_cost_usd": (
+        _GPU,
+        "one good interposer of the packaging (CoWoS-L: with its bridges; organic: none)",
+    ),
     "substrate_cost_usd": (_GPU, "organic package substrate"),
-    "assembly_cost_usd": (_GPU, "bonding of dies, HBM, optical engines and substrate attach"),
+    "assembly_cost_usd": (
+        _GPU,
+        "bonding of dies, HBM, optical engines and substrate attach (and 3D hybrid bonds)",
+    ),
     "final_test_cost_usd": (_GPU, "package final/system-level test"),
     "assembly_scrap_usd": (_GPU, "parts and work lost in packages that fail assembly"),
     "package_cost_usd": (_GPU, "interposer + substrate + assembly + final test + scrap"),
@@ -72,7 +86,16 @@ METRICS: dict[str, tuple[str, str]] = {
     "gpu_margin_usd": (_GPU, "margin paid on top of gpu_cost (hardware_price_markup - 1)"),
     "interposer_area_mm2": ("mm2", "interposer under the dies and HBM stacks"),
     "interposer_yield": ("1", "defect-limited yield of the interposer"),
-    "interposer_fits": ("0/1", "1 if the interposer is within technology.interposer_max_mm2"),
+    "interposer_fits": (
+        "0/1",
+        "1 if the interposer is within its packaging's area limit (CoWoS-S "
+        "technology.interposer_max_mm2, CoWoS-L cowos_l_max_mm2, organic organic_max_mm2; "
+        "organic: no HBM)",
+    ),
+    "hbm_fits_generation": (
+        "0/1",
+        "1 if the stacks' bandwidth and capacity are within their HBM generation's maximum",
+    ),
     "package_yield": ("1", "compounded bonding yield of the package"),
     "gpu_usd_per_pflops": ("USD/PFLOPS", "gpu_cost per dense PFLOPS of one GPU"),
     "host_cost_usd": (_GPU, "host CPUs, DRAM, NICs, chassis, PSUs sized by GPU peak power"),
@@ -151,29 +174,22 @@ def _silicon(d: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
 
 def _gpu(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -> dict[str, Any]:
-    """Per-GPU manufacturing cost lines."""
+    """Per-GPU manufacturing cost lines of the package the design describes
+    (objectives.package): compute dies, optional base dies with their 3D bonds, HBM of its
+    generation, optical engines, and the interposer of its packaging technology."""
     area, dies = value(d, "die_area_mm2"), value(d, "dies_per_gpu")
     stacks = dies * value(d, "hbm_stacks_per_die")
-    e3 = is_hbm3e(
-        _choice(d, "hbm_generation"),
-        value(d, "hbm_tbps_per_stack"),
-        tech(d, "hbm3_max_tbps_per_stack"),
-    )
+    hbm_gen = hbm_spec(d)
     per_stack = hbm_stack_cost(
         value(d, "hbm_gb_per_stack"),
-        e3,
-        **{
-            k: tech(d, k)
-            for k in (
-                "hbm3_usd_per_gb",
-                "hbm3_usd_per_stack",
-                "hbm3e_usd_per_gb",
-                "hbm3e_usd_per_stack",
-            )
-        },
+        usd_per_gb=hbm_gen["usd_per_gb"],
+        usd_per_stack=hbm_gen["usd_per_stack"],
     )
     hbm = stacks * per_stack
     silicon = dies * si["die_cost_usd"]
+    stacked = _stacked(d, si, dies, silicon)
+    if stacked is not None:
+        silicon = stacked["silicon_usd"]  # compute dies and their base dies
 
     _, is_plug, is_cpo = link_masks(d.get("link_type", "electrical"))
     # Spare lanes (technology.spare_lanes_per_link) are built and paid for, never counted as
@@ -192,26 +208,47 @@ def _gpu(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -> dic
         **{k: tech(d, k) for k in ("cpo_engine_gbps", "cpo_lanes_per_laser", "cpo_laser_usd")},
     )
 
-    # Co-packaged optical engines sit on the interposer beside the dies and HBM.
+    # Co-packaged optical engines sit on the interposer beside the dies and HBM; stacked compute
+    # dies sit on their base dies, which take the interposer area.
+    ip = interposer_tech(d)
+    on_ip_area, on_ip_dies = (area, dies) if stacked is None else stacked["footprint"]
     ip_area = interposer_area_mm2(
-        area, dies, stacks, tech(d, "hbm_footprint_mm2"), tech(d, "interposer_area_factor")
+        on_ip_area,
+        on_ip_dies,
+        stacks,
+        hbm_gen["footprint_mm2"],
+        tech(d, "interposer_area_factor"),
     ) + engines * tech(d, "cpo_engine_mm2") * tech(d, "interposer_area_factor")
     ip_usd, ip_yield = interposer_cost(
         ip_area,
         aspect_ratio=tech(d, "interposer_aspect_ratio"),
-        wafer_cost_usd=tech(d, "interposer_wafer_cost_usd"),
-        defect_density_per_cm2=tech(d, "interposer_defect_density_per_cm2"),
+        wafer_cost_usd=ip.wafer_cost_usd,
+        defect_density_per_cm2=ip.defect_density_per_cm2,
         alpha=tech(d, "interposer_clustering_alpha"),
         wafer_diameter_mm=si["wafer_diameter_mm"],
         edge_exclusion_mm=si["edge_exclusion_mm"],
         scribe_mm=si["scribe_mm"],
     )
+    if ip.any_bridges:
+        # CoWoS-L: the bridges are embedded in the RDL interposer before anything is bonded,
+        # so a known-good interposer carries its bridges and their embedding yield.
+        n_bridges = bridges(d, stacks)
+        yb = ip.bridge_bond_yield**n_bridges
+        with_bridges = (ip_usd * ip_yield + n_bridges * ip.bridge_usd) / (ip_yield * yb)
+        is_l = ip.code == COWOS_L
+        ip_usd = np.where(is_l, with_bridges, ip_usd)
+        ip_yield = np.where(is_l, ip_yield * yb, ip_yield)
+    parts = silicon + hbm + engines_usd
+    logic_area = dies * area
+    if stacked is not None:
+        parts = parts + stacked["assembly_usd"] + stacked["scrap_usd"]
+        logic_area = logic_area + stacked["base_area_mm2"]
     pkg = package_cost(
-        parts_usd=silicon + hbm + engines_usd,
-        components=dies + stacks + engines,
+        parts_usd=parts,
+        components=on_ip_dies + stacks + engines,
         interposer_usd=ip_usd,
         interposer_area_mm2=ip_area,
-        logic_area_mm2=dies * area,
+        logic_area_mm2=logic_area,
         **{
             k: tech(d, k)
             for k in (
@@ -224,8 +261,16 @@ def _gpu(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -> dic
             )
         },
     )
+    assembly, scrap, package = pkg.assembly_usd, pkg.scrap_usd, pkg.total_usd
+    if stacked is not None:
+        assembly = assembly + stacked["assembly_usd"]
+        scrap = scrap + stacked["scrap_usd"]
+        package = package + stacked["assembly_usd"] + stacked["scrap_usd"]
+    fits = ip_area <= ip.max_mm2
+    if np.any(ip.code == ORGANIC):  # HBM needs interposer-class wiring
+        fits = fits & ~((ip.code == ORGANIC) & (stacks > 0))
     optics = engines_usd + outside_usd
-    gpu = silicon + hbm + optics + pkg.total_usd
+    gpu = silicon + hbm + optics + package
     pflops = np.asarray(tflops, float) / 1000.0
     return {
         "silicon_cost_usd": silicon,
@@ -233,18 +278,67 @@ def _gpu(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -> dic
         "optics_cost_usd": optics,
         "interposer_cost_usd": pkg.interposer_usd,
         "substrate_cost_usd": pkg.substrate_usd,
-        "assembly_cost_usd": pkg.assembly_usd,
+        "assembly_cost_usd": assembly,
         "final_test_cost_usd": pkg.final_test_usd,
-        "assembly_scrap_usd": pkg.scrap_usd,
-        "package_cost_usd": pkg.total_usd,
+        "assembly_scrap_usd": scrap,
+        "package_cost_usd": package,
         "gpu_cost_usd": gpu,
         "gpu_margin_usd": gpu * (tech(d, "hardware_price_markup") - 1.0),
         "interposer_area_mm2": ip_area,
         "interposer_yield": ip_yield,
-        "interposer_fits": (ip_area <= tech(d, "interposer_max_mm2")).astype(float),
+        "interposer_fits": fits.astype(float),
+        "hbm_fits_generation": hbm_stack_fits(d, hbm_gen),
         "package_yield": pkg.package_yield,
         "gpu_usd_per_pflops": gpu / np.maximum(pflops, 1e-12),
         "_is_cpo": is_cpo,
+    }
+
+
+def _stacked(
+    d: Mapping[str, Any], si: Mapping[str, np.ndarray], dies: np.ndarray, silicon: np.ndarray
+) -> dict[str, Any] | None:
+    """Compute dies 3D-stacked on base (IO) dies (SoIC, as MI300's XCDs on IODs): the known-good
+    base dies, the hybrid bonds and the stacks they scrap; None when no design has base dies.
+
+    Each base die with its compute dies is one part on the interposer; a failed hybrid bond
+    scraps the stack (its dies and bonds), found at the stack's test before 2.5D assembly.
+    """
+    base = optional(d, "base_dies_per_gpu")
+    if not np.any(base > 0):
+        return None
+    base_area = optional(d, "base_die_area_mm2")
+    has = base > 0
+    dpw = gross_dies_per_wafer(
+        np.where(has, base_area, 1.0),
+        1.0,
+        wafer_diameter_mm=si["wafer_diameter_mm"],
+        edge_exclusion_mm=si["edge_exclusion_mm"],
+        scribe_mm=si["scribe_mm"],
+    )
+    y = die_yield(
+        base_area,
+        tech(d, "base_die_defect_density_per_cm2"),
+        _choice(d, "yield_model"),
+        tech(d, "clustering_alpha"),
+        tech(d, "die_critical_area_fraction"),
+    )
+    kgd = known_good_die_cost(
+        tech(d, "base_die_wafer_cost_usd"), tech(d, "wafer_sort_cost_usd"), dpw, y
+    )
+    silicon_usd = silicon + np.where(has, base * kgd, 0.0)
+    bonds = np.where(has, dies, 0.0)
+    assembly = bonds * tech(d, "soic_usd_per_bond")
+    soic_yield = tech(d, "soic_bond_yield") ** bonds
+    scrap = (silicon_usd + assembly) * (1.0 / soic_yield - 1.0)
+    return {
+        "footprint": (
+            np.where(has, base_area, value(d, "die_area_mm2")),
+            np.where(has, base, dies),
+        ),
+        "silicon_usd": silicon_usd,
+        "assembly_usd": assembly,
+        "scrap_usd": scrap,
+        "base_area_mm2": base * base_area,
     }
 
 

@@ -16,38 +16,15 @@ from objectives.cost.silicon import MM2_PER_CM2, gross_dies_per_wafer, yield_neg
 from objectives.errors import unknown_name
 from objectives.params import LINK_TYPES
 
-HBM_GENERATIONS = ("auto", "hbm3", "hbm3e")
-
 
 def hbm_stack_cost(
-    gb_per_stack: ArrayLike,
-    is_hbm3e: ArrayLike,
-    *,
-    hbm3_usd_per_gb: ArrayLike,
-    hbm3_usd_per_stack: ArrayLike,
-    hbm3e_usd_per_gb: ArrayLike,
-    hbm3e_usd_per_stack: ArrayLike,
+    gb_per_stack: ArrayLike, *, usd_per_gb: ArrayLike, usd_per_stack: ArrayLike
 ) -> np.ndarray:
-    """Price of one known-good stack: a fixed part (base die, stacking, test) plus $/GB."""
-    gb = np.asarray(gb_per_stack, dtype=float)
-    e = np.asarray(is_hbm3e, dtype=bool)
-    per_gb = np.where(e, hbm3e_usd_per_gb, hbm3_usd_per_gb)
-    fixed = np.where(e, hbm3e_usd_per_stack, hbm3_usd_per_stack)
-    return fixed + per_gb * gb
-
-
-def is_hbm3e(
-    generation: object, tbps_per_stack: ArrayLike, hbm3_max_tbps: ArrayLike
-) -> np.ndarray:
-    """Which stacks are priced as HBM3e: named, or (auto) faster than HBM3 can run."""
-    gen = np.asarray(generation)
-    for g in np.unique(gen):
-        if str(g) not in HBM_GENERATIONS:
-            raise unknown_name(
-                "technology.hbm_generation", str(g), HBM_GENERATIONS, what="HBM generation"
-            )
-    auto = np.asarray(tbps_per_stack, dtype=float) > np.asarray(hbm3_max_tbps, dtype=float)
-    return np.where(gen == "auto", auto, gen == "hbm3e")
+    """Price of one known-good stack of its generation: a fixed part (base die, stacking,
+    test) plus $/GB (objectives.package.hbm_spec gives both)."""
+    return np.asarray(usd_per_stack, float) + np.asarray(usd_per_gb, float) * np.asarray(
+        gb_per_stack, float
+    )
 
 
 def link_masks(link_type: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -66,7 +43,8 @@ def interposer_area_mm2(
     hbm_footprint_mm2: ArrayLike,
     area_factor: ArrayLike,
 ) -> np.ndarray:
-    """Interposer under all compute dies and HBM stacks, with spacing/routing overhead."""
+    """Interposer under all dies and HBM stacks, with spacing/routing overhead (for an organic
+    package, the substrate area the parts take)."""
     silicon = np.asarray(dies, float) * np.asarray(die_area_mm2, float)
     memory = np.asarray(stacks, float) * np.asarray(hbm_footprint_mm2, float)
     return (silicon + memory) * np.asarray(area_factor, float)

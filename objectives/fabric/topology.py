@@ -143,6 +143,10 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
         switch_gbps=tech(d, "electrical_switch_gbps"),
         domain_silicon_mm2=tech(d, "switched_domain_silicon_mm2"),
     )
+    if "scaleup_domain_gpus" in d:  # a product's own copper domain (HGX 8, NVL72 72)
+        declared = value(d, "scaleup_domain_gpus")
+        if np.any(declared > 0):
+            domain = np.where(declared > 0, declared, domain)
     tiers: Any = 1.0  # read only where the fabric is a packet one
     if np.any(code == PACKET):
         radix = packet_radix(

@@ -118,8 +118,24 @@ _NUMERIC = (
     "clock_ghz",
     "cluster_size",
 )
-_STRINGS = ("link_type", "cooling", "scaleup_fabric")
-_STRING_DEFAULTS = {"cooling": "air", "link_type": "electrical", "scaleup_fabric": "auto"}
+#: Package parameters a design built by hand may omit (their PARAMS defaults then apply).
+_NUMERIC_OPTIONAL = (
+    "base_dies_per_gpu",
+    "base_die_area_mm2",
+    "d2d_tbps",
+    "tensor_density_factor",
+    "fp4_flops_multiplier",
+    "compute_power_factor",
+    "scaleup_domain_gpus",
+)
+_STRINGS = ("link_type", "cooling", "scaleup_fabric", "hbm_generation", "packaging")
+_STRING_DEFAULTS = {
+    "cooling": "air",
+    "link_type": "electrical",
+    "scaleup_fabric": "auto",
+    "hbm_generation": "auto",
+    "packaging": "cowos-s",
+}
 #: Technology lists that define the candidate axis, never a per-design value.
 _GRIDS = ("tp_choices", "pp_choices", "batch_choices")
 #: Numeric workload fields that may vary per design (arrays broadcast against the batch).
@@ -167,9 +183,15 @@ class _Flat:
     tech_keys: list[str]  # technology constants that vary per design
     wl_keys: list[str]  # workload fields that vary per design
     shape: tuple[int, ...]  # the batch shape the results take
+    gpu: str | None = None  # the GPU preset's name, for messages
 
     def design(self) -> dict[str, Any]:
-        return {**self.values, "technology": self.technology, "workload": self.workload}
+        return {
+            **self.values,
+            "technology": self.technology,
+            "workload": self.workload,
+            **({"gpu": self.gpu} if self.gpu is not None else {}),
+        }
 
     def rows(self, index: Any) -> dict[str, Any]:
         """The design restricted to some rows, per-design values shaped (1, m) for the search."""
@@ -199,6 +221,12 @@ def _flatten(design: Mapping[str, Any]) -> _Flat:
             vals[k] = np.asarray(design[k], dtype=float)
         except (TypeError, ValueError):
             raise ContextError(k, f"expected a number, got {design[k]!r}") from None
+    for k in _NUMERIC_OPTIONAL:
+        if k in design:
+            try:
+                vals[k] = np.asarray(design[k], dtype=float)
+            except (TypeError, ValueError):
+                raise ContextError(k, f"expected a number, got {design[k]!r}") from None
     for k in _STRINGS:
         vals[k] = np.asarray(design.get(k, _STRING_DEFAULTS[k]))
     table, wl = design["technology"], design["workload"]
@@ -236,6 +264,7 @@ def _flatten(design: Mapping[str, Any]) -> _Flat:
         tech_keys=list(tech_arr),
         wl_keys=list(wl_arr),
         shape=shape,
+        gpu=design.get("gpu") if isinstance(design.get("gpu"), str) else None,
     )
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from objectives._evaluator import tech, value
 from objectives.errors import ContextError
+from objectives.package import base_die_w, d2d_edge_mm, d2d_w, hbm_spec, optional
 from objectives.params import COOLING, LINK_TYPES
 
 _BISECT_STEPS = 40  # bisection halvings for the throttled clock: 2^-40 of the range
@@ -248,7 +249,7 @@ def _throttled_where_needed(
 
 
 def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
-    """Per-GPU peak figures and physical feasibility of one package."""
+    """Per-GPU peak figures and physical feasibility of one package (objectives.package)."""
     area = value(d, "die_area_mm2")
     aspect = value(d, "die_aspect_ratio")
     dies = value(d, "dies_per_gpu")
@@ -272,21 +273,36 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
     )
     # Links draw power whenever they are up (SerDes and lasers run idle patterns). A port's
     # pJ/bit is its power over its per-direction rate, transmit and receive together (9 W for
-    # a 1.6 Tb/s CPO port is 5.6 pJ/bit), so power = per-direction bandwidth x pJ/bit.
+    # a 1.6 Tb/s CPO port is 5.6 pJ/bit), so power = per-direction bandwidth x pJ/bit. The
+    # die-to-die links and base (IO) dies are always on too, and counted with them.
     link_w = net_gbps * 1e9 * link_pj * 1e-12
+    d2d = optional(d, "d2d_tbps")
+    base_dies = optional(d, "base_dies_per_gpu")
+    if np.any(d2d > 0):
+        link_w = link_w + d2d_w(d)
+    if np.any(base_dies > 0):
+        link_w = link_w + base_die_w(d)
     hbm_peak_w = hbm_tbps * 1e12 * 8 * tech(d, "hbm_pj_per_bit") * 1e-12
     logic_area = area * dies
+    power_factor = optional(d, "compute_power_factor")
 
     limit = cooling_limit_w_per_mm2(d, cooling, area, logic_area, hbm_peak_w + link_w)
+    if np.any(power_factor != 1.0):  # the throttle holds the architecture's own density
+        limit = limit / power_factor
     clock_full = np.broadcast_to(clock, np.broadcast(clock, limit).shape).astype(float)
     clock_eff = _throttled_where_needed(d, clock_full, limit)
 
-    # Tensor throughput scales with compute area and clock; the density is calibrated on H100.
+    # Tensor throughput scales with compute area and clock; the density is calibrated on H100
+    # (technology.tensor_tflops_per_mm2_ghz_bf16), the architecture's own relative to it.
     tflops_bf16 = area * dies * tech(d, "tensor_tflops_per_mm2_ghz_bf16") * clock_eff
-    tflops = tflops_bf16 * (tech(d, "fp8_flops_multiplier") if precision == "fp8" else 1.0)
+    density_factor = optional(d, "tensor_density_factor")
+    if np.any(density_factor != 1.0):
+        tflops_bf16 = tflops_bf16 * density_factor
+    tflops = tflops_bf16 * _precision_multiplier(d, precision)
 
     # Shoreline: HBM PHYs and link I/O sit on the die edge; both directions of every link need
-    # edge, split over the dies of the package.
+    # edge, split over the dies of the package, and so do the die-to-die PHYs. Compute dies
+    # stacked on base (IO) dies leave the HBM and link PHYs to the base dies' edges.
     perimeter = 2 * (np.sqrt(area * aspect) + np.sqrt(area / aspect))
     edge_density = _pick(
         link_type,
@@ -296,11 +312,20 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
             "cpo": tech(d, "cpo_gbps_per_mm_edge"),
         },
     )
-    hbm_edge = stacks * tech(d, "hbm_beachfront_mm_per_stack")
+    hbm_edge = stacks * hbm_spec(d, ("beachfront_mm",))["beachfront_mm"]
     io_edge = 2 * net_gbps / dies / edge_density
     shoreline = (hbm_edge + io_edge) / perimeter
+    if np.any(d2d > 0):
+        shoreline = (hbm_edge + io_edge + d2d_edge_mm(d)) / perimeter
+    if np.any(base_dies > 0):
+        stacked = base_dies > 0
+        base_perimeter = 4 * np.sqrt(np.maximum(optional(d, "base_die_area_mm2"), 1e-9))
+        per_base = (hbm_edge + io_edge) * dies / np.maximum(base_dies, 1.0)
+        shoreline = np.where(stacked, per_base / base_perimeter, shoreline)
 
     density = compute_w_per_mm2(d, clock_eff)
+    if np.any(power_factor != 1.0):
+        density = density * power_factor
     compute_peak_w = density * logic_area
     package_w = (compute_peak_w + hbm_peak_w + link_w) / tech(d, "vrm_efficiency")
 
@@ -316,11 +341,30 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
         "package_power_w": package_w,
         "link_w": link_w,
         "logic_area_mm2": logic_area,
+        "compute_power_factor": power_factor,
         "is_electrical": np.broadcast_to(
             (link_type == "electrical").astype(float), np.shape(tflops)
         ),
         "scaleout_gbps_per_gpu": scaleout_gbps_per_gpu(d),
     }
+
+
+def _precision_multiplier(d: Mapping[str, Any], precision: str) -> Any:
+    """Dense tensor FLOPs at ``precision`` / dense BF16; FP4 only where the GPU has it."""
+    if precision == "fp8":
+        return tech(d, "fp8_flops_multiplier")
+    if precision != "fp4":
+        return 1.0
+    fp4 = optional(d, "fp4_flops_multiplier")
+    if np.any(~(fp4 > 0)):
+        gpu = d.get("gpu")
+        which = f"GPU {gpu!r}" if isinstance(gpu, str) else "this GPU"
+        raise ContextError(
+            "workload.precision",
+            f"fp4 needs FP4 tensor cores, and {which} has fp4_flops_multiplier 0 (use bf16 or "
+            "fp8, or set fp4_flops_multiplier to its dense FP4 / BF16 throughput)",
+        )
+    return fp4
 
 
 def scaleout_gbps_per_gpu(d: Mapping[str, Any]) -> np.ndarray:

@@ -33,15 +33,27 @@ def gpu_power_w(
     floor = tech(d, "compute_busy_activity_floor")
     busy = np.clip(compute_utilization / tech(d, "compute_utilization_at_full_power"), 0.0, 1.0)
     activity = floor + (1 - floor) * busy
-    logic_w = compute_w_per_mm2(d, hw["clock_eff_ghz"], activity) * hw["logic_area_mm2"]
+    logic_w = _architecture(
+        hw, compute_w_per_mm2(d, hw["clock_eff_ghz"], activity) * hw["logic_area_mm2"]
+    )
     hbm_w = hbm_bytes_per_s * 8 * tech(d, "hbm_pj_per_bit") * 1e-12
     return (logic_w + hbm_w + hw["link_w"]) / tech(d, "vrm_efficiency")
 
 
 def idle_gpu_power_w(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.ndarray:
     """A powered GPU with no work: leakage and links only."""
-    logic_w = compute_w_per_mm2(d, hw["clock_eff_ghz"], 0.0) * hw["logic_area_mm2"]
+    logic_w = _architecture(
+        hw, compute_w_per_mm2(d, hw["clock_eff_ghz"], 0.0) * hw["logic_area_mm2"]
+    )
     return (logic_w + hw["link_w"]) / tech(d, "vrm_efficiency")
+
+
+def _architecture(hw: Mapping[str, np.ndarray], logic_w: Any) -> Any:
+    """Logic power of the architecture (its ``compute_power_factor`` times the node's)."""
+    factor = hw.get("compute_power_factor")
+    if factor is None or not np.any(factor != 1.0):
+        return logic_w
+    return logic_w * factor
 
 
 def overhead_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -12,7 +12,10 @@ from objectives.errors import ContextError, unknown_name
 from objectives.perf.model import Arch
 from objectives.perf.serving import ARRIVALS, LATENCY_STATISTICS, SCHEDULERS, Serving
 
-PRECISION_BYTES = {"bf16": 2.0, "fp8": 1.0}
+#: Bytes per weight / activation / KV element. fp4 is NVFP4: 4-bit E2M1 values with one FP8
+#: E4M3 scale per 16 (4.5 bits; NVIDIA Blackwell NVFP4, TensorRT Model Optimizer docs, M);
+#: MXFP4 (one E8M0 scale per 32, OCP Microscaling Formats v1.0) is 4.25 bits.
+PRECISION_BYTES = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5625}
 PHASES = ("serve", "prefill", "decode", "train")
 KV_PRECISIONS = ("auto", *PRECISION_BYTES)
 
@@ -76,8 +79,10 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     kv = str(wl.get("kv_precision", "auto") or "auto")
     if kv not in KV_PRECISIONS:
         raise unknown_name("workload.kv_precision", kv, KV_PRECISIONS, what="KV precision")
-    # auto: an FP8 KV cache with FP8 weights (TensorRT-LLM's FP8 recipes), else the weights'
-    kv_bytes = PRECISION_BYTES[precision if kv == "auto" else kv]
+    # auto: an FP8 KV cache with FP8 or FP4 weights (TensorRT-LLM's FP8 recipes; NVIDIA's
+    # MLPerf v5.0 Blackwell configs run FP4 weights with an FP8 KV cache), else the weights'
+    auto_kv = "fp8" if precision == "fp4" else precision
+    kv_bytes = PRECISION_BYTES[auto_kv if kv == "auto" else kv]
     disagg = wl.get("disaggregated", False)
     if disagg not in (True, False, None, 0, 1):
         raise ContextError("workload.disaggregated", f"expected true or false, got {disagg!r}")

@@ -302,11 +302,16 @@ def _resolve_named(
     else:
         raise ContextError(path, f"expected a {what} preset name or a mapping, got {value!r}")
     if name not in presets:
-        raise unknown_name(
+        err = unknown_name(
             path if isinstance(value, str) else f"{path}.preset",
             name,
             presets,
             what=f"{what} preset",
+        )
+        raise ContextError(
+            err.path,
+            f"{err.message}; docs/presets.md lists the built-ins and how to add your own",
+            choices=err.choices,
         )
     resolved = copy.deepcopy(dict(presets[name]))
     for key, v in overrides.items():

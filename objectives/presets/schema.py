@@ -33,7 +33,7 @@ from pydantic import (
 )
 
 from objectives.errors import ContextError
-from objectives.params import COOLING, LINK_TYPES, PARAMS
+from objectives.params import COOLING, HBM_GENERATIONS, LINK_TYPES, PACKAGINGS, PARAMS
 
 ENTRY_KEYS = ("value", "unit", "source")
 
@@ -97,6 +97,15 @@ PARAM_TYPES: dict[str, Any] = {
     "hbm_stacks_per_die": _int(ge=0),
     "hbm_tbps_per_stack": NonNegative,
     "hbm_gb_per_stack": NonNegative,
+    "hbm_generation": Literal[HBM_GENERATIONS],
+    "packaging": Literal[PACKAGINGS],
+    "base_dies_per_gpu": _int(ge=0),
+    "base_die_area_mm2": NonNegative,
+    "d2d_tbps": NonNegative,
+    "tensor_density_factor": Positive,
+    "fp4_flops_multiplier": NonNegative,
+    "compute_power_factor": Positive,
+    "scaleup_domain_gpus": _int(ge=0),
     "links_per_gpu": _int(ge=0),
     "optics_per_link": _int(ge=1),
     "lane_gbps": Positive,
@@ -114,7 +123,7 @@ accepted as any value, so new parameters work before their range is written here
 
 TECHNOLOGY_CHOICES: dict[str, tuple[str, ...]] = {
     "yield_model": ("poisson", "murphy", "seeds", "negative_binomial"),
-    "hbm_generation": ("auto", "hbm3", "hbm3e"),
+    "hbm_generation": HBM_GENERATIONS,
     "optical_fabric": ("circuit", "packet"),
     "fleet_kind": ("dedicated", "research", "cloud"),
 }
@@ -191,7 +200,7 @@ class WorkloadPreset(_Forbid):
 
     model: str | dict[str, Any]
     scheduler: Literal["continuous", "static"]
-    kv_precision: Literal["auto", "bf16", "fp8"]
+    kv_precision: Literal["auto", "bf16", "fp8", "fp4"]
     disaggregated: bool | Literal[0, 1]
     max_batch: _int(ge=1) | None = None  # type: ignore[valid-type]
     arrivals: Literal["saturated", "poisson"] = "saturated"
@@ -201,7 +210,7 @@ class WorkloadPreset(_Forbid):
     arrival_rate_per_s: Positive | None = None  # type: ignore[valid-type]
     latency_statistic: Literal["percentile", "mean"] = "percentile"
     phase: Literal["serve", "prefill", "decode", "train"]
-    precision: Literal["bf16", "fp8"]
+    precision: Literal["bf16", "fp8", "fp4"]
     input_tokens: _int(ge=1)  # type: ignore[valid-type]
     output_tokens: _int(ge=1)  # type: ignore[valid-type]
     batch: _int(ge=1) | Literal["auto"]  # type: ignore[valid-type]

@@ -10,15 +10,13 @@ from objectives.cost.package import (
     hbm_stack_cost,
     interposer_area_mm2,
     interposer_cost,
-    is_hbm3e,
     link_masks,
     package_cost,
 )
 from objectives.errors import ContextError
+from objectives.package import GENERATIONS, hbm_generation_code, hbm_spec
+from objectives.presets import technology_presets
 
-HBM_PRICES = dict(
-    hbm3_usd_per_gb=12.0, hbm3_usd_per_stack=40.0, hbm3e_usd_per_gb=13.0, hbm3e_usd_per_stack=60.0
-)
 OPTICS = dict(
     pluggable_usd_per_gbps=1.0,
     cpo_usd_per_gbps=0.5,
@@ -38,19 +36,49 @@ PACKAGE = dict(
 
 def test_hbm_stack_prices_by_generation():
     # HBM3 16 GB: 40 + 12 x 16 = 232; HBM3e 24 GB: 60 + 13 x 24 = 372 (~$370 SK hynix->NVIDIA).
-    got = hbm_stack_cost(np.array([16.0, 24.0]), np.array([False, True]), **HBM_PRICES)
+    got = hbm_stack_cost(
+        np.array([16.0, 24.0]), usd_per_gb=np.array([12.0, 13.0]), usd_per_stack=[40.0, 60.0]
+    )
     np.testing.assert_allclose(got, [232.0, 372.0])
     # H100: 5 x 16 GB HBM3 = $1,160, within the $1,200-1,500 public estimates' low end.
-    assert 5 * float(hbm_stack_cost(16.0, False, **HBM_PRICES)) == pytest.approx(1160.0)
+    assert 5 * float(hbm_stack_cost(16.0, usd_per_gb=12.0, usd_per_stack=40.0)) == 1160.0
 
 
-def test_hbm_generation_auto_by_bandwidth():
-    np.testing.assert_array_equal(
-        is_hbm3e("auto", np.array([0.67, 0.819, 1.2]), 0.819), [False, False, True]
+def _gen(declared: object, tbps: object, node: str = "auto") -> np.ndarray:
+    t = dict(technology_presets()["n4"], hbm_generation=node)
+    code = hbm_generation_code(
+        {"hbm_generation": declared, "hbm_tbps_per_stack": tbps, "technology": t}
     )
-    assert bool(is_hbm3e("hbm3e", 0.5, 0.819)) and not bool(is_hbm3e("hbm3", 1.2, 0.819))
-    with pytest.raises(ContextError, match="hbm3e"):
-        is_hbm3e("hbm4", 1.0, 0.819)
+    return np.asarray(GENERATIONS)[code]
+
+
+def test_hbm_generation_auto_by_bandwidth_declared_otherwise():
+    # auto: the first of HBM3 (0.819 TB/s), HBM3e (1.2288) and HBM4 (2.048) that covers it
+    np.testing.assert_array_equal(
+        _gen("auto", np.array([0.67, 0.819, 1.2, 1.5])), ["hbm3", "hbm3", "hbm3e", "hbm4"]
+    )
+    # declared: priced as declared whatever its speed (the H200's 0.8 TB/s HBM3e stacks)
+    assert str(_gen("hbm3e", 0.8)) == "hbm3e" and str(_gen("hbm3", 1.2)) == "hbm3"
+    assert str(_gen("auto", 0.8, node="hbm3e-12hi")) == "hbm3e-12hi"
+    np.testing.assert_array_equal(
+        _gen(np.array(["hbm4", "auto", "hbm2e"]), 1.0), ["hbm4", "hbm3e", "hbm2e"]
+    )
+    with pytest.raises(ContextError, match="hbm_generation: unknown HBM generation 'hbm5'"):
+        _gen("hbm5", 1.0)
+
+
+def test_hbm_generation_table_matches_its_interfaces():
+    t = technology_presets()["n4"]
+    for name, bits, gbps in (("hbm3", 1024, 6.4), ("hbm3e", 1024, 9.6), ("hbm4", 2048, 8.0)):
+        spec = hbm_spec({"hbm_generation": name, "hbm_tbps_per_stack": 1.0, "technology": t})
+        assert spec["interface_bits"] == bits
+        # pin rate x interface width: HBM3 819 GB/s, HBM3e 1.23 TB/s, HBM4 2.05 TB/s (JEDEC)
+        assert float(spec["max_tbps_per_stack"]) == pytest.approx(bits * gbps / 8 / 1000, 1e-3)
+    spec = hbm_spec({"hbm_generation": "hbm4", "hbm_tbps_per_stack": 1.0, "technology": t})
+    h3e = hbm_spec({"hbm_generation": "hbm3e", "hbm_tbps_per_stack": 1.0, "technology": t})
+    # the shoreline argument: HBM4 carries more bandwidth per mm of die edge than HBM3e
+    per_mm = float(spec["max_tbps_per_stack"] / spec["beachfront_mm"])
+    assert per_mm > 1.3 * float(h3e["max_tbps_per_stack"] / h3e["beachfront_mm"])
 
 
 def test_interposer_area_and_yield():

@@ -1,0 +1,200 @@
+"""A GPU package as data: what its description says about HBM, packaging, base dies and links.
+
+A package is described by design parameters (objectives/params.py): compute dies
+(``dies_per_gpu`` x ``die_area_mm2``), optional base/IO dies the compute dies are 3D-stacked on
+(``base_dies_per_gpu`` x ``base_die_area_mm2``, SoIC), HBM stacks of a declared generation
+(``hbm_generation``), die-to-die links (``d2d_tbps``), the 2.5D packaging technology
+(``packaging``) and the scale-up links (co-packaged optical engines follow from them). The
+constants of each named technology live in objectives/presets/technology/package.yaml. Cost
+(objectives/cost), power, compute and shoreline (objectives/perf/hardware.py) all read the
+package through this module, so today's single-die GPU on CoWoS-S and a two-die Blackwell on
+CoWoS-L, or eight XCDs on four IODs, are the same code.
+
+Every function broadcasts over designs; a generation or packaging that is the same for the whole
+batch is looked up once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from objectives._evaluator import tech, value
+from objectives.errors import unknown_name
+from objectives.params import HBM_GENERATIONS, PACKAGINGS, PARAMS
+
+#: Key prefix of each HBM generation's constants in the technology table.
+HBM_PREFIX = {
+    "hbm2e": "hbm2e",
+    "hbm3": "hbm3",
+    "hbm3e": "hbm3e",
+    "hbm3e-12hi": "hbm3e12",
+    "hbm4": "hbm4",
+}
+GENERATIONS = tuple(HBM_PREFIX)  # index = generation code
+#: What ``auto`` picks from, in order: the first whose max_tbps_per_stack covers the stack.
+AUTO_ORDER = ("hbm3", "hbm3e", "hbm4")
+HBM_FIELDS = (
+    "usd_per_gb",
+    "usd_per_stack",
+    "max_tbps_per_stack",
+    "max_gb_per_stack",
+    "interface_bits",
+    "footprint_mm2",
+    "beachfront_mm",
+)
+COWOS_S, COWOS_L, ORGANIC = range(3)
+
+
+def _compact(raw: Any) -> np.ndarray:
+    """A string array whose entries are all equal as its one value (0-d)."""
+    arr = np.asarray(raw)
+    if arr.ndim and arr.size and (arr.strides == (0,) * arr.ndim or (arr == arr.flat[0]).all()):
+        return np.asarray(arr.flat[0])
+    return arr
+
+
+def _codes(raw: Any, choices: tuple[str, ...], path: str, what: str) -> np.ndarray:
+    """Index of each name in ``choices`` (0-d when one name serves the batch)."""
+    arr = _compact(raw)
+    bad = ~np.isin(arr, choices)
+    if bad.any():
+        raise unknown_name(path, str(arr[bad].flat[0]), choices, what=what)
+    if arr.ndim == 0:
+        return np.asarray(choices.index(str(arr)))
+    return np.select([arr == c for c in choices], range(len(choices)), -1)
+
+
+def hbm_generation_code(d: Mapping[str, Any]) -> np.ndarray:
+    """Generation code (index in GENERATIONS) of every design's stacks.
+
+    ``hbm_generation: auto`` defers to ``technology.hbm_generation``; ``auto`` there too picks
+    the first of AUTO_ORDER whose maximum stack bandwidth covers ``hbm_tbps_per_stack``.
+    """
+    declared = _codes(
+        d.get("hbm_generation", "auto"), HBM_GENERATIONS, "hbm_generation", "HBM generation"
+    )
+    node = _codes(
+        d["technology"].get("hbm_generation", "auto"),
+        HBM_GENERATIONS,
+        "technology.hbm_generation",
+        "HBM generation",
+    )
+    # HBM_GENERATIONS = ("auto", *GENERATIONS): code 0 is auto, the rest are shifted by one
+    code = np.where(declared == 0, node, declared)
+    if np.any(code == 0):
+        bw = value(d, "hbm_tbps_per_stack")
+        pick = np.full(np.shape(bw), 1 + GENERATIONS.index(AUTO_ORDER[-1]))
+        for name in reversed(AUTO_ORDER[:-1]):
+            fits = bw <= tech(d, f"{HBM_PREFIX[name]}_max_tbps_per_stack")
+            pick = np.where(fits, 1 + GENERATIONS.index(name), pick)
+        code = np.where(code == 0, pick, code)
+    return code - 1
+
+
+def _by_code(code: np.ndarray, values: list[Any]) -> Any:
+    if code.ndim == 0:
+        return values[int(code)]
+    return np.choose(code, [np.asarray(v, float) for v in values])
+
+
+def hbm_spec(d: Mapping[str, Any], fields: tuple[str, ...] = HBM_FIELDS) -> dict[str, Any]:
+    """The ``fields`` constants of each design's HBM generation (scalars when one generation)."""
+    code = hbm_generation_code(d)
+    used = [GENERATIONS[int(code)]] if code.ndim == 0 else list(GENERATIONS)
+    out = {}
+    for f in fields:
+        vals = {g: tech(d, f"{HBM_PREFIX[g]}_{f}") for g in used}
+        out[f] = vals[used[0]] if code.ndim == 0 else _by_code(code, [vals[g] for g in used])
+    return out
+
+
+def hbm_stack_fits(d: Mapping[str, Any], spec: Mapping[str, Any]) -> np.ndarray:
+    """1 where the stacks run within their generation's bandwidth and capacity."""
+    ok = (value(d, "hbm_tbps_per_stack") <= spec["max_tbps_per_stack"] * (1 + 1e-9)) & (
+        value(d, "hbm_gb_per_stack") <= spec["max_gb_per_stack"] * (1 + 1e-9)
+    )
+    return np.asarray(ok, float)
+
+
+def packaging_code(d: Mapping[str, Any]) -> np.ndarray:
+    """Packaging code (COWOS_S, COWOS_L, ORGANIC) of every design."""
+    return _codes(
+        d.get("packaging", PARAMS["packaging"].default), PACKAGINGS, "packaging", "packaging"
+    )
+
+
+@dataclass(frozen=True)
+class Interposer:
+    """Limits and costs of each design's 2.5D packaging technology."""
+
+    code: np.ndarray
+    max_mm2: Any
+    wafer_cost_usd: Any
+    defect_density_per_cm2: Any
+    bridge_usd: Any
+    bridge_bond_yield: Any
+
+    @property
+    def any_bridges(self) -> bool:
+        return bool(np.any(self.code == COWOS_L))
+
+
+def interposer_tech(d: Mapping[str, Any]) -> Interposer:
+    code = packaging_code(d)
+    rows = {
+        COWOS_S: (
+            tech(d, "interposer_max_mm2"),
+            tech(d, "interposer_wafer_cost_usd"),
+            tech(d, "interposer_defect_density_per_cm2"),
+            0.0,
+            1.0,
+        ),
+        COWOS_L: (
+            tech(d, "cowos_l_max_mm2"),
+            tech(d, "cowos_l_wafer_cost_usd"),
+            tech(d, "cowos_l_defect_density_per_cm2"),
+            tech(d, "cowos_l_bridge_usd"),
+            tech(d, "cowos_l_bridge_bond_yield"),
+        ),
+        ORGANIC: (tech(d, "organic_max_mm2"), 0.0, 0.0, 0.0, 1.0),
+    }
+    if code.ndim == 0:
+        cols = rows[int(code)]
+    else:
+        cols = tuple(_by_code(code, [rows[c][i] for c in range(3)]) for i in range(5))
+    return Interposer(code, *cols)
+
+
+def bridges(d: Mapping[str, Any], stacks: Any) -> np.ndarray:
+    """Silicon bridges of a CoWoS-L package: one under every HBM stack and one between each
+    pair of neighbouring dies on the interposer (base dies when stacked, else compute dies)."""
+    base = value(d, "base_dies_per_gpu") if "base_dies_per_gpu" in d else np.asarray(0.0)
+    dies = np.where(base > 0, base, value(d, "dies_per_gpu"))
+    return np.asarray(stacks, float) + np.maximum(dies - 1.0, 0.0)
+
+
+def optional(d: Mapping[str, Any], name: str) -> np.ndarray:
+    """A numeric design parameter with a default (designs built by hand may omit it)."""
+    return value(d, name) if name in d else np.asarray(float(PARAMS[name].default))  # type: ignore[arg-type]
+
+
+def d2d_w(d: Mapping[str, Any]) -> np.ndarray:
+    """Die-to-die link power at full rate (links are always up, like the scale-up links)."""
+    return optional(d, "d2d_tbps") * 8e12 * tech(d, "d2d_pj_per_bit") * 1e-12
+
+
+def d2d_edge_mm(d: Mapping[str, Any]) -> np.ndarray:
+    """Die edge one compute die gives its die-to-die PHYs: both ends of every bit need one."""
+    dies = value(d, "dies_per_gpu")
+    gbps = optional(d, "d2d_tbps") * 8000.0
+    return np.where(dies > 1, 2.0 * gbps / dies / tech(d, "d2d_gbps_per_mm_edge"), 0.0)
+
+
+def base_die_w(d: Mapping[str, Any]) -> np.ndarray:
+    """Base (IO) die power, always on."""
+    area = optional(d, "base_dies_per_gpu") * optional(d, "base_die_area_mm2")
+    return area * tech(d, "base_die_w_per_mm2")
