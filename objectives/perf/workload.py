@@ -73,6 +73,9 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     phase = str(wl.get("phase"))
     if phase not in PHASES:
         raise unknown_name("workload.phase", phase, PHASES, what="phase")
+    if phase == "train" and precision == "fp4":
+        msg = "fp4 is modelled for serving (NVFP4/MXFP4 inference); train in bf16 or fp8"
+        raise ContextError("workload.precision", msg)
     scheduler = str(wl.get("scheduler", "continuous"))
     if scheduler not in SCHEDULERS:
         raise unknown_name("workload.scheduler", scheduler, SCHEDULERS, what="scheduler")
