@@ -147,9 +147,6 @@ class StudyModel:
         env = self.env(params, metrics)
         return [c.violation(env) for c in self.constraints]
 
-    def objective_values(self, metrics: Mapping[str, Any]) -> list[Any]:
-        return [metrics[m] for m in self.objective_names]
-
 
 def _short(v: Any, limit: int = 80) -> str:
     text = repr(v)

@@ -29,7 +29,7 @@ import moocore
 import numpy as np
 import pandas as pd
 
-from dse.model.pareto import as_min, hypervolume, nondominated_mask, reference_point
+from dse.model.pareto import as_min, hypervolume, reference_point
 from dse.results.records import load_study
 from dse.search.storage import existing_study_dir
 from dse.search.stored import read_lock
@@ -181,12 +181,6 @@ def study_quality(
         )
         hist.to_csv(directory / HV_HISTORY_CSV, index=False)
     return report, hist
-
-
-def nondominated(points: np.ndarray, maximize: Sequence[bool]) -> np.ndarray:
-    """The non-dominated rows of ``points`` (a convenience for benchmarks)."""
-    pts = np.asarray(points, dtype=float)
-    return pts[nondominated_mask(pts, maximize)] if len(pts) else pts
 
 
 def print_quality(name: str, *, storage: str | None = None, console: Any = None) -> QualityReport:

@@ -29,6 +29,7 @@ from dse.search.optuna_private import (
 from dse.search.optuna_private import trial_id as private_trial_id
 from dse.search.storage import set_trial_user_attrs
 from dse.search.stored import FAIL_ATTR, STALE_ATTR, WORKER_ATTR
+from dse.spec.atomic import pid_alive
 
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 #: The kernel's start time of the worker process, to tell a reused pid from the dead owner.
@@ -39,16 +40,6 @@ ORPHAN_GRACE_S = 10.0
 
 def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _proc_start(pid: int) -> str | None:
@@ -76,7 +67,7 @@ def _owner_dead(owner: str, started: Any, host: str) -> bool:
     pid = int(pid_text)
     if pid == os.getpid():
         return True  # one worker per process: this process has no trial in flight right now
-    if not _pid_alive(pid):
+    if not pid_alive(pid):
         return True
     now_start = _proc_start(pid)
     return started is not None and now_start is not None and str(started) != now_start

@@ -127,18 +127,6 @@ def grid_axes(space: dict[str, ParamSpec]) -> dict[str, np.ndarray]:
     return {n: _axis(n, p) for n, p in space.items()}
 
 
-def _grid_chunks(
-    axes: dict[str, np.ndarray], chunk: int
-) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
-    names = list(axes)
-    shape = tuple(len(axes[n]) for n in names)
-    total = math.prod(shape)
-    for start in range(0, total, chunk):
-        flat = np.arange(start, min(start + chunk, total), dtype=np.int64)
-        idx = np.unravel_index(flat, shape) if shape else ()
-        yield len(flat), {n: axes[n][i] for n, i in zip(names, idx, strict=True)}
-
-
 def _sample_chunks(
     space: dict[str, ParamSpec], n: int, chunk: int, seed: int | None
 ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:

@@ -15,7 +15,8 @@ from pathlib import Path
 _TMP = re.compile(r"^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this id exists (one of another user counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -30,7 +31,7 @@ def remove_stale_temps(directory: Path) -> None:
     with contextlib.suppress(OSError):
         for p in directory.iterdir():
             m = _TMP.match(p.name)
-            if m and not _pid_alive(int(m.group(1))):
+            if m and not pid_alive(int(m.group(1))):
                 with contextlib.suppress(OSError):
                     p.unlink()
 

@@ -13,6 +13,7 @@ bare expression is feasible when non-zero (``m.fits``); ``and`` takes the worst 
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -199,12 +200,8 @@ def _value(node: ast.AST, env: Mapping[str, Any]) -> Any:
             left = right
         return result
     if isinstance(node, ast.BoolOp):
-        vals = [_value(v, env) for v in node.values]
         fn = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
-        out = vals[0]
-        for v in vals[1:]:
-            out = fn(out, v)
-        return out
+        return functools.reduce(fn, [_value(v, env) for v in node.values])
     raise ExprError(f"unsupported node {type(node).__name__}")  # unreachable after _check
 
 
@@ -232,12 +229,8 @@ def _violation(node: ast.AST, env: Mapping[str, Any]) -> Any:
             left = right
         return worst
     if isinstance(node, ast.BoolOp):
-        vals = [_violation(v, env) for v in node.values]
         fn = np.maximum if isinstance(node.op, ast.And) else np.minimum
-        out = vals[0]
-        for v in vals[1:]:
-            out = fn(out, v)
-        return out
+        return functools.reduce(fn, [_violation(v, env) for v in node.values])
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return np.where(_violation(node.operand, env) <= 0, 1.0, 0.0)
     return np.where(np.asarray(_value(node, env)) != 0, 0.0, 1.0)
