@@ -37,8 +37,8 @@ from objectives.cost.package import (
     package_cost,
 )
 from objectives.cost.silicon import (
-    die_yield,
     gross_dies_per_wafer,
+    harvested_die_yield,
     known_good_die_cost,
     reticle_fits,
 )
@@ -154,12 +154,15 @@ def _silicon(d: Mapping[str, Any]) -> dict[str, np.ndarray]:
     area, aspect = value(d, "die_area_mm2"), value(d, "die_aspect_ratio")
     geometry = {k: tech(d, k) for k in ("wafer_diameter_mm", "edge_exclusion_mm", "scribe_mm")}
     dpw = gross_dies_per_wafer(area, aspect, **geometry)
-    y = die_yield(
+    y = harvested_die_yield(
         area,
         tech(d, "defect_density_per_cm2"),
         _choice(d, "yield_model"),
         tech(d, "clustering_alpha"),
-        tech(d, "die_critical_area_fraction"),
+        core_area_fraction=tech(d, "die_core_area_fraction"),
+        cores_per_mm2=tech(d, "die_cores_per_mm2"),
+        core_spare_fraction=tech(d, "die_core_spare_fraction"),
+        critical_area_fraction=tech(d, "die_critical_area_fraction"),
     )
     kgd = known_good_die_cost(tech(d, "wafer_cost_usd"), tech(d, "wafer_sort_cost_usd"), dpw, y)
     fits = reticle_fits(area, aspect, tech(d, "reticle_width_mm"), tech(d, "reticle_height_mm"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import special
 
 from objectives.errors import unknown_name
 
@@ -134,6 +135,53 @@ def die_yield(
         [yield_poisson(ad), yield_murphy(ad), yield_seeds(ad)],
         default=yield_negative_binomial(ad, alpha),
     )
+
+
+def spared_units_yield(unit_yield: ArrayLike, units: ArrayLike, spares: ArrayLike) -> np.ndarray:
+    """P(at most ``spares`` of ``units`` repeated units are defective), each unit good with
+    probability ``unit_yield`` independently: the binomial distribution function
+    I_y(n - k, k + 1) (the regularized incomplete beta, ``scipy.special.betainc``), which also
+    gives non-integer counts (a die between two unit counts) a value between its neighbours'."""
+    y = np.asarray(unit_yield, dtype=float)
+    n = np.asarray(units, dtype=float)
+    k = np.clip(np.asarray(spares, dtype=float), 0.0, n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = special.betainc(np.maximum(n - k, 1e-300), k + 1.0, y)
+    return np.where((k >= n) | (y >= 1.0), 1.0, np.where(n > 0, p, 1.0))
+
+
+def harvested_die_yield(
+    area_mm2: ArrayLike,
+    defect_density_per_cm2: ArrayLike,
+    model: object = "negative_binomial",
+    alpha: ArrayLike = 10.0,
+    *,
+    core_area_fraction: ArrayLike = 0.0,
+    cores_per_mm2: ArrayLike = 1.0,
+    core_spare_fraction: ArrayLike = 0.0,
+    critical_area_fraction: ArrayLike = 1.0,
+) -> np.ndarray:
+    """Yield of a die that ships with some of its repeated cores fused off (yield harvesting).
+
+    The die's ``core_area_fraction`` is an array of area x ``cores_per_mm2`` identical cores
+    (SMs) of which a ``core_spare_fraction`` may be defective: a defect there disables a core
+    and the die still ships. Of the rest, ``critical_area_fraction`` kills the die (the
+    remainder being repairable SRAM, caches with redundant rows and columns). Yield =
+    Y(critical area) x P(at most the spare cores defective), each core's yield by the same
+    model on its own area (independent cores: clustering across cores is not modelled, which
+    errs towards fewer dies with several bad cores). Without cores it is ``die_yield``."""
+    a = np.asarray(area_mm2, dtype=float)
+    core_frac = np.asarray(core_area_fraction, dtype=float)
+    rest = (1.0 - core_frac) * np.asarray(critical_area_fraction, dtype=float)
+    y_rest = die_yield(a, defect_density_per_cm2, model, alpha, rest)
+    if not np.any(core_frac > 0):
+        return y_rest
+    per_mm2 = np.asarray(cores_per_mm2, dtype=float)
+    units = a * per_mm2
+    unit_area = np.where(per_mm2 > 0, core_frac / np.where(per_mm2 > 0, per_mm2, 1.0), 0.0)
+    y_core = die_yield(unit_area, defect_density_per_cm2, model, alpha, 1.0)
+    spared = spared_units_yield(y_core, units, units * np.asarray(core_spare_fraction, float))
+    return y_rest * np.where(core_frac > 0, spared, 1.0)
 
 
 def known_good_die_cost(

@@ -64,7 +64,8 @@ def test_evaluate_h100_json_has_every_required_metric_with_units() -> None:
     # 814 mm2 on a 300 mm wafer: ~60 gross dies (the dies-per-wafer formula gives 58.6-63.5
     # by edge exclusion)
     assert 55 <= data["metrics"]["cost.dies_per_wafer"] <= 64
-    assert 0.35 <= data["metrics"]["cost.die_yield"] <= 0.65
+    # yield with 12 of 144 SMs spare (0.893 by hand in tests/objectives/test_cost.py)
+    assert 0.85 <= data["metrics"]["cost.die_yield"] <= 0.93
 
 
 def test_evaluate_set_overrides_fixed_and_technology() -> None:

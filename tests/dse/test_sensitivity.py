@@ -49,12 +49,10 @@ def test_default_swings_are_technology_plus_minus_20_percent() -> None:
     assert (lo, hi, nominal) == pytest.approx((0.792, 1.0, 0.99))  # capped at 1
     assert "technology.yield_model" not in rows  # names are not swung
     table = sensitivity(model, params, metrics=["cost.die_yield"])
-    top = table["cost.die_yield"][0]
-    assert top.assumption in {
-        "technology.defect_density_per_cm2",
-        "technology.die_critical_area_fraction",
-    }
-    assert top.metric_at_low > top.nominal > top.metric_at_high
+    top = {s.assumption: s for s in table["cost.die_yield"][:3]}
+    assert "technology.defect_density_per_cm2" in top
+    worse = top["technology.defect_density_per_cm2"]  # more defects, fewer good dies
+    assert worse.metric_at_low > worse.nominal > worse.metric_at_high
 
 
 def test_cli_json_and_table(spec: Path) -> None:

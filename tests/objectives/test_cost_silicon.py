@@ -205,3 +205,67 @@ def test_vectorized_equals_scalar():
             a = float(area[i, 0])
             assert batch_dpw[i, j] == dpw(a, aspect[j], edge=3, scribe=0.2)
             assert batch_y[i, j] == float(die_yield(a, d0[j], str(models[j]), 4.0))
+
+
+# --- yield harvesting (repeated cores fused off) ----------------------------------------------
+
+
+def test_spared_units_yield_is_the_binomial_sum():
+    from math import comb
+
+    from objectives.cost.silicon import spared_units_yield
+
+    for n, k, y in [(144, 12, 0.99), (10, 1, 0.8), (36, 3, 0.95), (5, 0, 0.9)]:
+        want = sum(comb(n, j) * (1 - y) ** j * y ** (n - j) for j in range(k + 1))
+        assert float(spared_units_yield(y, n, k)) == pytest.approx(want, rel=1e-10)
+    # all units spare, or perfect units: every die ships
+    assert float(spared_units_yield(0.5, 4, 4)) == 1.0
+    assert float(spared_units_yield(1.0, 144, 0)) == 1.0
+    # a non-integer spare count lies between its neighbours
+    lo, mid, hi = (float(spared_units_yield(0.8, 10, k)) for k in (1, 1.5, 2))
+    assert lo < mid < hi
+
+
+def test_harvested_yield_of_gh100_by_hand():
+    """814 mm2 at D0 0.07/cm2, negative binomial alpha 10; 60 % of the die in 144 SMs of which
+    12 may fail, half of the rest critical: Y = (1 + 8.14 x 0.07 x 0.4 x 0.5 / 10)^-10 x
+    P(<= 12 of 144 SMs bad), each SM (0.6 / 0.1769 mm2 = 3.39 mm2) good with
+    (1 + 0.0339 x 0.07 / 10)^-10."""
+    from math import comb
+
+    from objectives.cost.silicon import harvested_die_yield
+
+    y_rest = (1 + 8.14 * 0.07 * 0.4 * 0.5 / 10) ** -10
+    y_sm = (1 + 0.6 / 0.17690 / 100 * 0.07 / 10) ** -10
+    n = 814 * 0.17690  # 144.0
+    spared = sum(comb(144, j) * (1 - y_sm) ** j * y_sm ** (144 - j) for j in range(13))
+    got = harvested_die_yield(
+        814, 0.07, "negative_binomial", 10, core_area_fraction=0.6, cores_per_mm2=0.17690,
+        core_spare_fraction=12 / 144, critical_area_fraction=0.5,
+    )  # fmt: skip
+    assert n == pytest.approx(144.0, abs=0.01)
+    assert float(got) == pytest.approx(y_rest * spared, rel=1e-4)
+    # no cores to harvest: the plain model on the critical area
+    plain = harvested_die_yield(814, 0.07, "negative_binomial", 10, critical_area_fraction=1.0)
+    assert float(plain) == pytest.approx(float(die_yield(814, 0.07, "negative_binomial", 10)))
+    assert float(got) > float(plain)
+
+
+def test_harvested_yield_vectorizes_and_rises_with_spares():
+    from objectives.cost.silicon import harvested_die_yield
+
+    area = np.array([100.0, 400.0, 814.0])
+    spares = np.array([0.0, 0.05, 0.0833])
+    y = harvested_die_yield(
+        area, 0.1, "murphy", 10, core_area_fraction=0.6, cores_per_mm2=0.1769,
+        core_spare_fraction=spares[:, None], critical_area_fraction=0.5,
+    )  # fmt: skip
+    assert y.shape == (3, 3)
+    assert np.all(np.diff(y, axis=0) > 0)  # more spare cores, more dies ship
+    assert np.all(np.diff(y, axis=1) < 0)  # bigger dies yield less
+    for i, a in enumerate(area):
+        one = harvested_die_yield(
+            a, 0.1, "murphy", 10, core_area_fraction=0.6, cores_per_mm2=0.1769,
+            core_spare_fraction=spares[2], critical_area_fraction=0.5,
+        )  # fmt: skip
+        assert float(one) == pytest.approx(float(y[2, i]))
