@@ -37,6 +37,7 @@ from objectives.cost.package import (
     package_cost,
 )
 from objectives.cost.silicon import (
+    die_yield,
     gross_dies_per_wafer,
     harvested_die_yield,
     known_good_die_cost,
