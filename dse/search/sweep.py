@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -36,6 +35,7 @@ from dse.search.sweep_chunks import (
     halton,
     sweep_key,
 )
+from dse.spec.atomic import write_text_atomic
 from dse.spec.errors import DseError
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, ParamSpec
 
@@ -171,34 +171,12 @@ def sweep(
     (:mod:`dse.search.sweep_local`), ``scheduler`` (``tcp://host:port``) on an existing Dask
     cluster; the front is the same in every case (:mod:`dse.search.sweep_chunks`).
     """
-    if chunk < 1:
-        raise SweepError(f"--chunk must be at least 1 (got {chunk})")
-    if jobs < 1:
-        raise SweepError(f"--jobs must be at least 1 (got {jobs})")
-    space = dict(model.spec.space)
-    size = space_size(space)
-    if samples is None:
-        axes = grid_axes(space)
-        plan = SweepPlan("grid", math.prod(len(a) for a in axes.values()), chunk, None, axes=axes)
-    else:
-        if samples < 1:
-            raise SweepError(f"--samples must be at least 1 (got {samples})")
-        plan = SweepPlan("samples", samples, chunk, seed, space=space)
-
+    plan = _plan(model, samples=samples, chunk=chunk, seed=seed, jobs=jobs)
     tally = SweepTally(model.objective_names, model.maximize)
     key = sweep_key(model, plan)
     store = ChunkStore(study_dir(model.spec.study, create=True), key) if write else None
-    done: set[int] = set()
-    if store is not None and resume:
-        for index in store.finished():
-            cf = store.load(index) if index < plan.n_chunks else None
-            if cf is not None:
-                tally.add(cf)
-                done.add(index)
-    elif store is not None:
-        store.clear()
-    resumed = len(done)
-    if on_progress and resumed:
+    done = _resumed_chunks(store, plan, tally, resume=resume)
+    if on_progress and done:
         on_progress(tally.designs, plan.total, tally.archive.size(exact=False))
 
     fresh = [0]
@@ -212,32 +190,17 @@ def sweep(
             on_progress(tally.designs, plan.total, tally.archive.size(exact=False))
 
     todo = (i for i in range(plan.n_chunks) if i not in done)
-    workers, startup_s, worker_cpu_s, in_client, restarts = 1, 0.0, None, 0, 0
     t0, c0 = time.perf_counter(), time.process_time()
-    if jobs == 1 and scheduler is None:
-        for index in todo:
-            on_chunk(evaluate_chunk(model, plan, index))
-    elif scheduler is None:
-        from dse.search.sweep_local import run_chunks_local
-
-        run = run_chunks_local(model, plan, todo, on_chunk, jobs=jobs)
-        workers, startup_s, worker_cpu_s = run.workers, run.startup_s, run.worker_cpu_s
-        in_client, restarts = run.chunks_in_client, run.restarts
-    else:
-        from dse.search.sweep_dask import run_chunks_dask
-
-        run = run_chunks_dask(model, plan, todo, on_chunk, scheduler=scheduler, key=key)
-        workers, startup_s, worker_cpu_s = run.workers, run.startup_s, run.worker_cpu_s
+    used = _run_chunks(model, plan, todo, on_chunk, jobs=jobs, scheduler=scheduler, key=key)
     seconds = time.perf_counter() - t0
     client_cpu_s = time.process_time() - c0
 
-    mode = plan.mode
     front = _front_frame(tally, model.objective_names)
     if on_progress:  # the bar's last count is the front as written (a design found twice: once)
         on_progress(tally.designs, plan.total, len(front))
     result = SweepResult(
         study=model.spec.study,
-        mode=mode,
+        mode=plan.mode,
         designs_evaluated=tally.designs,
         finite=tally.finite,
         feasible=tally.feasible,
@@ -245,34 +208,100 @@ def sweep(
         seconds=seconds,
         designs_per_s=fresh[0] / seconds if seconds > 0 else math.inf,
         chunk=chunk,
-        seed=seed if mode == "samples" else None,
-        space_size=size,
+        seed=seed if plan.mode == "samples" else None,
+        space_size=space_size(dict(model.spec.space)),
         objectives=[o.model_dump(mode="json") for o in model.spec.objectives],
         front=front,
-        workers=workers,
-        chunks_resumed=resumed,
-        startup_s=startup_s,
+        chunks_resumed=len(done),
         client_cpu_s=client_cpu_s,
-        worker_cpu_s=worker_cpu_s,
-        chunks_in_client=in_client,
-        worker_restarts=restarts,
+        **used,
     )
     if store is not None:
-        directory = study_dir(model.spec.study, create=True)
-        _atomic_write(directory / SWEEP_FRONT_CSV, front.to_csv(index=False))
-        _atomic_write(
-            directory / SWEEP_JSON,
-            json.dumps({**result.summary(), "directory": str(directory)}, indent=2) + "\n",
-        )
+        result.directory = _write_result(model, result)
         store.clear()
-        result.directory = directory
     return result
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def _plan(
+    model: StudyModel, *, samples: int | None, chunk: int, seed: int | None, jobs: int
+) -> SweepPlan:
+    """The sweep's chunks: the whole grid, or ``samples`` quasi-random designs."""
+    if chunk < 1:
+        raise SweepError(f"--chunk must be at least 1 (got {chunk})")
+    if jobs < 1:
+        raise SweepError(f"--jobs must be at least 1 (got {jobs})")
+    space = dict(model.spec.space)
+    if samples is None:
+        axes = grid_axes(space)
+        return SweepPlan("grid", math.prod(len(a) for a in axes.values()), chunk, None, axes=axes)
+    if samples < 1:
+        raise SweepError(f"--samples must be at least 1 (got {samples})")
+    return SweepPlan("samples", samples, chunk, seed, space=space)
+
+
+def _resumed_chunks(
+    store: ChunkStore | None, plan: SweepPlan, tally: SweepTally, *, resume: bool
+) -> set[int]:
+    """The chunks an interrupted sweep of the same plan finished, added to ``tally`` (without
+    ``resume`` the stored ones are cleared)."""
+    done: set[int] = set()
+    if store is not None and resume:
+        for index in store.finished():
+            cf = store.load(index) if index < plan.n_chunks else None
+            if cf is not None:
+                tally.add(cf)
+                done.add(index)
+    elif store is not None:
+        store.clear()
+    return done
+
+
+def _run_chunks(
+    model: StudyModel,
+    plan: SweepPlan,
+    todo: Iterator[int],
+    on_chunk: Callable[[ChunkFront], None],
+    *,
+    jobs: int,
+    scheduler: str | None,
+    key: str,
+) -> dict[str, Any]:
+    """Evaluate the chunks ``todo`` here, on local processes or on a Dask cluster; return
+    what was used (SweepResult's workers, startup_s, worker_cpu_s, ... fields)."""
+    if jobs == 1 and scheduler is None:
+        for index in todo:
+            on_chunk(evaluate_chunk(model, plan, index))
+        return {}
+    if scheduler is None:
+        from dse.search.sweep_local import run_chunks_local
+
+        run = run_chunks_local(model, plan, todo, on_chunk, jobs=jobs)
+        return {
+            "workers": run.workers,
+            "startup_s": run.startup_s,
+            "worker_cpu_s": run.worker_cpu_s,
+            "chunks_in_client": run.chunks_in_client,
+            "worker_restarts": run.restarts,
+        }
+    from dse.search.sweep_dask import run_chunks_dask
+
+    dask = run_chunks_dask(model, plan, todo, on_chunk, scheduler=scheduler, key=key)
+    return {
+        "workers": dask.workers,
+        "startup_s": dask.startup_s,
+        "worker_cpu_s": dask.worker_cpu_s,
+    }
+
+
+def _write_result(model: StudyModel, result: SweepResult) -> Path:
+    """``sweep_front.csv`` and ``sweep.json`` in the study's folder, each whole or not at all."""
+    directory = study_dir(model.spec.study, create=True)
+    write_text_atomic(directory / SWEEP_FRONT_CSV, result.front.to_csv(index=False))
+    write_text_atomic(
+        directory / SWEEP_JSON,
+        json.dumps({**result.summary(), "directory": str(directory)}, indent=2) + "\n",
+    )
+    return directory
 
 
 def _front_frame(tally: SweepTally, objectives: list[str]) -> pd.DataFrame:

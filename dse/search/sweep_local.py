@@ -219,6 +219,158 @@ def _stop(workers: list[_Worker], *, gently: bool) -> None:
         w.conn.close()
 
 
+class _Pool:
+    """The worker processes of one local sweep, and the chunks not yet handed out.
+
+    Chunks go out in tasks of a few, at most IN_FLIGHT_PER_WORKER tasks per worker; this
+    process evaluates chunks itself between handing them out. A worker that dies is
+    replaced and the chunks it had not answered are queued again.
+    """
+
+    def __init__(
+        self,
+        model: StudyModel,
+        plan: SweepPlan,
+        todo: Iterable[int],
+        on_chunk: Callable[[ChunkFront], None],
+        *,
+        jobs: int,
+        method: str,
+    ) -> None:
+        self.model, self.plan, self.on_chunk, self.jobs = model, plan, on_chunk, jobs
+        self.queue = deque(todo)
+        self.blob = pickle.dumps((model, plan), protocol=pickle.HIGHEST_PROTOCOL)
+        self.method = method
+        self.ctx = multiprocessing.get_context(method)
+        if method == "forkserver":
+            self.ctx.set_forkserver_preload(preload_modules(model))
+        self.workers: list[_Worker] = []
+        self.in_client = self.restarts = 0
+
+    def evaluate_one_here(self) -> None:
+        self.on_chunk(evaluate_chunk(self.model, self.plan, self.queue.popleft()))
+        self.in_client += 1
+
+    def start_worker(self) -> _Worker:
+        here, there = self.ctx.Pipe()
+        process = self.ctx.Process(
+            target=_serve, args=(there, self.blob), name="dse-sweep-worker", daemon=True
+        )
+        with _main_script_hidden():
+            process.start()
+        there.close()  # the worker's end lives in the worker only: its death closes the pipe
+        return _Worker(process, here)
+
+    def start_workers(self, n: int) -> None:
+        """Start ``n`` workers. Forked ones take milliseconds; a forkserver imports numpy and
+        the evaluators first (~0.3 s), a spawned worker everything: evaluate chunks here
+        meanwhile, so no core waits for them."""
+        if not n:
+            return
+        if self.method == "fork":
+            self.workers.extend(self.start_worker() for _ in range(n))
+            return
+        started: list[_Worker] = []
+        box: dict[str, BaseException] = {}
+
+        def start() -> None:
+            try:
+                for _ in range(n):
+                    started.append(self.start_worker())
+            except BaseException as exc:  # noqa: BLE001 - re-raised in this thread
+                box["error"] = exc
+
+        starter = threading.Thread(target=start, name="dse-start-workers", daemon=True)
+        starter.start()
+        try:
+            while starter.is_alive() and self.queue:
+                self.evaluate_one_here()
+        finally:
+            starter.join()
+            self.workers.extend(started)
+        if "error" in box:
+            raise box["error"]
+
+    def run(self) -> None:
+        """Until every chunk is answered: hand out tasks, take replies, evaluate one here."""
+        while self.queue or any(w.tasks for w in self.workers):
+            if self.workers:
+                self.send_tasks()
+                # Results that came in while this process evaluated its own chunk; with
+                # nothing left to evaluate here, wait for the next one.
+                self.collect(block=not self.queue)
+            if self.queue:
+                self.evaluate_one_here()
+
+    def send_tasks(self) -> None:
+        for w in self.workers:
+            while self.queue and len(w.tasks) < IN_FLIGHT_PER_WORKER:
+                k = chunks_per_task(len(self.queue), self.jobs, MAX_CHUNKS_PER_TASK)
+                batch = tuple(itertools.islice(self.queue, k))
+                try:
+                    w.conn.send(batch)
+                except OSError:  # it died: collect() replaces it
+                    break
+                for _ in batch:
+                    self.queue.popleft()
+                w.tasks.append(batch)
+
+    @staticmethod
+    def receive(w: _Worker) -> object:
+        """The next reply on ``w``'s pipe, or ``_GONE`` at its end or after half a reply (the
+        worker died); an error the task raised is in the reply, never caught here."""
+        try:
+            return w.conn.recv()
+        except (EOFError, OSError):
+            return _GONE
+
+    def take(self, w: _Worker, reply: object) -> None:
+        w.tasks.popleft()
+        if isinstance(reply, _Raised):
+            raise reply.error
+        for cf in reply:  # type: ignore[attr-defined]
+            self.on_chunk(cf)
+
+    def replace(self, w: _Worker) -> None:
+        """A worker died: take what it answered before, requeue the rest, start another."""
+        while w.conn.poll():
+            reply = self.receive(w)
+            if reply is _GONE:
+                break
+            self.take(w, reply)
+        self.workers.remove(w)
+        _stop([w], gently=False)
+        lost = sorted(i for batch in w.tasks for i in batch)
+        self.queue.extendleft(reversed(lost))
+        self.restarts += 1
+        if self.restarts > MAX_WORKER_RESTARTS:
+            raise WorkerDiedError(
+                f"sweep worker processes died {self.restarts} times ({len(lost)} chunks in "
+                "flight the last time); out of memory? try a smaller --chunk or fewer --jobs"
+            )
+        self.workers.append(self.start_worker())
+
+    def collect(self, *, block: bool) -> None:
+        """Hand every chunk front that has come back to ``on_chunk``; replace dead workers.
+        Never waits on one pipe alone: a dead worker's process sentinel wakes this up too."""
+        by_conn = {w.conn: w for w in self.workers}
+        by_sentinel = {w.process.sentinel: w for w in self.workers}
+        dead: list[_Worker] = []
+        for ready in wait([*by_conn, *by_sentinel], timeout=None if block else 0):
+            if ready in by_sentinel:
+                w = by_sentinel[ready]
+            else:
+                w = by_conn[ready]
+                reply = self.receive(w)
+                if reply is not _GONE:
+                    self.take(w, reply)
+                    continue
+            if w not in dead:
+                dead.append(w)
+        for w in dead:
+            self.replace(w)
+
+
 def run_chunks_local(
     model: StudyModel,
     plan: SweepPlan,
@@ -235,139 +387,19 @@ def run_chunks_local(
     """
     t0 = time.perf_counter()
     cpu0 = _children_cpu_s()
-    queue = deque(todo)
-    blob = pickle.dumps((model, plan), protocol=pickle.HIGHEST_PROTOCOL)
-    method = method or start_method()
-    ctx = multiprocessing.get_context(method)
-    if method == "forkserver":
-        ctx.set_forkserver_preload(preload_modules(model))
-    n_workers = jobs - 1
-    workers: list[_Worker] = []
-    in_client = restarts = 0
-
-    def start_worker() -> _Worker:
-        here, there = ctx.Pipe()
-        process = ctx.Process(
-            target=_serve, args=(there, blob), name="dse-sweep-worker", daemon=True
-        )
-        with _main_script_hidden():
-            process.start()
-        there.close()  # the worker's end lives in the worker only: its death closes the pipe
-        return _Worker(process, here)
-
-    def send_tasks() -> None:
-        for w in workers:
-            while queue and len(w.tasks) < IN_FLIGHT_PER_WORKER:
-                k = chunks_per_task(len(queue), jobs, MAX_CHUNKS_PER_TASK)
-                batch = tuple(itertools.islice(queue, k))
-                try:
-                    w.conn.send(batch)
-                except OSError:  # it died: collect() replaces it
-                    break
-                for _ in batch:
-                    queue.popleft()
-                w.tasks.append(batch)
-
-    def receive(w: _Worker) -> object:
-        """The next reply on ``w``'s pipe, or ``_GONE`` at its end or after half a reply (the
-        worker died); an error the task raised is in the reply, never caught here."""
-        try:
-            return w.conn.recv()
-        except (EOFError, OSError):
-            return _GONE
-
-    def take(w: _Worker, reply: object) -> None:
-        w.tasks.popleft()
-        if isinstance(reply, _Raised):
-            raise reply.error
-        for cf in reply:  # type: ignore[attr-defined]
-            on_chunk(cf)
-
-    def replace(w: _Worker) -> None:
-        """A worker died: take what it answered before, requeue the rest, start another."""
-        nonlocal restarts
-        while w.conn.poll():
-            reply = receive(w)
-            if reply is _GONE:
-                break
-            take(w, reply)
-        workers.remove(w)
-        _stop([w], gently=False)
-        lost = sorted(i for batch in w.tasks for i in batch)
-        queue.extendleft(reversed(lost))
-        restarts += 1
-        if restarts > MAX_WORKER_RESTARTS:
-            raise WorkerDiedError(
-                f"sweep worker processes died {restarts} times ({len(lost)} chunks in flight "
-                "the last time); out of memory? try a smaller --chunk or fewer --jobs"
-            )
-        workers.append(start_worker())
-
-    def collect(*, block: bool) -> None:
-        """Hand every chunk front that has come back to ``on_chunk``; replace dead workers.
-        Never waits on one pipe alone: a dead worker's process sentinel wakes this up too."""
-        by_conn = {w.conn: w for w in workers}
-        by_sentinel = {w.process.sentinel: w for w in workers}
-        dead: list[_Worker] = []
-        for ready in wait([*by_conn, *by_sentinel], timeout=None if block else 0):
-            if ready in by_sentinel:
-                w = by_sentinel[ready]
-            else:
-                w = by_conn[ready]
-                reply = receive(w)
-                if reply is not _GONE:
-                    take(w, reply)
-                    continue
-            if w not in dead:
-                dead.append(w)
-        for w in dead:
-            replace(w)
-
+    pool = _Pool(model, plan, todo, on_chunk, jobs=jobs, method=method or start_method())
     finished = False
     try:
-        if n_workers and method == "fork":
-            workers.extend(start_worker() for _ in range(n_workers))  # milliseconds
-        elif n_workers:
-            # A forkserver imports numpy and the evaluators first (~0.3 s), a spawned worker
-            # everything: evaluate chunks here meanwhile, so no core waits for them.
-            started: list[_Worker] = []
-            box: dict[str, BaseException] = {}
-
-            def start() -> None:
-                try:
-                    for _ in range(n_workers):
-                        started.append(start_worker())
-                except BaseException as exc:  # noqa: BLE001 - re-raised in this thread
-                    box["error"] = exc
-
-            starter = threading.Thread(target=start, name="dse-start-workers", daemon=True)
-            starter.start()
-            try:
-                while starter.is_alive() and queue:
-                    on_chunk(evaluate_chunk(model, plan, queue.popleft()))
-                    in_client += 1
-            finally:
-                starter.join()
-                workers.extend(started)
-            if "error" in box:
-                raise box["error"]
+        pool.start_workers(jobs - 1)
         startup_s = time.perf_counter() - t0
-        while queue or any(w.tasks for w in workers):
-            if workers:
-                send_tasks()
-                # Results that came in while this process evaluated its own chunk; with
-                # nothing left to evaluate here, wait for the next one.
-                collect(block=not queue)
-            if queue:
-                on_chunk(evaluate_chunk(model, plan, queue.popleft()))
-                in_client += 1
+        pool.run()
         finished = True
     finally:
-        _stop(workers, gently=finished)
+        _stop(pool.workers, gently=finished)
     return LocalRun(
         workers=jobs,
         startup_s=startup_s,
         worker_cpu_s=_children_cpu_s() - cpu0,
-        chunks_in_client=in_client,
-        restarts=restarts,
+        chunks_in_client=pool.in_client,
+        restarts=pool.restarts,
     )
