@@ -84,6 +84,14 @@ class PostgresServer:
             "UTF8",
             "--no-sync",
         )
+        return self.resume()
+
+    def pause(self) -> None:
+        """Stop the server (its clients see the connection closed), keeping its data."""
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> PostgresServer:
+        """Start the server (again) on its port."""
         opts = (
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
             f"-c max_connections=200 -c fsync={'on' if self.fsync else 'off'}"

@@ -11,7 +11,7 @@ import optuna
 import pandas as pd
 
 from dse.model.pareto import ParetoArchive
-from dse.search.stored import FAIL_ATTR, STALE_ATTR, open_study, stored_outcome
+from dse.search.stored import FAIL_ATTR, STALE_ATTR, open_study, stored_outcome, trial_metrics
 from dse.spec.atomic import atomic_path, remove_stale_temps
 
 TRIALS_PARQUET = "trials.parquet"
@@ -36,9 +36,7 @@ def trials_frame(
         }
         for k, v in t.params.items():
             row[f"params.{k}"] = v
-        for k, v in t.user_attrs.items():
-            if not k.startswith("dse."):
-                row[k] = v
+        row.update(trial_metrics(t))
         for k, v in t.constraints.items():
             row[f"constraint.{k}"] = v
         rows.append(row)

@@ -8,8 +8,8 @@ with the same seed, wherever the sampler allows it:
   COMPLETE trials, so asking up to the generation boundary reproduces the sequential run
   (a failed trial leaves its generation one short, and the next batch fills it, as sequentially).
 - an independent sampler (``Sampler.independent``: random, grid): up to
-  :data:`BATCH_INDEPENDENT` trials (its proposals never depend on results; the seeded draws
-  happen in the same order).
+  :data:`BATCH_INDEPENDENT` trials and a quarter of those left (its proposals never depend
+  on results; the seeded draws happen in the same order).
 - TPE, GP and the rest learn from every result, so they ask one trial at a time.
 
 With several workers on one study (``--jobs``), a worker's batch is the rest of the generation
@@ -20,8 +20,8 @@ whole one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import optuna
@@ -42,8 +42,14 @@ from dse.search.optuna_private import (
 )
 from dse.search.optuna_private import trial_id as private_trial_id
 from dse.search.sampler_plugin import Sampler
-from dse.search.storage import set_trials_user_attrs
-from dse.search.stored import FAIL_ATTR, FEASIBLE_ATTR, TIMED_OUT_ATTR
+from dse.search.storage import batched, flush, set_trials_user_attrs
+from dse.search.stored import (
+    FAIL_ATTR,
+    FEASIBLE_ATTR,
+    METRICS_ATTR,
+    STALE_ATTR,
+    TIMED_OUT_ATTR,
+)
 
 #: Trials per batch for samplers whose proposals do not depend on results.
 BATCH_INDEPENDENT = 64
@@ -69,7 +75,9 @@ class BatchPlanner:
             rest -= self._running_in(study, sampler, self._generation)
             return max(1, min(rest, remaining))
         if self.independent:
-            return min(BATCH_INDEPENDENT, remaining)
+            # At most a quarter of what is left, so workers that start later still find
+            # trials (the records do not depend on how the draws are batched).
+            return min(BATCH_INDEPENDENT, max(1, -(-remaining // 4)))
         return 1
 
     @staticmethod
@@ -77,10 +85,11 @@ class BatchPlanner:
         """Trials of ``generation`` other workers are running now: a generation is shared, so
         concurrent workers ask its rest between them (alone, a worker has none running)."""
         key = generation_key(sampler)
+        # A trial claimed but not asked yet has no generation: it joins the current one.
         return sum(
             1
             for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-            if t.system_attrs.get(key) == generation
+            if t.system_attrs.get(key, generation) == generation
         )
 
 
@@ -101,10 +110,9 @@ def run_batch(
     trial), their metrics stored in one write, and told in order.
     """
     storage = storage_of(study)
-    with ExitStack() as stack:
-        for trial_id in trial_ids:
-            stack.enter_context(heartbeat(trial_id, storage))
+    with heartbeats(storage, trial_ids), batched(storage):
         asked = [_ask(study, trial_id, dists) for trial_id in trial_ids]
+        flush(storage)  # the designs, for other workers (and recovery) to see
         trials = [t for t in asked if t is not None]
         outcomes = evaluate_trials(
             model, [t.params for t in trials], evaluate=evaluate, vectorized=vectorized
@@ -117,7 +125,7 @@ def run_batch(
                     a[TIMED_OUT_ATTR] = True
             else:
                 # Feasibility as a user attr too, so optuna-dashboard shows it on every trial.
-                a = {**outcome.metrics, FEASIBLE_ATTR: outcome.feasible}
+                a = {METRICS_ATTR: outcome.metrics, FEASIBLE_ATTR: outcome.feasible}
             attrs[private_trial_id(trial)] = a
         try:
             set_trials_user_attrs(storage, attrs)
@@ -127,7 +135,26 @@ def run_batch(
             private_trial_id(t): _tell(model, study, t, o)
             for t, o in zip(trials, outcomes, strict=True)
         }
-        return [told.get(trial_id) for trial_id in trial_ids]
+    # A storage that holds writes until the batch ends finds a retired trial only there.
+    for trial_id, t in told.items():
+        if t is not None and storage.get_trial(trial_id).user_attrs.get(STALE_ATTR):
+            told[trial_id] = None
+    return [told.get(trial_id) for trial_id in trial_ids]
+
+
+@contextmanager
+def heartbeats(storage: optuna.storages.BaseStorage, trial_ids: list[int]) -> Iterator[None]:
+    """Heartbeats for the batch's trials: one statement for all where the storage can,
+    else Optuna's thread per trial."""
+    many = getattr(storage, "heartbeats", None)
+    if many is not None:
+        with many(trial_ids):
+            yield
+        return
+    with ExitStack() as stack:
+        for trial_id in trial_ids:
+            stack.enter_context(heartbeat(trial_id, storage))
+        yield
 
 
 def _ask(

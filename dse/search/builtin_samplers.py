@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import optuna
 
+from dse.search.recovery import enqueue_trials
 from dse.search.sampler_plugin import Sampler
 from dse.search.stored import STALE_ATTR
 from dse.spec.errors import did_you_mean
@@ -106,9 +107,7 @@ def enqueue_grid(
         for t in study.get_trials(deepcopy=False)
         if not t.user_attrs.get(STALE_ATTR)
     }
-    for p in points[:target]:
-        if tuple(sorted(p.items())) not in seen:
-            study.enqueue_trial(p)
+    enqueue_trials(study, [p for p in points[:target] if tuple(sorted(p.items())) not in seen])
     return len(points)
 
 

@@ -175,6 +175,41 @@ def claim_trial(study: optuna.Study) -> int:
     return storage_of(study).create_new_trial(study_id(study), template_trial=template)
 
 
+def claim_trials(study: optuna.Study, n: int) -> list[int]:
+    """``n`` trials for this worker (:func:`claim_trial` each), in one write where the
+    storage can claim many at once."""
+    many = getattr(storage_of(study), "claim_trials", None)
+    if many is None:
+        return [claim_trial(study) for _ in range(n)]
+    forget_cached_trials(study)
+    return list(many(study_id(study), n, _owner_tags()))
+
+
+def enqueue_trials(study: optuna.Study, designs: list[dict[str, Any]]) -> None:
+    """Queue designs not already in the study (``enqueue_trial(..., skip_if_exists=True)``
+    for each), in one write where the storage can create many trials at once."""
+    many = getattr(storage_of(study), "create_new_trials", None)
+    if many is None:
+        for p in designs:
+            study.enqueue_trial(p, skip_if_exists=True)
+        return
+
+    def key(params: dict[str, Any]) -> str:
+        return repr(sorted(params.items()))
+
+    trials = study.get_trials(deepcopy=False)
+    seen = {key(t.system_attrs.get("fixed_params", t.params)) for t in trials}
+    templates = []
+    for p in designs:
+        if key(p) in seen:
+            continue
+        seen.add(key(p))
+        templates.append(
+            optuna.trial.create_trial(state=TrialState.WAITING, system_attrs={"fixed_params": p})
+        )
+    many(study_id(study), templates)
+
+
 def give_back_trial(study: optuna.Study, trial_id: int, reason: str) -> None:
     """Retire a claimed trial before evaluating it, re-queueing its parameters if it had some."""
     fixed = storage_of(study).get_trial(trial_id).system_attrs.get("fixed_params")

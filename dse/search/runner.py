@@ -27,10 +27,11 @@ from dse.model.outcome import Outcome
 from dse.model.pareto import ParetoArchive
 from dse.model.study_model import StudyModel
 from dse.search.batch import BatchPlanner, run_batch
-from dse.search.optuna_private import storage_of
+from dse.search.optuna_private import storage_of, study_id
 from dse.search.recovery import (
     FINISHED,
     claim_trial,
+    claim_trials,
     finished_count,
     give_back_trial,
     recover_stale_trials,
@@ -39,7 +40,14 @@ from dse.search.recovery import (
 from dse.search.sampler_plugin import sampler_of
 from dse.search.samplers import distribution, enqueue_warm_start, make_sampler
 from dse.search.spec_check import check_spec
-from dse.search.storage import HEARTBEAT_S, open_storage
+from dse.search.storage import (
+    HEARTBEAT_S,
+    batched,
+    claim_lock,
+    has_claim_lock,
+    open_storage,
+    sync,
+)
 from dse.search.stored import STALE_ATTR, stored_outcome
 from dse.spec.schema import SearchSpec
 
@@ -166,9 +174,10 @@ def run_study(
     Trials are asked, evaluated and told in batches (:mod:`dse.search.batch`: a generation
     for NSGA-II/III, one vectorized evaluation); ``batch=False`` runs them one at a time.
 
-    Safe with any number of workers on one study: each claims a trial, then counts the
-    finished and running trials (its own included) and gives the claim back if that exceeds
-    the total, so concurrent workers never overshoot. When the last trials run elsewhere it
+    Safe with any number of workers on one study: each counts the finished and running trials
+    and claims at most the rest under the storage's claim lock, so concurrent workers never
+    overshoot and never create a trial only to give it back (a storage without a claim lock
+    gets the claims back that exceed the total). When the last trials run elsewhere it
     waits for them, taking them over if their worker dies. ``on_start`` runs once the study
     is opened and its spec accepted (the callers write ``spec.lock.yaml`` there, so a refused
     spec or an unreachable storage never replaces the lock of the study that is there).
@@ -194,11 +203,12 @@ def run_study(
     for t in study.get_trials(deepcopy=False, states=FINISHED):
         tracker.add_trial(t)
     sampler = sampler_of(model)
-    if sampler.enqueue is not None:
-        search = model.spec.search
-        trials = min(trials, sampler.enqueue(model.spec.space, search.seed, study, trials))
-    elif model.spec.search.warm_start:
-        enqueue_warm_start(model, study)
+    with batched(storage_of(study)):
+        if sampler.enqueue is not None:
+            search = model.spec.search
+            trials = min(trials, sampler.enqueue(model.spec.space, search.seed, study, trials))
+        elif model.spec.search.warm_start:
+            enqueue_warm_start(model, study)
     evaluate, close_evaluator = trial_evaluator(model)
     reseed = seed_offset is None and model.spec.search.seed is not None
     try:
@@ -218,6 +228,24 @@ def run_study(
     finally:
         close_evaluator()
     return study
+
+
+def _claim(
+    study: optuna.Study, planner: BatchPlanner, trials: int, *, batch: bool
+) -> tuple[list[int], int]:
+    """Claim the next batch's trials under the storage's claim lock, so concurrent workers
+    never together claim more than the total (no trial is created to be given back), and
+    return them with the finished count they were claimed against."""
+    storage = storage_of(study)
+    with claim_lock(storage, study_id(study)):
+        sync(storage, study_id(study))
+        with batched(storage):
+            finished, running = study_load(study)
+            free = trials - finished - running
+            if finished >= trials or free <= 0:
+                return [], finished
+            size = planner.size(study, free) if batch else 1
+            return claim_trials(study, size), finished
 
 
 def _loop(
@@ -246,16 +274,16 @@ def _loop(
         if should_stop is not None and should_stop():
             break
         recover_stale_trials(study)
-        finished, running = study_load(study)
+        trial_ids, finished = _claim(study, planner, trials, batch=batch)
         if finished >= trials:
             break
-        if finished + running >= trials:
+        if not trial_ids:
             time.sleep(POLL_S)  # the last trials run elsewhere
             continue
-        size = planner.size(study, trials - finished - running) if batch else 1
-        trial_ids = [claim_trial(study) for _ in range(size)]
-        finished, running = study_load(study)
-        surplus = finished + running - trials
+        surplus = 0
+        if not has_claim_lock(storage_of(study)):
+            finished, running = study_load(study)
+            surplus = finished + running - trials
         if surplus > 0:
             for trial_id in trial_ids[-surplus:]:
                 give_back_trial(

@@ -23,6 +23,7 @@ from optuna.distributions import (
 
 from dse.model.study_model import StudyModel
 from dse.search.builtin_samplers import GA_DEFAULTS as GA_DEFAULTS  # the default search's
+from dse.search.recovery import enqueue_trials
 from dse.search.sampler_plugin import Sampler, load_sampler
 from dse.search.stored import plain
 from dse.search.sweep import warm_start_designs
@@ -207,6 +208,5 @@ def enqueue_warm_start(model: StudyModel, study: optuna.Study) -> None:
             warm_start_designs(model, samples=search.warm_start, k=k, seed=search.seed)
         )
         study.set_user_attr(WARM_START_ATTR, designs)
-    for p in designs:
-        study.enqueue_trial(p, skip_if_exists=True)
+    enqueue_trials(study, designs)
     study.set_user_attr(WARM_START_DONE_ATTR, True)

@@ -14,7 +14,8 @@ import os
 import re
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from optuna.storages.journal import JournalFileBackend
 
 from dse.search import optuna_private
 from dse.search.optuna_private import BaseJournalFileLock
+from dse.search.rdb_storage import BatchedRDBStorage
 from dse.spec.errors import (
     StorageError,
     StudyNotFoundError,
@@ -263,6 +265,54 @@ class RepairingJournalFileBackend(JournalFileBackend):
             self._dse_lock.release()
 
 
+class JournalFileStorage(JournalStorage):
+    """Optuna's journal storage on a :class:`RepairingJournalFileBackend`, with the claim lock
+    concurrent workers take to count and create trials one at a time."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(RepairingJournalFileBackend(path, FlockLock(path)))
+        self.path = path
+
+    @contextlib.contextmanager
+    def claim_lock(self, study_id: int) -> Iterator[None]:
+        fd = os.open(self.path + ".claim", os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+def claim_lock(storage: optuna.storages.BaseStorage, study_id: int) -> AbstractContextManager[Any]:
+    """The storage's lock for counting and creating trials (none where it offers none)."""
+    lock = getattr(optuna_private.uncached(storage), "claim_lock", None)
+    return lock(study_id) if lock is not None else contextlib.nullcontext()
+
+
+def has_claim_lock(storage: optuna.storages.BaseStorage) -> bool:
+    return getattr(optuna_private.uncached(storage), "claim_lock", None) is not None
+
+
+def batched(storage: optuna.storages.BaseStorage) -> AbstractContextManager[Any]:
+    """Reads from memory and writes held until the end, where the storage can do that."""
+    batch = getattr(storage, "batch", None)
+    return batch() if batch is not None else contextlib.nullcontext()
+
+
+def flush(storage: optuna.storages.BaseStorage) -> None:
+    """Write what a batch holds so far (other workers then see it)."""
+    fn = getattr(storage, "flush", None)
+    if fn is not None:
+        fn()
+
+
+def sync(storage: optuna.storages.BaseStorage, study_id: int) -> None:
+    """Read what other workers changed, where the storage keeps a copy in memory."""
+    fn = getattr(storage, "sync", None)
+    if fn is not None:
+        fn(study_id)
+
+
 #: RDB heartbeat defaults: a worker records one every HEARTBEAT_S while it evaluates a trial;
 #: a RUNNING trial silent for GRACE_S is taken as abandoned and re-queued.
 HEARTBEAT_S = 10
@@ -279,7 +329,7 @@ def open_storage(
     if url.startswith("journal:"):
         path = url.removeprefix("journal:")
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        return JournalStorage(RepairingJournalFileBackend(path, FlockLock(path)))
+        return JournalFileStorage(path)
     if "://" not in url:
         raise StorageError(
             f"storage {url!r} is not a URL (expected journal:PATH, sqlite:///PATH or "
@@ -288,11 +338,16 @@ def open_storage(
     kwargs: dict[str, Any] = {}
     if heartbeat_s:
         kwargs = {"heartbeat_interval": heartbeat_s, "grace_period": grace_s or 2 * heartbeat_s}
+    bulk = url.startswith(("postgresql", "sqlite"))
+    if bulk and url.startswith("postgresql"):
+        # One worker is one thread plus its heartbeat thread (and the claim lock's connection).
+        kwargs["engine_kwargs"] = {"pool_size": 3, "max_overflow": 4}
     for attempt in range(5):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                return RDBStorage(url, **kwargs)
+                backend = RDBStorage(url, **kwargs)
+            return BatchedRDBStorage(backend) if bulk else backend
         except Exception as exc:
             # Workers starting together on an empty database race to create Optuna's tables;
             # the losers see duplicate-type/table errors, and a retry finds the tables made.
@@ -312,6 +367,12 @@ def set_trials_user_attrs(
     one fsync), else one write per trial. If a trial of the batch was finished meanwhile (a
     late heartbeat), the rest are still written and UpdateFinishedTrialError is raised after."""
     backend = optuna_private.uncached(storage)
+    if isinstance(backend, BatchedRDBStorage):
+        with backend.batch():
+            for trial_id, attrs in attrs_by_trial.items():
+                for k, v in attrs.items():
+                    backend.set_trial_user_attr(trial_id, k, v)
+        return
     if isinstance(backend, JournalStorage) and len(attrs_by_trial) > 1:
         optuna_private.journal_set_user_attrs(backend, attrs_by_trial)
         return
@@ -333,6 +394,9 @@ def set_trial_user_attrs(
     backend = optuna_private.uncached(storage)  # Optuna's cache in front of an RDB storage
     if isinstance(backend, JournalStorage):
         optuna_private.journal_set_user_attrs(backend, {trial_id: attrs})
+        return
+    if isinstance(backend, BatchedRDBStorage):
+        set_trials_user_attrs(backend, {trial_id: attrs})
         return
     if isinstance(backend, RDBStorage):
         optuna_private.rdb_set_user_attrs(backend, trial_id, attrs)

@@ -24,6 +24,9 @@ FAIL_ATTR = "dse.fail_reason"
 TIMED_OUT_ATTR = "dse.timed_out"
 FEASIBLE_ATTR = "dse.feasible"
 WORKER_ATTR = "dse.worker"
+#: Every metric of a complete trial, as one JSON object (one attribute per metric before
+#: issue 28: :func:`trial_metrics` reads both).
+METRICS_ATTR = "dse.metrics"
 META_KEY = "dse.spec"
 
 
@@ -33,9 +36,18 @@ def stored_outcome(trial: optuna.trial.FrozenTrial) -> Outcome | None:
     values; feasibility by the one rule); None for a trial that did not complete."""
     if trial.state != optuna.trial.TrialState.COMPLETE or trial.values is None:
         return None
-    metrics = {k: v for k, v in trial.user_attrs.items() if not k.startswith("dse.")}
+    metrics = trial_metrics(trial)
     violations = [float(v) for v in trial.constraints.values()]
     return Outcome(metrics, violations, feasible(violations), list(trial.values))
+
+
+def trial_metrics(trial: optuna.trial.FrozenTrial) -> dict[str, Any]:
+    """A trial's metrics by name: the one JSON attribute runs store, or (studies recorded
+    before it) every user attribute outside ``dse.``."""
+    packed = trial.user_attrs.get(METRICS_ATTR)
+    if isinstance(packed, dict):
+        return dict(packed)
+    return {k: v for k, v in trial.user_attrs.items() if not k.startswith("dse.")}
 
 
 def plain(obj: Any) -> Any:

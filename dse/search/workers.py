@@ -30,6 +30,9 @@ from dse.search.storage import HEARTBEAT_S, open_storage, storage_url, study_dir
 from dse.search.stored import write_lock_atomic
 from dse.spec.errors import DseError
 
+#: The storage URL ``dse run --jobs`` hands its workers (the environment, not argv).
+JOBS_STORAGE_ENV = "DSE_JOBS_STORAGE"
+
 
 def study_url(model: StudyModel, storage: str | None = None) -> str:
     """The storage URL of the model's study: ``storage``, else the spec's, else its journal
@@ -76,6 +79,8 @@ def run_worker(
     study accepted the spec, and run trials until the study-wide total (``trials``, else the
     spec's) is reached. ``on_begin(finished_before, total)`` runs right after the lock."""
     name = model.spec.study
+    if storage is None and parent is not None:
+        storage = os.environ.get(JOBS_STORAGE_ENV) or None  # from run_jobs, never in argv
     url = study_url(model, storage)
     lock = lock_dict(model, url)
     directory = study_dir(name, create=True)
@@ -123,13 +128,19 @@ def run_jobs(
     url = study_url(model, storage)
     target = trials if trials is not None else model.spec.search.trials
     logs = [tempfile.TemporaryFile() for _ in range(jobs)]
-    cmd = [sys.executable, "-m", "dse.cli", "worker", str(spec), "--storage", url]
+    # The URL goes by environment: on a command line anyone on the host could read a
+    # password in it (ps); the workers (started with --parent) read it there.
+    env = {**os.environ, JOBS_STORAGE_ENV: url}
+    cmd = [sys.executable, "-m", "dse.cli", "worker", str(spec)]
     cmd += ["--trials", str(target), "--parent", str(os.getpid())]
     if robust is not None:
         cmd += ["--robust", str(robust[0]), "--statistic", robust[1]]
     # No --seed-offset: each worker offsets the seed by the number of its first trial, unique
     # across every worker and run on the study (runner.run_study).
-    procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=logs[k]) for k in range(jobs)]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=logs[k], env=env)
+        for k in range(jobs)
+    ]
     study: optuna.Study | None = None
     try:
         while any(p.poll() is None for p in procs):

@@ -61,12 +61,14 @@ def slow_spec(tmp_path: Path, *, study: str, trials: int, sleep_s: float = 0.03)
     return path
 
 
-def dse_popen(*args: str, stderr: Any = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+def dse_popen(
+    *args: str, stderr: Any = subprocess.DEVNULL, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     exe = Path(sys.executable).parent / "dse"
     return subprocess.Popen(
         [str(exe), *args],
         cwd=ROOT,
-        env=dict(os.environ),
+        env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=stderr,
         start_new_session=True,  # its own process group: kill -9 takes its workers too
