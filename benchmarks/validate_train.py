@@ -82,6 +82,7 @@ def design(row: dict[str, Any], data: dict[str, Any], tech: dict[str, Any] | Non
         "tp": row["tp"],
         "pp": row["pp"],
         "cp": row["cp"],
+        "ep": row.get("ep", 1),
         "pp_interleave": row["vp"],
         "zero_stage": 3 if row["fsdp"] else 1,
         "tp_comm_overlap": bool(row["tp_comm_overlap"]),
@@ -193,7 +194,7 @@ def markdown(res: list[dict[str, Any]], missing: list[dict[str, Any]]) -> str:
         "",
         "## Rows",
         "",
-        "| # | src | GPU | GPUs | model | prec | seq | GBS/MBS | TP/PP/CP/VP "
+        "| # | src | GPU | GPUs | model | prec | seq | GBS/MBS | TP/PP/CP/VP/EP "
         "| published tok/s/GPU | predicted | error | MFU | split | note |",
         "|---|---|---|---:|---|---|---:|---|---|---:|---:|---:|---:|---|---|",
     ]
@@ -204,9 +205,12 @@ def markdown(res: list[dict[str, Any]], missing: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {r['id']} | {r['src']} | {r['gpu']} | {r['gpus']} | {r['model']} | "
             f"{r['precision']} | {r['seq']} | {r['gbs']}/{r['mbs']} | "
-            f"{r['tp']}/{r['pp']}/{r['cp']}/{r['vp']} | {x['pub']:.4g} | {x['pred']:.4g} | "
+            f"{r['tp']}/{r['pp']}/{r['cp']}/{r['vp']}/{r.get('ep', 1)} | {x['pub']:.4g} | "
+            f"{x['pred']:.4g} | "
             f"{_pct(x['err'])} | {m['mfu']:.3f} | {split} | {r['note']}{fits} |"
         )
+    if data.get("notes"):
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in data["notes"]]
     lines += ["", "## Sources", ""]
     lines += [f"- {k}: {v}" for k, v in data["sources"].items()]
     if missing:

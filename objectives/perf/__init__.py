@@ -33,6 +33,7 @@ from objectives.perf.power import (
 )
 from objectives.perf.serving import Serving, serve
 from objectives.perf.training import cp_of, train
+from objectives.perf.training import options as train_options
 from objectives.perf.workload import candidates, serving_of
 
 __all__ = ["METRICS", "Arch", "arch_of", "evaluate_perf"]
@@ -85,7 +86,11 @@ METRICS: dict[str, tuple[str, str]] = {
     ),
     "tp": ("GPUs", "tensor-parallel degree chosen"),
     "pp": ("GPUs", "pipeline-parallel degree chosen"),
-    "ep": ("GPUs", "expert-parallel degree (MoE experts spread over the TP group; 1 if dense)"),
+    "ep": (
+        "GPUs",
+        "expert-parallel degree (MoE experts spread over the TP group when serving, over "
+        "workload.ep GPUs of the data-parallel group when training; 1 if dense)",
+    ),
     "replicas": ("replicas", "model replicas serving in the cluster"),
     "gpus_per_replica": (
         "GPUs",
@@ -153,6 +158,7 @@ _WORKLOAD_NUMERIC = (
     "pp_interleave",
     "cp",
     "micro_batch",
+    "ep",
 )
 #: Per-GPU figures the parallelism search reads (the rest only feed power, after it).
 _SEARCH_HW = (
@@ -719,7 +725,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "load_served_fraction": served,
         "tp": sel["tp"],
         "pp": sel["pp"],
-        "ep": np.minimum(sel["tp"], a.experts) if a.experts > 1 else np.ones_like(sel["tp"]),
+        "ep": _ep(s, fl.workload, a, sel["tp"]),
         "replicas": sel["replicas"],
         "gpus_per_replica": group,
         "batch": sel["batch"],
@@ -733,6 +739,16 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "fabric_hops": hw["fabric_hops"],
     }
     return {key: v.reshape(shape) for key, v in _own(out, n).items()}
+
+
+def _ep(s: Serving, wl: Mapping[str, Any], a: Arch, tp: np.ndarray) -> np.ndarray:
+    """Expert-parallel degree: serving spreads the experts over the TP group, training over
+    workload.ep GPUs of the data-parallel group; 1 for a dense model."""
+    if a.experts <= 1:
+        return np.ones_like(tp)
+    if s.phase == "train":
+        return np.minimum(train_options(wl)["ep"], a.experts) + np.zeros_like(tp)
+    return np.minimum(tp, a.experts)
 
 
 def _by_serving_mode(design: Mapping[str, Any]) -> dict[str, np.ndarray]:

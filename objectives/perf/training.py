@@ -20,6 +20,10 @@ per micro-batch of ``micro_batch`` sequences (``tokens`` = micro_batch x sequenc
   sequence; cp - 1 KV-chunk sends forward, twice that backward (K, V and their gradients),
   overlapped with the attention of the chunk in hand; the CP group leaves the scale-up domain
   when tp x cp exceeds it;
+* expert parallelism (mixture-of-experts models): the experts of a layer are spread over ``ep``
+  GPUs of the data-parallel group (Megatron-Core EP), each GPU holding experts / ep of them;
+  every MoE layer sends each token's top-k copies to their experts and back, an all-to-all
+  forward and backward (4 per layer, exposed), and permutes them in HBM on each side;
 * pipeline: interleaved 1F1B with ``v`` virtual stages per GPU, bubble (p-1)/(m·v) of the
   m = batch / micro_batch micro-batches (Narayanan et al., SC21), and the activation sends at
   stage boundaries; the LM head sits on the last stage, which gets the spare layers when there
@@ -56,6 +60,7 @@ _INTEGERS = (
     ("pp_interleave", 1, None, 1),
     ("cp", 1, None, 1),
     ("micro_batch", 1, None, 1),
+    ("ep", 1, None, 1),
 )
 
 
@@ -151,6 +156,8 @@ def train(
     opt = options(d["workload"])
     recompute, zero, v_req = opt["recompute"], opt["zero_stage"], opt["pp_interleave"]
     cp, mbs = opt["cp"], opt["micro_batch"]
+    moe = a.experts > 1
+    ep = np.minimum(opt["ep"], a.experts) if moe else np.ones(1)
     seq = s.input_tokens
     fp8 = s.bytes_per_elem < _BF16
     peak = hw["tflops_per_gpu"] * 1e12  # at the workload precision
@@ -186,7 +193,15 @@ def train(
             + tech(d, "train_fp8_cast_bytes_per_hidden") * a.hidden
             + tech(d, "train_fp8_cast_bytes_per_ffn") * ffn
         )
-    grad_acc = tech(d, "train_grad_accum_bytes_per_param") * a.layer_params / tp
+    if moe:  # each token's top-k copies are permuted to their experts and back
+        elem = elem + tech(d, "train_moe_permute_bytes_per_hidden") * a.experts_per_token * (
+            a.hidden
+        )
+    # the weights one GPU holds of a layer: experts / ep of the experts, all of the rest
+    local_layer = (
+        a.layer_params - (1 - 1 / ep) * a.experts * a.expert_params if moe else (a.layer_params)
+    )
+    grad_acc = tech(d, "train_grad_accum_bytes_per_param") * local_layer / tp
     t_mem = (tokens * elem / tp + grad_acc) / hbm_rate
     t_layer = t_gemm + t_attn + t_mem + tech(d, "train_layer_overhead_s")
     head_gemm = 3 * 2 * tokens * a.embedding_params / tp / gemm_rate
@@ -196,7 +211,7 @@ def train(
 
     # Memory of the first stage: ZeRO-sharded state, then activations of the micro-batches in
     # flight (p for 1F1B; p + (p-1)/v stage-loads for the interleaved schedule).
-    params_gpu = (n_l * a.layer_params + a.embedding_params) / tp
+    params_gpu = (n_l * local_layer + a.embedding_params) / tp
     w_b = tech(d, "train_weight_grad_bytes_per_param") - tech(d, "train_grad_bytes_per_param")
     g_b = tech(d, "train_grad_bytes_per_param")
     o_b = tech(d, "train_optimizer_bytes_per_param")
@@ -205,7 +220,7 @@ def train(
         + g_b / np.where(zero >= 2, shard, 1.0)
         + o_b / np.where(zero >= 1, shard, 1.0)
     )
-    state = params_gpu * per_param + np.where(zero >= 3, a.layer_params / tp * w_b, 0.0)
+    state = params_gpu * per_param + np.where(zero >= 3, local_layer / tp * w_b, 0.0)
     in_flight = np.minimum(np.where(v > 1, pp + (pp - 1) / v, pp), micro) * n_l
     consts = {
         "per_elem": tech(d, "train_activation_bytes_per_elem"),
@@ -243,9 +258,17 @@ def train(
                      hw["net_bytes_per_s"])  # fmt: skip
     t_ring = 3 * (cp - 1) * (kv_bytes / cp_bw + alpha)
     t_cp = n_l * np.maximum(t_ring - t_attn, 0.0)
+    if moe:  # dispatch + combine, forward and backward: 4 all-to-alls of the routed copies
+        routed = tokens * a.experts_per_token * a.hidden * _BF16 / tp
+        a2a_bw = np.where(tp * ep > hw["domain_gpus"], _scaleout_bytes_per_s(d, hw),
+                          hw["net_bytes_per_s"])  # fmt: skip
+        a2a = (ep - 1) / ep * routed / a2a_bw + (ep - 1) * alpha
+        t_ep = n_l * 4 * np.where(ep > 1, a2a, 0.0)
+    else:
+        t_ep = 0.0
     send = p2p_s(tokens * a.hidden * _BF16 / tp, hw["p2p_bytes_per_s"], alpha, hw)
     t_p2p = np.where(pp > 1, 2 * v * send, 0.0)
-    t_micro = t_compute + t_tp + t_cp + t_p2p
+    t_micro = t_compute + t_tp + t_cp + t_ep + t_p2p
     t_pipe = micro * t_micro * (1 + bubble_fraction(pp, micro, v))
 
     # Data parallelism: reduce-scatter of the bf16 gradients behind one micro-batch's backward

@@ -223,6 +223,7 @@ class WorkloadPreset(_Forbid):
     pp_interleave: _int(ge=1)  # type: ignore[valid-type]
     cp: _int(ge=1) = 1  # type: ignore[valid-type]
     micro_batch: _int(ge=1) = 1  # type: ignore[valid-type]
+    ep: _int(ge=1) = 1  # type: ignore[valid-type]
     recompute_layers: _int(ge=0) | None = None  # type: ignore[valid-type]
     tp_comm_overlap: bool = False
 

@@ -161,9 +161,33 @@ def test_recompute_layers_pins_the_recomputed_layers():
     )
 
 
+def _moe(ep: int, **wl) -> dict[str, float]:
+    base = {"model": "mixtral-8x7b", "input_tokens": 4096, "batch": 4, "micro_batch": 2,
+            "tp": 1, "pp": 1, "ep": ep, "recompute": "selective"}  # fmt: skip
+    return _train(64, **{**base, **wl})
+
+
+def test_expert_parallelism_spreads_the_experts_and_pays_all_to_alls():
+    one, eight = _moe(1), _moe(8)
+    assert eight["ep"] == 8 and one["ep"] == 1
+    assert eight["gpus_per_replica"] == one["gpus_per_replica"] == 1  # EP lives inside DP
+    # Mixtral keeps 8 x 176M expert weights per layer: 1/8 of them per GPU with EP 8
+    assert eight["memory_used_fraction"] < 0.5 * one["memory_used_fraction"]
+    assert _moe(16)["step_s"] == pytest.approx(eight["step_s"])  # capped at the 8 experts
+    dense = {"model": "llama3-8b", "tp": 2, "pp": 1, "recompute": "selective"}
+    assert _train(8, ep=4, **dense)["step_s"] == _train(8, **dense)["step_s"]
+    assert _train(8, ep=4, **dense)["ep"] == 1
+
+
 @pytest.mark.parametrize(
     ("field", "bad"),
-    [("cp", 0), ("micro_batch", 1.5), ("recompute_layers", -1), ("tp_comm_overlap", "yes")],
+    [
+        ("cp", 0),
+        ("micro_batch", 1.5),
+        ("ep", 0),
+        ("recompute_layers", -1),
+        ("tp_comm_overlap", "yes"),
+    ],
 )
 def test_bad_new_training_options_name_their_field(field, bad):
     with pytest.raises(ContextError) as e:
