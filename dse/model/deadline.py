@@ -85,6 +85,8 @@ class DeadlineCaller:
                 raise DeadlineExceeded(f"timed out after {self.timeout_s:g} s")
             status, value = conn.recv()
         except (EOFError, OSError):
+            if self._proc is not None:
+                self._proc.join(timeout=5)  # reaped, so its exit code is known
             code = self._proc.exitcode if self._proc is not None else None
             self.close()
             raise CallFailed(f"the evaluation process died (exit code {code})") from None

@@ -17,6 +17,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from dse.model.probe import hook_problem
 from dse.spec.errors import EvaluatorError, choices_text, did_you_mean
 
 ENTRY_POINT_GROUP = "dse.evaluators"
@@ -121,6 +122,9 @@ class Evaluator:
             raise EvaluatorError(f"evaluator {name!r} ({origin}) is not callable")
         if inspect.isfunction(fn):
             _check_attributes(name, origin, fn)
+        problem = hook_problem(fn)
+        if problem:
+            raise EvaluatorError(f"evaluator {name!r} ({origin}): {problem}")
         hooks = {h: getattr(fn, h) for h in HOOKS if getattr(fn, h, None) is not None}
         return cls(fn=fn, name=name, origin=origin, **hooks)
 

@@ -11,15 +11,14 @@ import inspect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
 
-from dse.model.deadline import CallFailed, DeadlineExceeded, call_with_deadline
 from dse.model.param_ranges import merge_probe_problems, param_range_problems
+from dse.model.probe import BATCH, ProbeFailed, ProbeTimeout, probe
 from dse.model.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_path
 from dse.model.uncertain import UncertainError, check_paths, extract_uncertain
 from dse.spec.errors import (
@@ -315,7 +314,9 @@ def select_evaluators(loaded: LoadedSpec) -> tuple[dict[str, Evaluator], list[Pr
             )
             continue
         try:
-            evaluators[name] = load_import_path(name, path, search_dirs=[loaded.path.parent])
+            # Absolute: a relative folder's finder is cached for the first working folder.
+            here = loaded.path.parent.resolve()
+            evaluators[name] = load_import_path(name, path, search_dirs=[here])
         except EvaluatorError as exc:
             problems.append(loaded.problem(loc, str(exc)))
     if not evaluators and not problems:
@@ -464,9 +465,9 @@ def collect_model(
                 continue
             try:
                 with np.errstate(all="ignore"):  # a bad range's midpoint is reported already
-                    _probe(ev, {**model.design(probe_params), MEMO_KEY: {}}, timeout_s)
-            except ProbeTimeout as exc:
-                problems.append(loaded.problem(("evaluators", ev.name), str(exc)))
+                    _probe(model, ev, probe_params, timeout_s)
+            except (ProbeTimeout, ProbeFailed) as exc:
+                problems.append(_evaluator_problem(loaded, ev, str(exc)))
             except ValueError as exc:
                 path = getattr(exc, "path", None)
                 if path:
@@ -482,9 +483,9 @@ def collect_model(
             broken.add(ev.name)
             continue
         try:
-            keys = _probe(ev, model.design(probe_params), timeout_s)
-        except ProbeTimeout as exc:
-            problems.append(loaded.problem(("evaluators", ev.name), str(exc)))
+            keys = _probe(model, ev, probe_params, timeout_s)
+        except (ProbeTimeout, ProbeFailed) as exc:
+            problems.append(_evaluator_problem(loaded, ev, str(exc)))
             broken.add(ev.name)
             continue
         except KeyboardInterrupt:
@@ -586,32 +587,23 @@ def _derived_problems(
     return problems
 
 
-class ProbeTimeout(Exception):
-    """Probing an evaluator ran past ``search.trial_timeout_s``."""
+def _evaluator_problem(loaded: LoadedSpec, ev: Evaluator, message: str) -> Problem:
+    return loaded.problem(
+        ("evaluators", ev.name), f"evaluator {ev.name!r} ({ev.origin}): {message}"
+    )
 
 
-def _keys_or_exception(fn: Callable[[Any], Any], design: Any) -> tuple[str, Any]:
-    try:
-        return "ok", list(fn(design))
-    except Exception as exc:  # noqa: BLE001 - re-raised in the caller
-        return "raised", exc
-
-
-def _probe(ev: Evaluator, design: dict[str, Any], timeout_s: float | None) -> list[str]:
-    """The metric names an evaluator returns on one design; bounded by ``timeout_s`` (a hung
-    evaluator stops ``validate`` with a clear problem instead of hanging it)."""
-    try:
-        status, value = call_with_deadline(partial(_keys_or_exception, ev.fn), design, timeout_s)
-    except DeadlineExceeded:
-        raise ProbeTimeout(
-            f"probing the evaluator on the midpoint design timed out after {timeout_s:g} s "
-            "(search.trial_timeout_s)"
-        ) from None
-    except CallFailed as exc:  # the child died, or the exception could not come back
-        raise RuntimeError(str(exc)) from None
-    if status == "raised":
-        raise value
-    return value
+def _probe(
+    model: StudyModel, ev: Evaluator, params: Mapping[str, Any], timeout_s: float | None
+) -> list[str]:
+    """The metric names ``ev`` returns on the midpoint design, its answer checked against the
+    contract (:mod:`dse.model.probe`); a vectorized one is also asked about a batch of two."""
+    batch = None
+    if ev.vectorized and params:
+        pair = {k: np.asarray([v] * BATCH) for k, v in params.items()}
+        batch = {**model.design(pair), MEMO_KEY: {}}
+    design = {**model.design(params), MEMO_KEY: {}}
+    return probe(ev.fn, design, batch=batch, timeout_s=timeout_s)
 
 
 def split_sets(

@@ -228,6 +228,143 @@ CASES: list[InputCase] = [
 ]
 
 
+# --- evaluators whose answers or attributes break the contract -----------------------------------
+_MINE = "mine: corpus_eval:f"
+_MINE_LINE = GOOD[: GOOD.index(_MINE)].count("\n") + 1
+
+
+def evaluator(
+    name: str, body: str, fragment: str, *, attrs: str = "", spec: str = GOOD
+) -> InputCase:
+    """A spec's own evaluator ``mine`` whose function is ``body``: refused at its place in
+    the spec, naming it. Each case has its own module (the bulk runs in one process)."""
+    module = f"ev_{name}"
+    text = (
+        "import datetime\nimport math\nimport os\n\nimport numpy as np\n\n\n"
+        f"def f(design):\n    {body}\n\n\n{attrs}\n"
+    )
+    return InputCase(
+        name,
+        "spec.yaml",
+        _MINE_LINE,
+        fragment,
+        field="evaluators.mine",
+        files={
+            f"{module}.py": text.encode(),
+            "spec.yaml": spec.replace(_MINE, f"mine: {module}:f").encode(),
+        },
+    )
+
+
+_X = 'x = np.asarray(design["die_area_mm2"])'
+_TIMEOUT_1 = GOOD.replace("seed: 0,", "seed: 0, trial_timeout_s: 1,")
+
+EVALUATOR_CASES: list[InputCase] = [
+    evaluator("returns_str", "return 'abc'", "returned str 'abc', expected a mapping"),
+    evaluator("returns_none", "return None", "returned NoneType"),
+    evaluator("returns_list", "return [1.0]", "returned list"),
+    evaluator("returns_number", "return 5.0", "returned float"),
+    evaluator("returns_generator", "yield {'x': 1.0}", "returned generator"),
+    evaluator("returns_set", "return {'x'}", "returned set"),
+    evaluator("key_int", "return {1: 1.0}", "metric name 1 (int; metric names are strings)"),
+    evaluator("key_tuple", "return {('a',): 1.0}", "metric name ('a',) (tuple"),
+    evaluator("key_dotted", "return {'a.b': 1.0}", "metric name 'a.b' (metric names are"),
+    evaluator("key_empty", "return {'': 1.0}", "metric name ''"),
+    evaluator("key_blank", "return {' a': 1.0}", "metric name ' a'"),
+    evaluator("value_dict", "return {'x': {'y': 1.0}}", "metric 'x' that is dict"),
+    evaluator("value_list", "return {'x': [1.0, 2.0]}", "metric 'x' that is list"),
+    evaluator("value_str", "return {'x': '1.5'}", "metric 'x' that is str '1.5'"),
+    evaluator("value_none", "return {'x': None}", "that is NoneType None, expected a real"),
+    evaluator("value_complex", "return {'x': 1 + 2j}", "complex number (1+2j)"),
+    evaluator("value_np_complex", "return {'x': np.complex128(1)}", "complex number"),
+    evaluator("value_complex_array", "return {'x': np.array(1j)}", "array of complex128"),
+    evaluator("value_overflow", "return {'x': 10**400}", "which does not fit a float"),
+    evaluator("value_nan", "return {'x': math.nan}", "not finite on the probe design (nan)"),
+    evaluator("value_inf", "return {'x': -math.inf}", "not finite on the probe design (-inf)"),
+    evaluator("value_nan_array", "return {'x': np.full((), np.nan)}", "not finite"),
+    evaluator("value_str_array", "return {'x': np.array('a')}", "array of <U1"),
+    evaluator("value_date", "return {'x': datetime.date(2025, 1, 1)}", "that is date"),
+    evaluator("value_datetime64", "return {'x': np.datetime64('2025')}", "is datetime64"),
+    evaluator("scalar_returns_array", "return {'x': np.zeros(3)}", "shape (3,), expected ()"),
+    evaluator(
+        "vectorized_wrong_batch_shape",
+        f"{_X}; return {{'x': x if x.ndim == 0 else x[:1]}}",
+        "shape (1,), expected (2,) (the batch's) or a single number on a batch of two",
+        attrs="f.vectorized = True",
+    ),
+    evaluator(
+        "vectorized_extra_axis",
+        f"{_X}; return {{'x': x[..., None] * np.ones(3)}}",
+        "shape (3,), expected ()",
+        attrs="f.vectorized = True",
+    ),
+    evaluator(
+        "vectorized_batch_transposed",
+        f"{_X}; return {{'x': x if x.ndim == 0 else np.ones((3, x.size))}}",
+        "shape (3, 2)",
+        attrs="f.vectorized = True",
+    ),
+    evaluator(
+        "declared_returns_str",
+        "return 'x'",
+        "returned str",
+        attrs="f.metrics = {'x': ('1', 'a number')}",
+    ),
+    evaluator(
+        "metrics_not_mapping", "return {'x': 1.0}", "'metrics' must map", attrs="f.metrics = 3"
+    ),
+    evaluator(
+        "metrics_unit_only",
+        "return {'x': 1.0}",
+        "'metrics'['x'] must be (unit, meaning) strings",
+        attrs="f.metrics = {'x': 'usd'}",
+    ),
+    evaluator(
+        "metrics_dotted_name",
+        "return {'x': 1.0}",
+        "'metrics' has metric name 'a.b'",
+        attrs="f.metrics = {'a.b': ('1', 'm')}",
+    ),
+    evaluator(
+        "params_number", "return {'x': 1.0}", "'params' must be a list", attrs="f.params = 5"
+    ),
+    evaluator(
+        "params_string", "return {'x': 1.0}", "'params' must be a list", attrs="f.params = 'ab'"
+    ),
+    evaluator(
+        "params_not_names", "return {'x': 1.0}", "design keys (strings)", attrs="f.params = [1]"
+    ),
+    evaluator(
+        "vectorized_not_bool",
+        "return {'x': 1.0}",
+        "'vectorized' must be True or False, got str 'yes'",
+        attrs="f.vectorized = 'yes'",
+    ),
+    evaluator(
+        "resolve_not_callable",
+        "return {'x': 1.0}",
+        "'resolve' must be a function",
+        attrs="f.resolve = 3",
+    ),
+    evaluator(
+        "check_value_not_callable",
+        "return {'x': 1.0}",
+        "'check_value' must be a function",
+        attrs="f.check_value = 'no'",
+    ),
+    evaluator("raises", "raise KeyError('weight')", "raised KeyError"),
+    evaluator("exits", "raise SystemExit(3)", "raised SystemExit"),
+    evaluator("kills_its_process", "os._exit(3)", "exit code 3"),
+    evaluator(
+        "hangs",
+        "return {'x': float(sum(range(10**13)))}",
+        "timed out after 1 s (search.trial_timeout_s)",
+        spec=_TIMEOUT_1,
+    ),
+]
+CASES += EVALUATOR_CASES
+
+
 def _prepare(case: InputCase, base: Path) -> Path:
     folder = base / case.name
     folder.mkdir()
@@ -278,6 +415,7 @@ def test_the_corpus_covers_each_class() -> None:
     assert len({c.name for c in CASES}) == len(CASES) >= 45
     kinds = {c.name.split("_")[0] for c in CASES}
     assert {"preset", "env", "spec"} <= kinds
+    assert len(EVALUATOR_CASES) >= 30
 
 
 @pytest.mark.parametrize("command", ["validate", "run"])
@@ -302,6 +440,10 @@ PROCESS_SAMPLE = [
         "spec_dev_zero",
         "spec_symlink_loop",
         "spec_nul",
+        "returns_generator",
+        "value_overflow",
+        "vectorized_wrong_batch_shape",
+        "params_number",
     }
 ]
 
@@ -342,3 +484,17 @@ def test_a_fifo_fed_without_end_is_refused_without_reading_it(tmp_path: Path) ->
     finally:
         stop.set()
     _assert_refused(case, folder, Outcome(res.returncode, res.stderr, []))
+
+
+def test_the_probe_is_bounded_without_a_trial_time_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``search.trial_timeout_s``: the probe's own limit holds (30 s; 1 s here)."""
+    from dse.model import probe
+
+    monkeypatch.setattr(probe, "PROBE_TIMEOUT_S", 1.0)
+    case = evaluator(
+        "hangs_unbounded", "return {'x': float(sum(range(10**13)))}", "after 1 s (the probe's"
+    )
+    folder = _prepare(case, tmp_path)
+    _assert_refused(case, folder, _in_process(case, folder, "validate", "spec.yaml"))

@@ -1,0 +1,191 @@
+"""The evaluator probe: what ``dse validate`` (and every run's start) asks of each evaluator.
+
+Each evaluator is called once on the midpoint design, and a vectorized one also on a batch of
+two, in a child process bounded by a short time limit; the returned object is checked against
+the contract (docs/evaluators.md): a mapping of metric names (non-empty strings without dots)
+to real, finite numbers, or, when vectorized, arrays of the batch's shape. The hooks an
+evaluator carries as attributes are checked for their types when it is loaded. Each problem is
+one line that the caller puts at the evaluator's place in the spec.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from dse.model.deadline import CallFailed, DeadlineExceeded, call_with_deadline
+from dse.spec.errors import short_repr
+
+#: The probe's time limit when the spec sets no ``search.trial_timeout_s``: a model's midpoint
+#: design is one trial, and a probe that takes longer is better told than waited for.
+PROBE_TIMEOUT_S = 30.0
+#: The batch a vectorized evaluator is probed with: two copies of the midpoint design.
+BATCH = 2
+
+_CALLABLE_HOOKS = (
+    "resolve",
+    "check_value",
+    "context_path",
+    "as_mapping",
+    "assumptions",
+    "waterfall",
+    "simulate",
+)
+
+
+class ProbeTimeout(Exception):
+    """Probing an evaluator ran past its time limit."""
+
+
+class ProbeFailed(Exception):
+    """The evaluator's answer on the probe design breaks the contract (message says how)."""
+
+
+def _kind(value: Any) -> str:
+    return f"{type(value).__name__} {short_repr(value)}"
+
+
+def metric_name_problem(key: Any) -> str | None:
+    if not isinstance(key, str):
+        return f"metric name {short_repr(key)} ({type(key).__name__}; metric names are strings)"
+    if not key or "." in key or key != key.strip():
+        return (
+            f"metric name {key!r} (metric names are non-empty, without dots or outer blanks: "
+            "they are published as '<evaluator>.<metric>')"
+        )
+    return None
+
+
+def hook_problem(fn: Any) -> str | None:
+    """Why an evaluator's attributes (``metrics``, ``vectorized``, ``params``, hooks) have the
+    wrong types, or None."""
+    metrics = getattr(fn, "metrics", None)
+    if metrics is not None:
+        if not isinstance(metrics, Mapping):
+            return f"'metrics' must map metric names to (unit, meaning), got {_kind(metrics)}"
+        for key, info in metrics.items():
+            problem = metric_name_problem(key)
+            if problem:
+                return f"'metrics' has {problem}"
+            pair = (getattr(info, "unit", None), getattr(info, "description", None))
+            if isinstance(info, tuple | list) and len(info) == 2:
+                pair = (info[0], info[1])
+            if not all(isinstance(p, str) for p in pair):
+                return f"'metrics'[{key!r}] must be (unit, meaning) strings, got {_kind(info)}"
+    vectorized = getattr(fn, "vectorized", False)
+    if not isinstance(vectorized, bool | np.bool_):
+        return f"'vectorized' must be True or False, got {_kind(vectorized)}"
+    params = getattr(fn, "params", None)
+    if params is not None:
+        if isinstance(params, str | bytes) or not isinstance(params, Iterable):
+            return f"'params' must be a list of design keys, got {_kind(params)}"
+        bad = [p for p in params if not isinstance(p, str)]
+        if bad:
+            return f"'params' must hold design keys (strings), got {_kind(bad[0])}"
+    for hook in _CALLABLE_HOOKS:
+        value = getattr(fn, hook, None)
+        if value is not None and not callable(value):
+            return f"'{hook}' must be a function, got {_kind(value)}"
+    return None
+
+
+def value_problem(value: Any, shape: tuple[int, ...]) -> str | None:
+    """Why one returned value is not a real finite number (or array of ``shape``), or None."""
+    if isinstance(value, bool | np.bool_):
+        return None
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biuf":
+            return f"is an array of {value.dtype}, expected real numbers"
+        if value.shape not in ((), shape):
+            want = f"{shape} (the batch's)" if shape else "() (one design)"
+            return f"is an array of shape {value.shape}, expected {want} or a single number"
+        if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+            return f"is not finite on the probe design ({short_repr(value)})"
+        return None
+    if isinstance(value, complex | np.complexfloating):
+        return f"is the complex number {value!r}, expected a real number"
+    if not isinstance(value, numbers.Real | np.number):
+        return f"is {_kind(value)}, expected a real number"
+    try:
+        as_float = float(value)
+    except (OverflowError, TypeError, ValueError):
+        return f"is {short_repr(value)}, which does not fit a float"
+    if not math.isfinite(as_float):
+        return f"is not finite on the probe design ({value!r})"
+    return None
+
+
+def output_problem(result: Any, shape: tuple[int, ...]) -> str | None:
+    """Why an evaluator's returned object breaks the contract, or None."""
+    if not isinstance(result, Mapping):
+        return (
+            f"returned {type(result).__name__} {short_repr(result)}, "
+            "expected a mapping of metric names to numbers"
+        )
+    for key, value in result.items():
+        problem = metric_name_problem(key)
+        if problem:
+            return f"returned {problem}"
+        problem = value_problem(value, shape)
+        if problem:
+            return f"returned metric {key!r} that {problem}"
+    return None
+
+
+def _call_and_check(
+    fn: Callable[[Any], Any], designs: tuple[dict[str, Any], dict[str, Any] | None]
+) -> tuple[str, Any]:
+    """In the child: the evaluator on the design (and the batch), its answer checked here so
+    that nothing unpicklable (a generator, a lambda) needs to come back."""
+    single, batch = designs
+    try:
+        for design, shape in ((single, ()), (batch, (BATCH,))):
+            if design is None:
+                continue
+            with np.errstate(all="ignore"):
+                result = fn(design)
+            problem = output_problem(result, shape)
+            if problem:
+                where = " on a batch of two designs" if shape else ""
+                return "bad", problem + where
+            if not shape:
+                keys = list(result)
+        return "ok", keys
+    except BaseException as exc:  # noqa: BLE001 - re-raised in the caller (SystemExit too)
+        return "raised", exc
+
+
+def probe(
+    fn: Callable[[Any], Any],
+    design: dict[str, Any],
+    *,
+    batch: dict[str, Any] | None,
+    timeout_s: float | None,
+) -> list[str]:
+    """The metric names ``fn`` returns on ``design`` (and ``batch``, a vectorized evaluator's
+    batch of two); raises ProbeTimeout, ProbeFailed, or what the evaluator raised."""
+    limit = timeout_s if timeout_s is not None else PROBE_TIMEOUT_S
+    try:
+        status, value = call_with_deadline(partial(_call_and_check, fn), (design, batch), limit)
+    except DeadlineExceeded:
+        said = "search.trial_timeout_s" if timeout_s is not None else "the probe's limit"
+        raise ProbeTimeout(
+            f"probing the evaluator on the midpoint design timed out after {limit:g} s ({said}"
+            + (
+                ")"
+                if timeout_s is not None
+                else "; set search.trial_timeout_s for a slower model)"
+            )
+        ) from None
+    except CallFailed as exc:  # the child died, or the exception could not come back
+        raise RuntimeError(str(exc)) from None
+    if status == "raised":
+        raise value
+    if status == "bad":
+        raise ProbeFailed(value)
+    return value
