@@ -35,8 +35,9 @@ HBM_PREFIX = {
     "hbm4": "hbm4",
 }
 GENERATIONS = tuple(HBM_PREFIX)  # index = generation code
-#: What ``auto`` picks from, in order: the first whose max_tbps_per_stack covers the stack.
-AUTO_ORDER = ("hbm3", "hbm3e", "hbm4")
+#: What ``auto`` picks from, in order: the first whose max_tbps_per_stack and
+#: max_gb_per_stack both cover the stack (a 36 GB stack at 1.2 TB/s is 12-high HBM3e).
+AUTO_ORDER = ("hbm3", "hbm3e", "hbm3e-12hi", "hbm4")
 HBM_FIELDS = (
     "usd_per_gb",
     "usd_per_stack",
@@ -72,7 +73,8 @@ def hbm_generation_code(d: Mapping[str, Any]) -> np.ndarray:
     """Generation code (index in GENERATIONS) of every design's stacks.
 
     ``hbm_generation: auto`` defers to ``technology.hbm_generation``; ``auto`` there too picks
-    the first of AUTO_ORDER whose maximum stack bandwidth covers ``hbm_tbps_per_stack``.
+    the first of AUTO_ORDER whose maximum stack bandwidth and capacity cover
+    ``hbm_tbps_per_stack`` and ``hbm_gb_per_stack``.
     """
     declared = _codes(
         d.get("hbm_generation", "auto"), HBM_GENERATIONS, "hbm_generation", "HBM generation"
@@ -86,10 +88,13 @@ def hbm_generation_code(d: Mapping[str, Any]) -> np.ndarray:
     # HBM_GENERATIONS = ("auto", *GENERATIONS): code 0 is auto, the rest are shifted by one
     code = np.where(declared == 0, node, declared)
     if np.any(code == 0):
-        bw = value(d, "hbm_tbps_per_stack")
-        pick = np.full(np.shape(bw), 1 + GENERATIONS.index(AUTO_ORDER[-1]))
+        bw, gb = value(d, "hbm_tbps_per_stack"), value(d, "hbm_gb_per_stack")
+        pick = np.full(np.broadcast(bw, gb).shape, 1 + GENERATIONS.index(AUTO_ORDER[-1]))
         for name in reversed(AUTO_ORDER[:-1]):
-            fits = bw <= tech(d, f"{HBM_PREFIX[name]}_max_tbps_per_stack")
+            prefix = HBM_PREFIX[name]
+            fits = (bw <= tech(d, f"{prefix}_max_tbps_per_stack")) & (
+                gb <= tech(d, f"{prefix}_max_gb_per_stack")
+            )
             pick = np.where(fits, 1 + GENERATIONS.index(name), pick)
         code = np.where(code == 0, pick, code)
     return code - 1

@@ -44,10 +44,15 @@ def test_hbm_stack_prices_by_generation():
     assert 5 * float(hbm_stack_cost(16.0, usd_per_gb=12.0, usd_per_stack=40.0)) == 1160.0
 
 
-def _gen(declared: object, tbps: object, node: str = "auto") -> np.ndarray:
+def _gen(declared: object, tbps: object, node: str = "auto", gb: object = 16.0) -> np.ndarray:
     t = dict(technology_presets()["n4"], hbm_generation=node)
     code = hbm_generation_code(
-        {"hbm_generation": declared, "hbm_tbps_per_stack": tbps, "technology": t}
+        {
+            "hbm_generation": declared,
+            "hbm_tbps_per_stack": tbps,
+            "hbm_gb_per_stack": gb,
+            "technology": t,
+        }
     )
     return np.asarray(GENERATIONS)[code]
 
@@ -57,6 +62,12 @@ def test_hbm_generation_auto_by_bandwidth_declared_otherwise():
     np.testing.assert_array_equal(
         _gen("auto", np.array([0.67, 0.819, 1.2, 1.5])), ["hbm3", "hbm3", "hbm3e", "hbm4"]
     )
+    # ... and whose capacity covers it: HBM3 and 8-high HBM3e hold 24 GB, 12-high HBM3e 36
+    np.testing.assert_array_equal(
+        _gen("auto", np.array([0.819, 1.2288, 1.2288, 1.2288, 2.048]),
+             gb=np.array([24.0, 24.0, 36.0, 48.0, 48.0])),
+        ["hbm3", "hbm3e", "hbm3e-12hi", "hbm4", "hbm4"],
+    )  # fmt: skip
     # declared: priced as declared whatever its speed (the H200's 0.8 TB/s HBM3e stacks)
     assert str(_gen("hbm3e", 0.8)) == "hbm3e" and str(_gen("hbm3", 1.2)) == "hbm3"
     assert str(_gen("auto", 0.8, node="hbm3e-12hi")) == "hbm3e-12hi"
