@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from dse.model.deadline import CallFailed, DeadlineExceeded, call_with_deadline
+from dse.model.quiet_stdout import stdout_to_stderr
 from dse.spec.errors import short_repr
 
 #: The probe's time limit when the spec sets no ``search.trial_timeout_s``: a model's midpoint
@@ -147,7 +148,7 @@ def _call_and_check(
         for design, shape in ((single, ()), (batch, (BATCH,))):
             if design is None:
                 continue
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), stdout_to_stderr():
                 result = fn(design)
             problem = output_problem(result, shape)
             if problem:

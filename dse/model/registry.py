@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from dse.model.probe import hook_problem
+from dse.model.quiet_stdout import stdout_to_stderr
 from dse.spec.errors import EvaluatorError, choices_text, did_you_mean
 
 ENTRY_POINT_GROUP = "dse.evaluators"
@@ -229,7 +230,7 @@ def import_object(path: str, *, search_dirs: list[Path] | None = None) -> Any:
     if not module_name or not attr:
         raise EvaluatorError(f"expected 'module:function', got {path!r}")
     try:
-        with _path_first(search_dirs or []):
+        with _path_first(search_dirs or []), stdout_to_stderr():
             module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         raise EvaluatorError(f"cannot import module {module_name!r} ({exc})") from None

@@ -19,6 +19,7 @@ import yaml
 
 from dse.model.param_ranges import merge_probe_problems, param_range_problems
 from dse.model.probe import BATCH, ProbeFailed, ProbeTimeout, probe
+from dse.model.quiet_stdout import stdout_to_stderr
 from dse.model.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_path
 from dse.model.uncertain import UncertainError, check_paths, extract_uncertain
 from dse.spec.errors import (
@@ -92,10 +93,11 @@ class StudyModel:
         out: dict[str, np.ndarray] = {}
         for ev in self.evaluators.values():
             try:
-                if ev.vectorized or not shape:
-                    result = ev.fn(design)
-                else:
-                    result = _loop(ev.fn, design, arrays, shape)
+                with stdout_to_stderr():
+                    if ev.vectorized or not shape:
+                        result = ev.fn(design)
+                    else:
+                        result = _loop(ev.fn, design, arrays, shape)
             except DseError:
                 raise
             except Exception as exc:
@@ -261,7 +263,8 @@ def _call_resolve(
         takes_dir = "spec_dir" in inspect.signature(resolve).parameters
     except (TypeError, ValueError):
         takes_dir = False
-    return resolve(fixed, spec_dir=spec_dir) if takes_dir else resolve(fixed)
+    with stdout_to_stderr():
+        return resolve(fixed, spec_dir=spec_dir) if takes_dir else resolve(fixed)
 
 
 def _referenced_evaluators(loaded: LoadedSpec) -> list[str]:
