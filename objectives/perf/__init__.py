@@ -88,8 +88,9 @@ METRICS: dict[str, tuple[str, str]] = {
     "pp": ("GPUs", "pipeline-parallel degree chosen"),
     "ep": (
         "GPUs",
-        "expert-parallel degree (MoE experts spread over the TP group when serving, over "
-        "workload.ep GPUs of the data-parallel group when training; 1 if dense)",
+        "expert-parallel degree: serving, experts over ep GPUs of the TP group with attention "
+        "data-parallel over ep groups and all-to-all dispatch (workload.ep; 1: plain TP); "
+        "training, experts over workload.ep GPUs of the data-parallel group; 1 if dense",
     ),
     "replicas": ("replicas", "model replicas serving in the cluster"),
     "gpus_per_replica": (
@@ -330,6 +331,8 @@ def _timing(
     h = {k: _row(v) for k, v in hw.items()}
     tp, pp = cand["tp"][:, None], cand["pp"][:, None]
     _links(d, h, tp, pp, None)
+    if "ep" in cand and np.any(cand["ep"] != 1):  # expert parallelism (objectives.perf.moe)
+        h["ep"] = cand["ep"][:, None]
     r = serve(d, h, a, s, tp, pp, batch, slo)
     shape = (tp.shape[0], hw["hbm_gb_per_gpu"].shape[0])
     mem_ratio = np.broadcast_to(r["mem_ratio"], shape)
@@ -687,6 +690,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         best = np.concatenate(best_parts)
         sel = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
     sel["tp"], sel["pp"] = cand["tp"][best], cand["pp"][best]
+    sel["ep"] = cand["ep"][best] if "ep" in cand else np.ones_like(sel["tp"])
 
     group = sel["tp"] * sel["pp"]
     if s.phase == "train":
@@ -725,7 +729,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "load_served_fraction": served,
         "tp": sel["tp"],
         "pp": sel["pp"],
-        "ep": _ep(s, fl.workload, a, sel["tp"]),
+        "ep": _ep(s, fl.workload, a, sel),
         "replicas": sel["replicas"],
         "gpus_per_replica": group,
         "batch": sel["batch"],
@@ -741,14 +745,16 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     return {key: v.reshape(shape) for key, v in _own(out, n).items()}
 
 
-def _ep(s: Serving, wl: Mapping[str, Any], a: Arch, tp: np.ndarray) -> np.ndarray:
-    """Expert-parallel degree: serving spreads the experts over the TP group, training over
-    workload.ep GPUs of the data-parallel group; 1 for a dense model."""
+def _ep(s: Serving, wl: Mapping[str, Any], a: Arch, sel: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Expert-parallel degree: serving, the candidate chosen (experts over ep GPUs of the TP
+    group, objectives.perf.moe); training, workload.ep GPUs of the data-parallel group; 1 for
+    a dense model."""
+    tp = sel["tp"]
     if a.experts <= 1:
         return np.ones_like(tp)
     if s.phase == "train":
         return np.minimum(train_options(wl)["ep"], a.experts) + np.zeros_like(tp)
-    return np.minimum(tp, a.experts)
+    return sel["ep"]
 
 
 def _by_serving_mode(design: Mapping[str, Any]) -> dict[str, np.ndarray]:

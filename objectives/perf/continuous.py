@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import tech
+from objectives.perf import moe
 from objectives.perf.model import Arch
 from objectives.perf.network import p2p_s, plus_where
 from objectives.perf.queueing import (
@@ -75,11 +76,19 @@ def _memory(
     e = s.bytes_per_elem
     layers_stage = np.ceil(a.layers / pp)
     emb_copies = np.where(pp > 1, 1.0, 2.0)
-    weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
-    kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
-    kv_token = layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
+    ep = hw.get("ep")
+    if ep is None and a.legacy:
+        weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
+        kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
+        kv_token = layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
+    else:  # expert and attention data parallelism (objectives.perf.moe): each attention
+        # group keeps only its own sequences, so a replica-wide sequence costs 1/ep of a KV row
+        ep = 1.0 if ep is None else ep
+        weights = moe.weight_elems_per_gpu(a, tp, ep, layers_stage, emb_copies) * e
+        per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, ep)) / ep
+        kv_token = layers_stage * per_gpu * s.kv_elem
     kv_seq = (s.input_tokens + s.output_tokens) * kv_token
-    act = tech(d, "cb_max_num_tokens") * (a.hidden + 2 * a.experts_per_token * a.ffn / tp) * e
+    act = tech(d, "cb_max_num_tokens") * (a.hidden + 2 * a.mlp_active_ffn / tp) * e
     capacity = hw["hbm_gb_per_gpu"] * tech(d, "hbm_bytes_per_gb")
     fixed = weights + act + tech(d, "cb_runtime_reserve_gb") * 1e9
     frac = tech(d, "kv_cache_free_fraction")

@@ -106,3 +106,49 @@ def p2p_s(nbytes: Arr, bw: Arr, alpha: Arr, fabric: Mapping[str, Any] | None = N
     if fabric is not None and "alpha_s" in fabric:
         alpha = fabric["alpha_s"]
     return nbytes / bw + alpha
+
+
+def all_to_all_s(
+    nbytes: Arr, p: Arr, bw: Arr, alpha: Arr, fabric: Mapping[str, Any] | None = None
+) -> Arr:
+    """All-to-all in which every GPU of ``p`` sends ``nbytes`` in all to the others (expert
+    parallelism's dispatch or combine); 0 when p = 1.
+
+    Each byte crosses ``a2a_hops`` links and every GPU's links carry its share of the load, so
+    the time is nbytes x hops / bw plus one latency per hop of the longest path. On a switch a
+    byte crosses one hop. On a k-dimensional torus of side n = p^(1/k) (bidirectional rings,
+    shortest paths) the mean distance to the other GPUs is k n^(k+1) / (4 (p - 1)) for even n
+    (a ring of 8: 16/7), the longest k floor(n/2).
+    """
+    p = np.maximum(np.asarray(p, float), 1.0)
+    hops, longest = a2a_hops(p, fabric)
+    if fabric is not None and "alpha_s" in fabric:
+        alpha = fabric["alpha_s"]
+    return where_zero(p > 1, nbytes * hops / bw + longest * alpha)
+
+
+def a2a_hops(p: Arr, fabric: Mapping[str, Any] | None = None) -> tuple[Arr, Arr]:
+    """(mean links a byte crosses, links of the longest path) of an all-to-all over p GPUs."""
+    p = np.maximum(np.asarray(p, float), 1.0)
+    if fabric is None or "torus_dims" not in fabric:
+        return np.ones_like(p), np.ones_like(p)
+    dims = np.asarray(fabric["torus_dims"], float)
+    # the group's torus uses up to dims dimensions, each of side >= 2
+    k = np.maximum(np.minimum(dims, np.floor(np.log2(p) + 1e-9)), 1.0)
+    n = p ** (1.0 / k)
+    mean = k * n ** (k + 1) / (4.0 * np.maximum(p - 1.0, 1.0))
+    longest = k * np.floor(n / 2.0 + 1e-9)
+    torus = dims > 0
+    return np.where(torus, mean, 1.0), np.where(torus, longest, 1.0)
+
+
+def dispatch_destinations(experts: float, per_token: float, ep: Arr) -> Arr:
+    """Expected GPUs other than its own that one token is sent to when its ``per_token``
+    distinct experts are drawn uniformly from ``experts`` spread evenly over ``ep`` GPUs (each
+    destination gets the token once, as DeepEP and TensorRT-LLM's all-to-all send it)."""
+    ep = np.maximum(np.asarray(ep, float), 1.0)
+    local = experts / ep
+    none = np.ones_like(ep)  # P(a given other GPU holds none of the token's experts)
+    for i in range(int(per_token)):
+        none = none * np.maximum(experts - local - i, 0.0) / (experts - i)
+    return (ep - 1.0) * (1.0 - none)

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import tech
+from objectives.perf import moe
 from objectives.perf.model import Arch
 from objectives.perf.network import allreduce_s, p2p_s, plus_where
 
@@ -141,6 +142,9 @@ def mixed_step(
         moe = tech(d, "cb_moe_gemm_efficiency")
         ec, em = ec * moe, em * moe
 
+    ep = hw.get("ep")
+    if ep is not None or not a.legacy:  # today's MoE models, expert parallelism, MLA
+        return _general_step(d, hw, a, s, tp, layers_stage, tokens, seqs, attention, ep, ce)
     inv_f, inv_bw = 1.0 / (peak_f * ec), 1.0 / (peak_bw * em)  # s per FLOP, s per byte
 
     # GEMMs: MoE layers stream only the experts the micro-batch's tokens are routed to
@@ -191,18 +195,74 @@ def mixed_step(
     )
 
 
+def _general_step(
+    d: Mapping[str, Any],
+    hw: Mapping[str, Any],
+    a: Arch,
+    s: Serving,
+    tp: Any,
+    layers_stage: Any,
+    tokens: Any,
+    seqs: Any,
+    attention: list[tuple[Any, Any]],
+    ep: Any,
+    ce: float,
+) -> Step:
+    """``mixed_step`` through ``objectives.perf.moe.layer`` (expert and attention data
+    parallelism, MLA, dense layers among MoE ones)."""
+    ec, em, ac, am, overhead = (tech(d, k) for k in _EFF[s.scheduler])
+    if a.experts > 1 and s.scheduler == "continuous":
+        m = tech(d, "cb_moe_gemm_efficiency")
+        ec, em = ec * m, em * m
+    core, comm, flops, nbytes = moe.layer(
+        d,
+        hw,
+        a,
+        e=s.bytes_per_elem,
+        ekv=s.kv_elem,
+        ce=ce,
+        tp=tp,
+        ep=1.0 if ep is None else ep,
+        tokens=tokens,
+        attention=attention,
+        eff=(ec, em, ac, am),
+    )
+    e = s.bytes_per_elem
+    head_flops = seqs * (2 * a.hidden * a.vocab / tp)
+    head_bytes = a.embedding_params * e / tp
+    peak_f, peak_bw = hw["tflops_per_gpu"] * 1e12, hw["hbm_tbps_per_gpu"] * 1e12
+    t_head = np.maximum(head_flops / (peak_f * ec), head_bytes / (peak_bw * em))
+    return Step(
+        time_s=layers_stage * (core + overhead + comm) + t_head,
+        flops=layers_stage * flops + head_flops,
+        hbm_bytes=layers_stage * nbytes + head_bytes,
+    )
+
+
 def memory_need_bytes(
-    a: Arch, s: Serving, tp: np.ndarray, pp: np.ndarray, batch: np.ndarray, micro: np.ndarray
+    a: Arch,
+    s: Serving,
+    tp: np.ndarray,
+    pp: np.ndarray,
+    batch: np.ndarray,
+    micro: np.ndarray,
+    ep: Any = None,
 ) -> dict[str, np.ndarray]:
     """Per-GPU HBM need of the bottleneck stage: weights, KV cache, prefill activations."""
     e = s.bytes_per_elem
     layers_stage = np.ceil(a.layers / pp)
     emb_copies = np.where(pp > 1, 1.0, 2.0)  # embedding on the first stage, LM head on the last
-    weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
-    kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
     seq_len = s.input_tokens + s.output_tokens
-    kv = batch * seq_len * layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
-    act = micro * s.input_tokens * (a.hidden + 2 * a.experts_per_token * a.ffn / tp) * e
+    if ep is None and a.legacy:
+        weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
+        kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
+        kv = batch * seq_len * layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
+    else:
+        ep = 1.0 if ep is None else ep
+        weights = moe.weight_elems_per_gpu(a, tp, ep, layers_stage, emb_copies) * e
+        per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, ep)) / ep
+        kv = batch * seq_len * layers_stage * per_gpu * s.kv_elem
+    act = micro * s.input_tokens * (a.hidden + 2 * a.mlp_active_ffn / tp) * e
     return {"weights": weights, "kv": kv, "act": act, "total": weights + kv + act}
 
 
@@ -254,7 +314,7 @@ def serve(
         tokens = batch * out
         flops = n_micro * (pre.flops + steps * dec.flops)
         nbytes = n_micro * (pre.hbm_bytes + steps * dec.hbm_bytes)
-    mem = memory_need_bytes(a, s, tp, pp, batch, b)
+    mem = memory_need_bytes(a, s, tp, pp, batch, b, hw.get("ep"))
     usable = hw["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
     return {
         "replica_tokens_per_s": tokens / cycle,

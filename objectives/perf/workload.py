@@ -154,7 +154,8 @@ def _degrees(wl: Mapping[str, Any], key: str, choices: np.ndarray) -> np.ndarray
 
 
 def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str, np.ndarray]:
-    """The (tp, pp, batch) grid, flattened to one small candidate axis."""
+    """The (tp, pp, ep, batch) grid, flattened to one small candidate axis (ep: expert
+    parallelism within the tp group, objectives.perf.moe; 1 for a dense model)."""
     tp = _degrees(wl, "tp", np.asarray(tech(d, "tp_choices"), dtype=float).reshape(-1))
     tp = tp[tp <= a.heads]  # a head is the smallest unit of attention work to split
     if tp.size == 0:
@@ -163,6 +164,18 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
     pp = pp[pp <= a.layers]
     if pp.size == 0:
         raise ContextError("workload.pp", f"must not exceed the model's {a.layers} layers")
+    training = str(wl.get("phase")) == "train"
+    ep = _degrees(wl, "ep", np.asarray(tech(d, "tp_choices"), dtype=float).reshape(-1))
+    if training:  # training spreads experts over the data-parallel group (training.py)
+        ep = np.array([1.0])
+    elif a.experts <= 1:
+        if np.all(ep > 1):
+            msg = "expert parallelism needs a mixture-of-experts model (this one is dense)"
+            raise ContextError("workload.ep", msg)
+        ep = np.array([1.0])
+    ep = ep[ep <= a.experts]
+    if ep.size == 0:
+        raise ContextError("workload.ep", f"must not exceed the model's {a.experts} experts")
     b = wl.get("batch", "auto")
     continuous = str(wl.get("scheduler", "continuous")) == "continuous"
     continuous = continuous and str(wl.get("phase")) != "train"
@@ -174,5 +187,11 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
         pinned = _positive(wl, "batch")
         # A batch that varies per design is no candidate axis: the evaluator reads it per design.
         batch = np.array([1.0 if np.ndim(pinned) else pinned])
-    grid = np.meshgrid(tp, pp, batch, indexing="ij")
-    return {k: g.reshape(-1) for k, g in zip(("tp", "pp", "batch"), grid, strict=True)}
+    grid = np.meshgrid(tp, pp, ep, batch, indexing="ij")
+    out = {k: g.reshape(-1) for k, g in zip(("tp", "pp", "ep", "batch"), grid, strict=True)}
+    if ep.size > 1 or ep[0] != 1:  # ep divides tp: experts spread over the TP group
+        keep = out["tp"] % out["ep"] == 0
+        if not keep.any():
+            raise ContextError("workload.ep", "must divide a tensor-parallel degree tried (tp)")
+        out = {k: v[keep] for k, v in out.items()}
+    return out

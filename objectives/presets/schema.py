@@ -183,6 +183,15 @@ class ModelPreset(_Forbid):
     ffn_matrices: Literal[2, 3]
     experts: _int(ge=1)  # type: ignore[valid-type]
     experts_per_token: _int(ge=1)  # type: ignore[valid-type]
+    qk_head_dim: _int(ge=1) | None = None  # type: ignore[valid-type]
+    v_head_dim: _int(ge=1) | None = None  # type: ignore[valid-type]
+    shared_experts: _int(ge=0) | None = None  # type: ignore[valid-type]
+    dense_layers: _int(ge=0) | None = None  # type: ignore[valid-type]
+    dense_ffn: _int(ge=1) | None = None  # type: ignore[valid-type]
+    kv_lora_rank: _int(ge=1) | None = None  # type: ignore[valid-type]
+    q_lora_rank: _int(ge=1) | None = None  # type: ignore[valid-type]
+    qk_rope_head_dim: _int(ge=1) | None = None  # type: ignore[valid-type]
+    active_params_b: _strict(float, gt=0) | None = None  # type: ignore[valid-type]
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelPreset:
@@ -218,12 +227,12 @@ class WorkloadPreset(_Forbid):
     tpot_slo_s: Positive | None = None  # type: ignore[valid-type]
     tp: _int(ge=1) | Literal["auto"]  # type: ignore[valid-type]
     pp: _int(ge=1) | Literal["auto"]  # type: ignore[valid-type]
+    ep: _int(ge=1) | Literal["auto"] = 1  # type: ignore[valid-type]
     recompute: Literal["none", "selective", "full", "auto"]
     zero_stage: _int(ge=0, le=3)  # type: ignore[valid-type]
     pp_interleave: _int(ge=1)  # type: ignore[valid-type]
     cp: _int(ge=1) = 1  # type: ignore[valid-type]
     micro_batch: _int(ge=1) = 1  # type: ignore[valid-type]
-    ep: _int(ge=1) = 1  # type: ignore[valid-type]
     recompute_layers: _int(ge=0) | None = None  # type: ignore[valid-type]
     tp_comm_overlap: bool = False
 

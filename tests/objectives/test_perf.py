@@ -243,7 +243,10 @@ def test_memory_accounting_by_hand_for_a_gqa_free_model():
 
 
 def test_mixtral_reports_expert_parallelism():
+    # plain tensor parallelism unless workload.ep asks for experts spread over the group
     r = perf(cluster_size=8, workload={"model": "mixtral-8x7b", "tp": 4, "pp": 1})
+    assert r["ep"] == 1
+    r = perf(cluster_size=8, workload={"model": "mixtral-8x7b", "tp": 4, "pp": 1, "ep": 4})
     assert r["ep"] == 4
     assert perf(cluster_size=8, workload={"model": "llama3-8b"})["ep"] == 1
 

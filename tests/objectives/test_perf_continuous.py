@@ -106,7 +106,7 @@ def test_mixtral_streams_active_experts_and_fits_on_one_h100():
     assert r["model_fits"] == 1 and r["ep"] == 1
     r2 = perf(n=2, model="mixtral-8x7b", precision="fp8", tp=2, pp=1, input_tokens=128,
               output_tokens=2048)  # fmt: skip
-    assert r2["ep"] == 2 and r2["batch"] > r["batch"]
+    assert r2["ep"] == 1 and r2["batch"] > r["batch"]  # plain TP2 (workload.ep: 1)
 
 
 _ISSUE = [
