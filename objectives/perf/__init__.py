@@ -23,7 +23,7 @@ import numpy as np
 from objectives._evaluator import MEMO_KEY, builtin_evaluator, tech
 from objectives.errors import ContextError
 from objectives.fabric import fabric_hw, group_links
-from objectives.perf.hardware import _dedup, _Groups, hardware
+from objectives.perf.hardware import _dedup, _Groups, attention_tflops, hardware
 from objectives.perf.model import Arch, arch_of
 from objectives.perf.power import (
     fabric_w_per_gpu,
@@ -275,9 +275,15 @@ def _flatten(design: Mapping[str, Any]) -> _Flat:
     )
 
 
+def _search_keys(precision: str) -> tuple[str, ...]:
+    return (*_SEARCH_HW, "attn_tflops_per_gpu") if precision == "fp4" else _SEARCH_HW
+
+
 def _search_groups(flat: _Flat, hw: Mapping[str, np.ndarray]) -> _Groups:
     """Designs grouped by everything the candidates' timing reads (all but the cluster size)."""
-    cols = [hw[k] for k in _SEARCH_HW]
+    cols = [hw[k] for k in _SEARCH_HW if k in hw]
+    if "attn_tflops_per_gpu" in hw:
+        cols.append(hw["attn_tflops_per_gpu"])
     cols += [flat.technology[k] for k in flat.tech_keys]
     cols += [flat.workload[k] for k in flat.wl_keys]
     n = hw["tflops_per_gpu"].size
@@ -629,7 +635,9 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     if np.any(~(cluster >= 1)) or np.any(cluster != np.floor(cluster)):
         raise ContextError("cluster_size", "expected a whole number of GPUs >= 1")
     chunk = max(1, _CHUNK_ELEMS // k)
-    search = {key: hw[key] for key in _SEARCH_HW}
+    if precision == "fp4":  # attention runs at the KV cache's precision (FP8 or BF16)
+        hw["attn_tflops_per_gpu"] = attention_tflops(flat, hw, s)
+    search = {key: hw[key] for key in _search_keys(precision)}
 
     def cand_batch(d_rows: Mapping[str, Any]) -> Any:
         return d_rows["workload"]["batch"] if batch_pd else cand["batch"][:, None]

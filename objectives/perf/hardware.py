@@ -371,3 +371,12 @@ def scaleout_gbps_per_gpu(d: Mapping[str, Any]) -> np.ndarray:
     """Scale-out NIC bandwidth of one GPU, in proportion to its compute silicon."""
     silicon = value(d, "die_area_mm2") * value(d, "dies_per_gpu")
     return silicon * tech(d, "scaleout_gbps_per_silicon_mm2")
+
+
+def attention_tflops(d: Mapping[str, Any], hw: Mapping[str, np.ndarray], s: Any) -> np.ndarray:
+    """Dense tensor throughput attention runs at under FP4 weights: the KV cache's precision
+    (FP8 attention kernels with an FP8 cache, BF16 otherwise); no serving engine runs its
+    attention in FP4 (TensorRT-LLM's FMHA and FlashMLA run FP8 or BF16)."""
+    fp4 = optional(d, "fp4_flops_multiplier")
+    bf16 = hw["tflops_per_gpu"] / fp4
+    return bf16 * (tech(d, "fp8_flops_multiplier") if s.kv_elem <= 1.0 else 1.0)

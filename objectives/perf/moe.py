@@ -75,6 +75,8 @@ def layer(
     GPU; ``tokens`` and the ``attention`` parts are the replica's (the micro-batch's)."""
     ec, em, ac, am = eff
     peak_f = hw["tflops_per_gpu"] * 1e12
+    # attention's matmuls run at the KV cache's precision, never FP4 (hardware.attention_tflops)
+    peak_af = hw["attn_tflops_per_gpu"] * 1e12 if "attn_tflops_per_gpu" in hw else peak_f
     peak_bw = hw["hbm_tbps_per_gpu"] * 1e12
     t = attention_group(tp, ep)
     f = a.moe_fraction
@@ -105,7 +107,7 @@ def layer(
     for i, (ctx_sum, kv_sum) in enumerate(attention):
         fl = ctx_sum / ep * flop_per_key
         by = kv_sum / ep * byte_per_kv + (qkvo if i == 0 else 0.0)
-        t_attn = t_attn + np.maximum(fl / (peak_f * ac), by / (peak_bw * am))
+        t_attn = t_attn + np.maximum(fl / (peak_af * ac), by / (peak_bw * am))
         attn_flops, attn_bytes = attn_flops + fl, attn_bytes + by
 
     # Communication: the attention output's all-reduce over the group (and a dense MLP's);

@@ -74,6 +74,7 @@ class Serving:
     output_tokens_cv: Any = 0.0  # and of output lengths
     arrival_rate_per_s: Any = None  # poisson: requests/s each replica receives (None: solved)
     latency_mean: bool = False  # poisson: latencies as means, not at the SLO percentile
+    fp4: bool = False  # FP4 (NVFP4/MXFP4) GEMMs: their own efficiency (cb_fp4_gemm_efficiency)
 
     @property
     def kv_elem(self) -> float:
@@ -139,8 +140,11 @@ def mixed_step(
     ce = 2.0 if s.scheduler == "continuous" else e
     layers_stage = np.ceil(a.layers / pp)
     if a.experts > 1 and s.scheduler == "continuous":  # grouped expert GEMMs, routing, imbalance
-        moe = tech(d, "cb_moe_gemm_efficiency")
-        ec, em = ec * moe, em * moe
+        moe_eff = tech(d, "cb_moe_gemm_efficiency")
+        ec, em = ec * moe_eff, em * moe_eff
+    if s.fp4 and s.scheduler == "continuous":  # NVFP4 GEMMs: block scales, dequantization
+        fp4_eff = tech(d, "cb_fp4_gemm_efficiency")
+        ec, em = ec * fp4_eff, em * fp4_eff
 
     ep = hw.get("ep")
     if ep is not None or not a.legacy:  # today's MoE models, expert parallelism, MLA
@@ -165,7 +169,8 @@ def mixed_step(
     qkvo = tokens * ((2 * heads_gpu + 2 * kv_heads_gpu) * a.head_dim * e)
     flop_per_key = 4 * a.head_dim * heads_gpu
     byte_per_kv = 2 * kv_heads_gpu * a.head_dim * ekv
-    inv_af, inv_am = 1.0 / (peak_f * ac), 1.0 / (peak_bw * am)
+    peak_af = hw["attn_tflops_per_gpu"] * 1e12 if "attn_tflops_per_gpu" in hw else peak_f
+    inv_af, inv_am = 1.0 / (peak_af * ac), 1.0 / (peak_bw * am)
     t_attn: Any = 0.0
     attn_flops: Any = 0.0
     attn_bytes: Any = 0.0
@@ -214,6 +219,9 @@ def _general_step(
     if a.experts > 1 and s.scheduler == "continuous":
         m = tech(d, "cb_moe_gemm_efficiency")
         ec, em = ec * m, em * m
+    if s.fp4 and s.scheduler == "continuous":
+        f4 = tech(d, "cb_fp4_gemm_efficiency")
+        ec, em = ec * f4, em * f4
     core, comm, flops, nbytes = moe.layer(
         d,
         hw,

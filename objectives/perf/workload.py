@@ -135,6 +135,7 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
         output_tokens_cv=_non_negative(wl, "output_tokens_cv"),
         arrival_rate_per_s=None if rate is None else _positive(wl, "arrival_rate_per_s"),
         latency_mean=stat == "mean",
+        fp4=precision == "fp4",
     )
     return s, (_optional_slo(wl, "ttft_slo_s"), _optional_slo(wl, "tpot_slo_s")), precision
 

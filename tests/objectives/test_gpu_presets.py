@@ -116,7 +116,7 @@ def test_b200_as_two_dies_and_eight_stacks_on_cowos_l_costs_the_sum_of_its_parts
     # compute die: 800 mm2 at aspect 1.18 on an N4 wafer, known good after wafer sort
     geo = dict(wafer_diameter_mm=300.0, edge_exclusion_mm=3.0, scribe_mm=0.2)
     dpw = gross_dies_per_wafer(800.0, 1.18, **geo)
-    y = die_yield(800.0, 0.07, "negative_binomial", 10.0)
+    y = float(c["die_yield"])  # the die yield model (with harvesting): test_cost_silicon.py
     kgd = (17000 + 1000) / (dpw * y)
     hbm = 8 * (60 + 13 * 22.5)  # HBM3e 8-high: $60 + $13/GB, 22.5 GB shipped per stack
     ip_area = (2 * 800 + 8 * 121) * 1.2  # RDL interposer under both dies and eight stacks
@@ -169,12 +169,12 @@ def test_chiplets_on_base_dies_pay_for_both_and_their_hybrid_bonds():
     d = resolve_context({"gpu": "mi300x", "cluster_size": 8})
     c = evaluate_cost(d)
     geo = dict(wafer_diameter_mm=300.0, edge_exclusion_mm=3.0, scribe_mm=0.2)
-    xcd = (16000 + 1000) / (
-        gross_dies_per_wafer(115.0, 1.5, **geo) * die_yield(115.0, 0.07, "negative_binomial", 10.0)
+    xcd = (16000 + 1000) / (gross_dies_per_wafer(115.0, 1.5, **geo) * float(c["die_yield"]))
+    # an IO die has no spare cores, only the node's share of defect-critical area
+    y_iod = die_yield(
+        320.0, 0.07, "negative_binomial", 10.0, d["technology"]["die_critical_area_fraction"]
     )
-    iod = (10000 + 1000) / (
-        gross_dies_per_wafer(320.0, 1.0, **geo) * die_yield(320.0, 0.07, "negative_binomial", 10.0)
-    )
+    iod = (10000 + 1000) / (gross_dies_per_wafer(320.0, 1.0, **geo) * y_iod)
     silicon = 8 * xcd + 4 * iod
     assert float(c["silicon_cost_usd"]) == pytest.approx(silicon, rel=1e-9)
     soic = 8 * 20.0  # eight hybrid bonds
