@@ -7,6 +7,9 @@ search on the squared log errors, within the physical ceilings ``CEILING``; the 
 that script validate them. Run ``python benchmarks/calibrate_perf.py --serving``
 and copy the printed values into objectives/presets/technology/performance.yaml.
 
+``--blackwell``: ``cb_fp4_gemm_efficiency`` and ``cb_ep_gemm_efficiency`` on the Blackwell / MoE
+FIT rows declared in benchmarks/validate_perf.py (``BLACKWELL_MOE_FIT``), one row each.
+
 Without ``--serving`` (the static scheduler): the TensorRT-LLM 0.5.0 case
 (NVIDIA/TensorRT-LLM release/0.5.0 docs/source/performance.md).
 
@@ -140,7 +143,32 @@ def fit_serving(rounds: int = 10) -> dict[str, float]:
     return x
 
 
-if __name__ == "__main__" and "--serving" in sys.argv:
+def fit_blackwell() -> dict[str, float]:
+    """Blackwell / MoE factors on validate_perf.BLACKWELL_MOE_FIT (declared there before the
+    fit), one row each and in order: cb_fp4_gemm_efficiency from row 74 (dense FP4, no expert
+    parallelism, so the second factor does not enter it), then cb_ep_gemm_efficiency from row
+    130 given the first. Each is the bisection root of the row's error, within (0.05, 1]."""
+    import validate_perf as vp
+
+    fit = {(r.row, r.src): r for r in vp.ROWS if r.split == "fit" and r.section}
+    dense, moe = (fit[k] for k in vp.BLACKWELL_MOE_FIT)
+    x: dict[str, float] = {}
+    for row, key in ((dense, "cb_fp4_gemm_efficiency"), (moe, "cb_ep_gemm_efficiency")):
+        lo, hi = 0.05, 1.0
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            err = vp.predicted(row, vp.evaluate(row, {**x, key: mid})) / row.value - 1
+            lo, hi = (lo, mid) if err > 0 else (mid, hi)
+        x[key] = round((lo + hi) / 2, 4)
+        err = vp.predicted(row, vp.evaluate(row, x)) / row.value - 1
+        print(f"row {row.row}: {key} = {x[key]} (error {err:+.2%})")
+    return x
+
+
+if __name__ == "__main__" and "--blackwell" in sys.argv:
+    for k, v in fit_blackwell().items():
+        print(f"  {k}: {v}")
+elif __name__ == "__main__" and "--serving" in sys.argv:
     best = fit_serving()
     for k, v in best.items():
         print(f"  {k}: {v:.4g}")

@@ -8,7 +8,8 @@ objectives/presets/technology/performance.yaml) were fitted by benchmarks/calibr
 the rows of the FIT split only; every other row is validation.
 
 FIT split, declared before any fit: the in-flight-batching throughput rows of the TensorRT-LLM
-perf-overview revisions v0.11.0 and v0.17 (sources T011, T017). Validation: everything else
+perf-overview revisions v0.11.0 and v0.17 (sources T011, T017); for the Blackwell and MoE rows
+(group blackwell_moe, round 8) rows 74 and 130 (``BLACKWELL_MOE_FIT``). Validation: everything else
 (v0.10, v0.12-v0.15, v0.20 perf-overview, the Triton online rows, MLPerf v4.0/v5.0, the static
 gptSessionBenchmark rows, first-token latencies and the energy rows).
 
@@ -122,6 +123,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "validation.md"
 PNG = ROOT / "docs" / "validation.png"
 FIT_SOURCES = ("T011", "T017")
+#: Blackwell and today's MoE rows (round 8, declared 2026-12-01 before any fit to them): FIT =
+#: row 74, the one B200 row of a TensorRT-LLM perf-overview run with CUDA graphs on (FP4 dense:
+#: sets cb_fp4_gemm_efficiency), and row 130, DeepSeek-R1 max-throughput on 8 x B200 TP8 EP8 +
+#: attention DP (sets cb_ep_gemm_efficiency given the first); validation = every other row of
+#: the table on a Blackwell GPU or a MoE model with a preset whose precision and parallelism
+#: are published (66-68, 71, 131, 133, 151-153). ``benchmarks/calibrate_perf.py --blackwell``.
+BLACKWELL_MOE_FIT = ((74, "T020b"), (130, "DSR1"))
 
 # MLPerf llama2-70b (OpenOrca, 24,576 samples). Output: 291.9 tokens per sample, the row's own
 # log (mlperf_log_summary.txt of DGX-H100 Offline: 21,805.8 tokens/s / 74.699 samples/s; the same
@@ -171,13 +179,18 @@ class Row:
     note: str = ""
     power_cap_w: float | None = None  # GPUs capped (MLPerf MaxQ): the clock is lowered to fit
     tech: dict[str, float] = field(default_factory=dict)  # published engine limits (see above)
+    section: str = ""  # a group of its own (blackwell_moe: the rows of BLACKWELL_MOE_FIT's rule)
 
     @property
     def split(self) -> str:
+        if self.section:
+            return "fit" if (self.row, self.src) in BLACKWELL_MOE_FIT else "validation"
         return "fit" if self.src in FIT_SOURCES and self.kind == "tput" else "validation"
 
     @property
     def group(self) -> str:
+        if self.section:
+            return self.section
         if self.kind in ("tok_per_j", "j_per_tok"):
             return "energy"
         if self.wl.get("scheduler") == "static":
@@ -188,6 +201,8 @@ class Row:
 
 
 H1, H2 = "h100-sxm", "h200"
+B2, DS, MAV = "b200", "deepseek-v3", "llama4-maverick"
+BW = {"section": "blackwell_moe"}
 L8, L70, L405, L2, MX = "llama3-8b", "llama3-70b", "llama3-405b", "llama2-70b", "mixtral-8x7b"
 ST = {"scheduler": "static"}
 #: MLPerf Server: Poisson arrivals with the SLOs on the 99th percentile (mlcommons/inference
@@ -500,13 +515,110 @@ _ROWS: tuple[Row, ...] = (
         {"batch": 64},
         note="vLLM 0.11.1, max_num_seqs 64; answers 395.5 tokens, prompts 1000 assumed",
     ),  # fmt: skip
+    # --- Blackwell and today's MoE models (section blackwell_moe; split: BLACKWELL_MOE_FIT) ---
+    # TensorRT-LLM v0.20 perf-overview, PyTorch backend: T020a ran with CUDA graphs disabled
+    # (the page says so: these three are lower bounds), T020b with them on.
+    Row(66, "T020a", B2, 1, 1, L70, "fp4", 128, 2048, 8992.04, note="graphs off", **BW),
+    Row(67, "T020a", B2, 8, 8, L70, "fp4", 128, 2048, 36868.7, note="graphs off", **BW),
+    Row(68, "T020a", B2, 8, 8, L405, "fp4", 128, 2048, 11927.37, note="graphs off", **BW),
+    Row(71, "T020b", H2, 8, 8, MAV, "fp8", 128, 2048, 27543.87, **BW),
+    Row(74, "T020b", B2, 4, 4, L405, "fp4", 128, 2048, 7081.21, **BW),
+    # DeepSeek-R1 max-throughput (Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md): TP8
+    # EP8 + attention DP; max_batch and max_num_tokens are per attention-DP rank, so the
+    # replica's are 8 x those; the -0528 checkpoint has the same architecture.
+    Row(
+        130,
+        "DSR1",
+        B2,
+        8,
+        8,
+        DS,
+        "fp4",
+        1024,
+        2048,
+        43146.2042,
+        wl={"ep": 8},
+        note="max_batch 896, max_num_tokens 2048 per rank",
+        tech=_engine(7168, 16384, 0.9),
+        **BW,
+    ),  # fmt: skip
+    Row(
+        131,
+        "DSR1",
+        B2,
+        8,
+        8,
+        DS,
+        "fp4",
+        1024,
+        2048,
+        36384.0838,
+        wl={"ep": 8, "kv_precision": "bf16"},
+        note="FP16 KV; 384 / 1536 per rank",
+        tech=_engine(3072, 12288, 0.9),
+        **BW,
+    ),  # fmt: skip
+    Row(
+        133,
+        "DSR1",
+        H2,
+        8,
+        8,
+        DS,
+        "fp8",
+        1024,
+        2048,
+        11489.2671,
+        wl={"ep": 8},
+        note="128 / 1151 per rank",
+        tech=_engine(1024, 9208, 0.9),
+        **BW,
+    ),  # fmt: skip
+    # MLPerf v5.0 NVIDIA B200 llama2-70b: FP4 weights, FP8 KV (the v5.0 Blackwell config);
+    # parallelism and engine limits not read: the model's best TP, default limits.
+    Row(
+        151, "M50", B2, 8, "auto", L2, "fp4", MLPERF_IN, MLPERF_OUT, 98858.0, note="Offline", **BW
+    ),  # fmt: skip
+    Row(
+        152,
+        "M50",
+        B2,
+        8,
+        "auto",
+        L2,
+        "fp4",
+        MLPERF_IN,
+        MLPERF_OUT,
+        98443.30,
+        wl=MLPERF_SERVER,
+        note="Server: TTFT 2 s, TPOT 200 ms",
+        **BW,
+    ),  # fmt: skip
+    Row(
+        153,
+        "M50",
+        B2,
+        8,
+        "auto",
+        L2,
+        "fp4",
+        MLPERF_IN,
+        MLPERF_OUT,
+        59409.25,
+        wl={**OPEN_ORCA, "ttft_slo_s": 0.45, "tpot_slo_s": 0.04},
+        note="Interactive: TTFT 450 ms, TPOT 40 ms",
+        **BW,
+    ),  # fmt: skip
 )
 
 #: Rows of the table left out, and why (printed in docs/validation.md).
 LEFT_OUT = (
-    "GH200, B200, GB200, GB300 rows: no preset for those GPUs (NVFP4 weights on Blackwell).",
-    "Llama-2-7B, GPT-J, Falcon-180B, Mistral-7B, Mixtral-8x22B, DeepSeek-R1, Llama-4 rows: no "
-    "model preset.",
+    "GH200 rows: no preset for that GPU. B200/GB200/GB300 MLPerf v5.0/v5.1 rows 156-157 and "
+    "160-170 (Llama-3.1-405B, Mixtral, Llama-3.1-8B, DeepSeek-R1, GB200/GB300 NVL72): their "
+    "precision and parallelism were not read from the submissions.",
+    "DeepSeek-R1 min-latency rows 129 and 132 (concurrency 1 with multi-token prediction): MTP "
+    "is not modelled.",
+    "Llama-2-7B, GPT-J, Falcon-180B, Mistral-7B, Mixtral-8x22B rows: no model preset.",
     "SGLang/vLLM rows 171-176: the mean prompt length of the ShareGPT sample their commands "
     "draw is not published (outputs: 194.3 tokens, derived from the published rates).",
     "MLPerf row 138 (H200 at 1,000 W, parallelism not verified).",
@@ -848,6 +960,18 @@ def markdown(res: list[dict[str, Any]]) -> str:
         "memory fraction, TP x PP; round 5, before re-evaluating); sources that publish no "
         "limits (v0.20, Triton), the defaults. MLPerf outputs are what the submissions "
         "generated: 292 tokens per sample for llama2-70b, 649 for llama3.1-405b.",
+        "",
+        "**Blackwell and today's MoE models** (group `blackwell_moe`; split declared before "
+        "fitting, round 8): row 74 (the one B200 perf-overview row with CUDA graphs on, dense "
+        "NVFP4) sets `cb_fp4_gemm_efficiency` and row 130 (DeepSeek-R1 on 8 x B200, TP8 EP8 + "
+        "attention DP) then sets `cb_ep_gemm_efficiency` (`benchmarks/calibrate_perf.py "
+        "--blackwell`); every other row on a Blackwell GPU or a MoE preset model whose "
+        "precision and parallelism are published is validation: the v0.20 perf-overview "
+        "rows 66-68 (CUDA graphs off: lower bounds) and 71 (Llama 4 Maverick), DeepSeek-R1 "
+        "rows 131 and 133 (B200 with an FP16 KV cache; H200 FP8) and NVIDIA's MLPerf v5.0 "
+        "B200 llama2-70b rows 151-153 (parallelism not read: the model's best TP). "
+        "The MLPerf Offline and Server rows run ~50 % faster than the FP4 efficiency fitted "
+        "on the PyTorch-backend row predicts: the 30 % p90 target is missed by those two rows.",
         "",
         "## Summary (|error|)",
         "",

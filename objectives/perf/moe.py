@@ -94,6 +94,8 @@ def layer(
     gemm_flops = tokens * (2 * a.layer_active_params / tp)
     gemm_bytes = w_bytes + tokens * act_per_token
     t_gemm = np.maximum(gemm_flops / (peak_f * ec), gemm_bytes / (peak_bw * em))
+    if a.experts > 1 and np.any(ep > 1):  # SMs lent to dispatch/combine, many small experts
+        t_gemm = np.where(ep > 1, t_gemm / tech(d, "cb_ep_gemm_efficiency"), t_gemm)
 
     # Attention: heads split over the attention group, sequences over the ep groups.
     heads_gpu = a.heads / t
