@@ -10,20 +10,25 @@ the design values (a robust study puts sampled assumptions on the batch axis). F
 serving search runs once per group of designs with bit-identical hardware figures (its timing
 does not depend on the cluster size) and scores only the candidates that can win; both are
 exact, every design gets what it would get evaluated alone.
+
+One module per idea: ``batch`` (the design batch broadcast and flattened), ``hardware``
+(per-GPU figures), ``workload`` (validated workload, the candidate grid), ``search`` (timing
+every candidate and choosing), ``serving``/``continuous``/``moe``/``training`` (the timing
+models), ``power``; this module assembles the metrics.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from objectives._evaluator import MEMO_KEY, builtin_evaluator, tech
 from objectives.errors import ContextError
-from objectives.fabric import fabric_hw, group_links
-from objectives.perf.hardware import _dedup, _Groups, attention_tflops, hardware
+from objectives.fabric import fabric_hw
+from objectives.perf.batch import flatten, own_arrays, serving_rows
+from objectives.perf.hardware import attention_tflops, hardware
 from objectives.perf.model import Arch, arch_of
 from objectives.perf.power import (
     fabric_w_per_gpu,
@@ -31,8 +36,16 @@ from objectives.perf.power import (
     idle_gpu_power_w,
     overhead_w_per_gpu,
 )
-from objectives.perf.serving import Serving, serve
-from objectives.perf.training import cp_of, train
+from objectives.perf.search import (
+    CHUNK_ELEMS,
+    choose,
+    search_groups,
+    search_keys,
+    select_train,
+    timing,
+)
+from objectives.perf.serving import Serving
+from objectives.perf.training import cp_of
 from objectives.perf.training import options as train_options
 from objectives.perf.workload import candidates, serving_of
 
@@ -111,495 +124,6 @@ METRICS: dict[str, tuple[str, str]] = {
     "die_perimeter_mm": ("mm", "perimeter of one compute die"),
 }
 
-_NUMERIC = (
-    "die_area_mm2",
-    "die_aspect_ratio",
-    "dies_per_gpu",
-    "hbm_stacks_per_die",
-    "hbm_tbps_per_stack",
-    "hbm_gb_per_stack",
-    "links_per_gpu",
-    "optics_per_link",
-    "lane_gbps",
-    "clock_ghz",
-    "cluster_size",
-)
-#: Package parameters a design built by hand may omit (their PARAMS defaults then apply).
-_NUMERIC_OPTIONAL = (
-    "base_dies_per_gpu",
-    "base_die_area_mm2",
-    "d2d_tbps",
-    "tensor_density_factor",
-    "fp4_flops_multiplier",
-    "compute_power_factor",
-    "scaleup_domain_gpus",
-)
-_STRINGS = ("link_type", "cooling", "scaleup_fabric", "hbm_generation", "packaging")
-_STRING_DEFAULTS = {
-    "cooling": "air",
-    "link_type": "electrical",
-    "scaleup_fabric": "auto",
-    "hbm_generation": "auto",
-    "packaging": "cowos-s",
-}
-#: Technology lists that define the candidate axis, never a per-design value.
-_GRIDS = ("tp_choices", "pp_choices", "batch_choices")
-#: Numeric workload fields that may vary per design (arrays broadcast against the batch).
-_WORKLOAD_NUMERIC = (
-    "input_tokens",
-    "output_tokens",
-    "batch",
-    "max_batch",
-    "input_tokens_cv",
-    "output_tokens_cv",
-    "arrival_rate_per_s",
-    "ttft_slo_s",
-    "tpot_slo_s",
-    "zero_stage",
-    "pp_interleave",
-    "cp",
-    "micro_batch",
-    "ep",
-)
-#: Per-GPU figures the parallelism search reads (the rest only feed power, after it).
-_SEARCH_HW = (
-    "tflops_per_gpu",
-    "hbm_tbps_per_gpu",
-    "hbm_gb_per_gpu",
-    "net_bytes_per_s",
-    "scaleout_gbps_per_gpu",
-    "is_electrical",
-    "fabric_code",
-    "ports",
-    "domain_gpus",
-    "fabric_hops",
-    "fabric_ok",
-)
-#: (designs x candidates) per block: bounded memory, yet rows of thousands of designs, since
-#: numpy's broadcast (k, 1) x (1, m) loops pay per row and run at full speed only for m >~ 4,000
-_CHUNK_ELEMS = 1 << 18
-
-
-@dataclass
-class _Flat:
-    """The design batch flattened to 1-D, with the constants that vary per design."""
-
-    values: dict[str, np.ndarray]  # design values, shape (n,)
-    technology: dict[str, Any]  # the table; per-design constants replaced by (n,) arrays
-    workload: dict[str, Any]  # likewise for the numeric workload fields
-    tech_keys: list[str]  # technology constants that vary per design
-    wl_keys: list[str]  # workload fields that vary per design
-    shape: tuple[int, ...]  # the batch shape the results take
-    gpu: str | None = None  # the GPU preset's name, for messages
-
-    def design(self) -> dict[str, Any]:
-        return {
-            **self.values,
-            "technology": self.technology,
-            "workload": self.workload,
-            **({"gpu": self.gpu} if self.gpu is not None else {}),
-        }
-
-    def rows(self, index: Any) -> dict[str, Any]:
-        """The design restricted to some rows, per-design values shaped (1, m) for the search."""
-        t = dict(self.technology)
-        for k in self.tech_keys:
-            t[k] = t[k][index][None, :]
-        w = dict(self.workload)
-        for k in self.wl_keys:
-            w[k] = w[k][index][None, :]
-        return {"technology": t, "workload": w}
-
-
-def _per_design(v: Any) -> bool:
-    if isinstance(v, float | int | str | Mapping):
-        return False
-    return np.ndim(v) > 0
-
-
-def _flatten(design: Mapping[str, Any]) -> _Flat:
-    """Broadcast the design's batch values (and array-valued technology and workload constants)
-    to one shape and flatten them to 1-D."""
-    vals: dict[str, np.ndarray] = {}
-    for k in _NUMERIC:
-        if k not in design:
-            raise ContextError(k, "missing from the design (resolve the context first)")
-        try:
-            vals[k] = np.asarray(design[k], dtype=float)
-        except (TypeError, ValueError):
-            raise ContextError(k, f"expected a number, got {design[k]!r}") from None
-    for k in _NUMERIC_OPTIONAL:
-        if k in design:
-            try:
-                vals[k] = np.asarray(design[k], dtype=float)
-            except (TypeError, ValueError):
-                raise ContextError(k, f"expected a number, got {design[k]!r}") from None
-    for k in _STRINGS:
-        vals[k] = np.asarray(design.get(k, _STRING_DEFAULTS[k]))
-    table, wl = design["technology"], design["workload"]
-    tech_arr: dict[str, np.ndarray] = {}
-    for k, v in table.items():
-        if k in _GRIDS or not _per_design(v):
-            continue
-        try:
-            tech_arr[k] = np.asarray(v, dtype=float)
-        except (TypeError, ValueError):
-            raise ContextError(f"technology.{k}", f"expected a number, got {v!r}") from None
-    wl_arr: dict[str, np.ndarray] = {}
-    for k in _WORKLOAD_NUMERIC:
-        v = wl.get(k)
-        if v is not None and _per_design(v):
-            try:
-                wl_arr[k] = np.asarray(v, dtype=float)
-            except (TypeError, ValueError):
-                msg = f"expected a positive number, got {v!r}"
-                raise ContextError(f"workload.{k}", msg) from None
-    every = [*vals.values(), *tech_arr.values(), *wl_arr.values()]
-    try:
-        shape = np.broadcast_shapes(*(v.shape for v in every))
-    except ValueError:
-        shapes = {k: v.shape for k, v in {**vals, **tech_arr, **wl_arr}.items() if v.ndim}
-        raise ContextError("design", f"batch shapes do not broadcast: {shapes}") from None
-
-    def flat(v: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(v, shape).reshape(-1)
-
-    return _Flat(
-        values={k: flat(v) for k, v in vals.items()},
-        technology={**table, **{k: flat(v) for k, v in tech_arr.items()}},
-        workload={**wl, **{k: flat(v) for k, v in wl_arr.items()}},
-        tech_keys=list(tech_arr),
-        wl_keys=list(wl_arr),
-        shape=shape,
-        gpu=design.get("gpu") if isinstance(design.get("gpu"), str) else None,
-    )
-
-
-def _search_keys(precision: str) -> tuple[str, ...]:
-    return (*_SEARCH_HW, "attn_tflops_per_gpu") if precision == "fp4" else _SEARCH_HW
-
-
-def _search_groups(flat: _Flat, hw: Mapping[str, np.ndarray]) -> _Groups:
-    """Designs grouped by everything the candidates' timing reads (all but the cluster size)."""
-    cols = [hw[k] for k in _SEARCH_HW if k in hw]
-    if "attn_tflops_per_gpu" in hw:
-        cols.append(hw["attn_tflops_per_gpu"])
-    cols += [flat.technology[k] for k in flat.tech_keys]
-    cols += [flat.workload[k] for k in flat.wl_keys]
-    n = hw["tflops_per_gpu"].size
-    found = _dedup([np.broadcast_to(c, (n,)) for c in cols])
-    return _Groups.each(n) if found is None else found
-
-
-def _serving_rows(s: Serving, slo: tuple[Any, Any], index: Any) -> tuple[Serving, tuple[Any, Any]]:
-    def row(x: Any) -> Any:
-        return x[index][None, :] if isinstance(x, np.ndarray) and x.ndim else x
-
-    s_rows = replace(
-        s,
-        input_tokens=row(s.input_tokens),
-        output_tokens=row(s.output_tokens),
-        max_batch=row(s.max_batch),
-        input_tokens_cv=row(s.input_tokens_cv),
-        output_tokens_cv=row(s.output_tokens_cv),
-        arrival_rate_per_s=row(s.arrival_rate_per_s),
-    )
-    return s_rows, (row(slo[0]), row(slo[1]))
-
-
-def _links(
-    d: Mapping[str, Any], h: dict[str, np.ndarray], tp: np.ndarray, pp: np.ndarray, cluster: Any
-) -> None:
-    """Per-candidate bandwidths, latencies and feasibility from the scale-up fabric's topology
-    (``objectives.fabric.topology.group_links``)."""
-    group_links(d, h, tp, pp, cluster)
-
-
-def _timing(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    cand: Mapping[str, np.ndarray],
-    batch: Any,
-    slo: tuple[Any, Any],
-    integral: bool,
-    prune: bool = True,
-) -> dict[str, np.ndarray]:
-    """Serving figures of every candidate (rows) on every distinct hardware (columns).
-
-    Besides ``serve``'s figures: ``memok`` (fits HBM), ``top`` (fits and meets the SLOs: ranks
-    by throughput), ``z`` (replica tokens/s where ``top``, else the fallback score that does not
-    depend on the cluster size), ``mem_ratio``/``slo_ok`` for the chosen one, and the
-    ``contenders``/``unsafe`` of ``_contenders`` (``integral``: every cluster size and group is a
-    whole number below 2^52; ``prune``: worth finding them, i.e. many designs).
-    """
-    h = {k: _row(v) for k, v in hw.items()}
-    tp, pp = cand["tp"][:, None], cand["pp"][:, None]
-    _links(d, h, tp, pp, None)
-    if "ep" in cand and np.any(cand["ep"] != 1):  # expert parallelism (objectives.perf.moe)
-        h["ep"] = cand["ep"][:, None]
-    r = serve(d, h, a, s, tp, pp, batch, slo)
-    shape = (tp.shape[0], hw["hbm_gb_per_gpu"].shape[0])
-    mem_ratio = np.broadcast_to(r["mem_ratio"], shape)
-    memok = mem_ratio <= 1
-    every = bool(h["topology_ok"].all())
-    topo = np.broadcast_to(h["topology_ok"], shape)
-    # A group the fabric cannot form ranks below every formable one that fits.
-    no_topo = 0.0 if every else np.where(topo, 0.0, 1e3)
-    # Scores, as documented in _choose: fitting candidates rank by throughput (>= 0), then
-    # least SLO excess; the rest by least memory overflow, so nothing is ever left unranked.
-    overflow = -1e9 - np.maximum(mem_ratio, 1)
-    ttft_slo, tpot_slo = slo
-    # At a given arrival rate a replica that cannot keep up misses the load as it would an SLO.
-    load = r.get("excess_load")
-    if ttft_slo is None and tpot_slo is None and load is None:
-        slo_ok = np.broadcast_to(True, shape)
-        top = memok if every else memok & topo
-        # (every group formable: not top is not memok, the overflow score)
-        z = np.where(
-            top,
-            r["replica_tokens_per_s"],
-            overflow if every else np.where(memok, -1 - no_topo, overflow),
-        )
-    else:
-        slo_excess = np.zeros(shape)
-        if ttft_slo is not None:
-            slo_excess = slo_excess + np.maximum(r["ttft_s"] / ttft_slo - 1, 0)
-        if tpot_slo is not None:
-            slo_excess = slo_excess + np.maximum(r["tpot_s"] / tpot_slo - 1, 0)
-        if load is not None:
-            slo_excess = slo_excess + load
-        slo_ok = slo_excess == 0
-        top = memok & slo_ok if every else memok & slo_ok & topo
-        z = np.where(
-            top, r["replica_tokens_per_s"], np.where(memok, -1 - slo_excess - no_topo, overflow)
-        )
-    # (without a whole replica the score is z - 1e6, or -1e9 - 1 - 1e6 if it fits: _argmax)
-    full = {k: np.broadcast_to(r[k], shape) for k in _PICKED}
-    found = {"memok": memok, "top": top, "z": z, "mem_ratio": mem_ratio}
-    t = {**full, **found, "slo_ok": slo_ok, "topo": topo}
-    if prune:
-        which, t["unsafe"] = _contenders(t, cand["tp"] * cand["pp"], integral)
-        t["contenders"], t["z_which"] = which, z[which]
-        top_which = top[which]
-        t["top_which"] = None if top_which.all() else top_which
-    else:
-        t["contenders"] = np.arange(0)  # score everything
-    return t
-
-
-def _row(v: np.ndarray) -> np.ndarray:
-    """A per-hardware figure as a (1, m) row, or (1, 1) when all m values are equal: what
-    reads only such figures is then computed per candidate, not per (candidate, hardware), with
-    the same values (a batch with one link type or fabric has many)."""
-    if v.size > 1 and v.dtype == np.float64 and v.flags.c_contiguous:
-        bits = v.view(np.uint64)
-        if (bits == bits[0]).all():  # bit for bit (-0.0 is not 0.0)
-            return v[:1][None, :]
-    return v[None, :]
-
-
-_PICKED = (
-    "replica_tokens_per_s",
-    "ttft_s",
-    "tpot_s",
-    "step_s",
-    "compute_utilization",
-    "hbm_bytes_per_s",
-    "batch",
-)
-
-
-_MARGIN = 1 + 4e-15  # a lead that the rounding of replicas x tokens/s cannot undo
-
-
-def _contenders(
-    t: Mapping[str, np.ndarray], group: np.ndarray, integral: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """(candidates that can win for some design of this block, columns to score in full).
-
-    A design's winner is, whenever one exists, a candidate that fits and meets the SLOs with
-    at least one replica (every other score is negative). Such a candidate c loses to c' of no
-    larger group g' <= g that also fits and has replica tokens/s r' > r (1 + 4e-15): c' has at
-    least as many replicas. With whole clusters and g' dividing g it has at least g/g' times as
-    many, so c also loses when r' g/g' > r (1 + 4e-15): per GPU, c' does better. What loses to
-    such a c' for every column of the block is not scored; a design whose winner among the rest
-    is not a fitting candidate with a replica (or whose column has a NaN) is scored in full.
-    """
-    r, top = t["replica_tokens_per_s"], t["top"]
-    rt = np.where(top, r, -np.inf)
-    levels = np.unique(group)
-    at_level = [group == lv for lv in levels]
-    level_best = [rt[rows].max(axis=0) for rows in at_level]
-    rival = np.empty_like(rt)
-    for i, lv in enumerate(levels):
-        m = level_best[0] * (lv / levels[0] if integral and lv % levels[0] == 0 else 1.0)
-        for j in range(1, i + 1):
-            lj = levels[j]
-            m = np.maximum(m, level_best[j] * (lv / lj if integral and lv % lj == 0 else 1.0))
-        rival[at_level[i]] = m
-    contender = top & ~(rival > r * _MARGIN)
-    unsafe = np.isnan(t["z"]).any(axis=0)
-    return np.flatnonzero(contender.any(axis=1)), unsafe
-
-
-def _argmax(
-    t: Mapping[str, np.ndarray],
-    cols: np.ndarray,
-    which: np.ndarray | None,
-    group: np.ndarray,
-    cluster: np.ndarray,
-) -> np.ndarray:
-    """First best-scoring candidate (of ``which``, or all) of every design; see ``_choose``."""
-    if which is None:
-        g = group[:, None]
-        z, top = np.take(t["z"], cols, axis=1), np.take(t["top"], cols, axis=1)
-    else:  # the contenders' rows, copied once per timing block (``_timing``)
-        g = group[which][:, None]
-        z, top = np.take(t["z_which"], cols, axis=1), t["top_which"]
-        top = top if top is None else np.take(top, cols, axis=1)
-    replicas = np.floor(cluster[None, :] / g)
-    score = replicas * z
-    if top is not None:  # throughput where top, the fallback score z elsewhere
-        np.copyto(score, z, where=~top)
-    few = replicas < 1
-    if few.any():  # without a whole replica: -1e9 - 1 - 1e6 if it fits, else z - 1e6
-        memok = np.take(t["memok"] if which is None else t["memok"][which], cols, axis=1)
-        np.copyto(score, np.where(memok, -1e9 - 1.0 - 1e6, z - 1e6), where=few)
-    best = np.argmax(score, axis=0) if which is None else _first_max(score)
-    return best if which is None else which[best]
-
-
-def _first_max(score: np.ndarray) -> np.ndarray:
-    """``np.argmax(score, axis=0)`` for a few rows: the column maxima, then the first row that
-    holds them (a row at a time: numpy's argmax over a short first axis is slower)."""
-    top = score.max(axis=0)
-    if np.isnan(top).any():
-        return np.argmax(score, axis=0)  # NaN ranks first, as argmax has it
-    best = np.zeros(score.shape[1], dtype=np.intp)
-    for j in range(score.shape[0] - 1, 0, -1):
-        np.copyto(best, j, where=score[j] == top)
-    return np.where(score[0] == top, 0, best)
-
-
-def _at(x: np.ndarray, best: np.ndarray, at: np.ndarray, flat: np.ndarray) -> np.ndarray:
-    """``x[best, at]`` of a (candidates, columns) array; ``flat`` is ``best * columns + at``
-    (one 1-D gather instead of numpy's slower 2-D fancy indexing)."""
-    if x.strides[1] == 0:  # one value per candidate, broadcast over the columns
-        return x[:, 0][best]
-    if x.flags.c_contiguous:
-        return np.take(x.reshape(-1), flat)
-    return x[best, at]
-
-
-def _choose(
-    t: Mapping[str, np.ndarray],
-    cols: np.ndarray,
-    cand: Mapping[str, np.ndarray],
-    cluster: np.ndarray,
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The best candidate of every design, from the timing ``t`` of its hardware column.
-
-    Score of a candidate: throughput (replicas x replica tokens/s) if it fits memory, has a
-    replica and meets the SLOs; -1 - SLO excess if it fits but misses them; otherwise
-    -1e9 - max(memory ratio, 1), less 1e6 without a whole replica. Ties go to the first.
-    Only ``t["contenders"]`` are scored unless that cannot be trusted (see ``_contenders``).
-    """
-    group = cand["tp"] * cand["pp"]
-    which = t["contenders"]
-    at = cols
-    if which.size == 0:
-        best = _argmax(t, cols, None, group, cluster)
-        rep = np.floor(cluster / group[best])
-        flat = best * t["z"].shape[1] + at
-    else:
-        best = _argmax(t, cols, which, group, cluster)
-        rep = np.floor(cluster / group[best])
-        flat = best * t["z"].shape[1] + at
-        sure = _at(t["top"], best, at, flat) & (rep >= 1) & ~t["unsafe"][at]
-        if not sure.all():
-            redo = np.flatnonzero(~sure)
-            best[redo] = _argmax(t, cols[redo], None, group, cluster[redo])
-            rep[redo] = np.floor(cluster[redo] / group[best[redo]])
-            flat[redo] = best[redo] * t["z"].shape[1] + at[redo]
-    got: dict[tuple[Any, ...], np.ndarray] = {}
-
-    def pick(x: np.ndarray) -> np.ndarray:  # figures that are one array are gathered once
-        key = (x.__array_interface__["data"][0], x.strides, x.shape, x.dtype.str)
-        if key not in got:
-            got[key] = _at(x, best, at, flat)
-        return got[key]
-
-    mem_ratio = pick(t["mem_ratio"])
-    fit_any = ((mem_ratio <= 1) & (rep >= 1)).astype(float)  # memok is mem_ratio <= 1
-    out = {k: pick(t[k]) for k in _PICKED}
-    out.update(
-        replicas=rep * fit_any,
-        model_fits=fit_any,
-        slo_met=pick(t["slo_ok"]).astype(float) * fit_any,
-        memory_used_fraction=mem_ratio,
-        topology_ok=pick(t["topo"]).astype(float),
-    )
-    return best, out
-
-
-def _select_train(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    cand: Mapping[str, np.ndarray],
-    batch: Any,
-    cluster: np.ndarray,
-    slo: tuple[Any, Any],
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Training: the cluster size sets the data parallelism, so every design is scored itself
-    (candidates on rows, designs on columns; the score is the one ``_choose`` documents)."""
-    h = {k: v[None, :] for k, v in hw.items()}
-    tp, pp = cand["tp"][:, None], cand["pp"][:, None]
-    cl = cluster[None, :]
-    _links(d, h, tp, pp, cl)
-    group = tp * pp * cp_of(d["workload"])  # a replica spans tp x pp x cp GPUs
-    replicas = np.floor(cl / group)
-    r = train(d, h, a, s, tp, pp, batch, replicas)
-    usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
-    mem_ratio = r["mem_need_bytes"] / usable
-    fits = (mem_ratio <= 1) & (replicas >= 1)
-    topo = np.broadcast_to(h["topology_ok"], mem_ratio.shape)
-    ttft_slo, tpot_slo = slo
-    slo_excess = np.zeros_like(mem_ratio)
-    if ttft_slo is not None:
-        slo_excess = slo_excess + np.maximum(r["ttft_s"] / ttft_slo - 1, 0)
-    if tpot_slo is not None:
-        slo_excess = slo_excess + np.maximum(r["tpot_s"] / tpot_slo - 1, 0)
-    tput = replicas * r["replica_tokens_per_s"]
-    score = np.where(
-        fits & (slo_excess == 0) & topo,
-        tput,
-        np.where(
-            fits,
-            -1 - slo_excess - np.where(topo, 0.0, 1e3),
-            -1e9 - np.maximum(mem_ratio, 1) - (replicas < 1) * 1e6,
-        ),
-    )
-    best = np.argmax(score, axis=0)
-    cols = np.arange(score.shape[1])
-
-    def pick(x: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(x, score.shape)[best, cols]
-
-    fit_any = pick(fits).astype(float)
-    out = {k: pick(r[k]) for k in _PICKED}
-    out.update(
-        replicas=pick(replicas) * fit_any,
-        model_fits=fit_any,
-        slo_met=pick(slo_excess == 0).astype(float) * fit_any,
-        memory_used_fraction=pick(mem_ratio),
-        topology_ok=pick(topo).astype(float),
-    )
-    return best, out
-
 
 @builtin_evaluator(metrics=METRICS)
 def evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
@@ -621,7 +145,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         return _by_serving_mode(design)
     wl = design["workload"]
     a = arch_of(wl["model"])
-    fl = _flatten(design)
+    fl = flatten(design)
     shape = fl.shape
     flat = fl.design()
     s, slo, precision = serving_of(fl.workload)
@@ -634,10 +158,10 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     cluster = flat["cluster_size"]
     if np.any(~(cluster >= 1)) or np.any(cluster != np.floor(cluster)):
         raise ContextError("cluster_size", "expected a whole number of GPUs >= 1")
-    chunk = max(1, _CHUNK_ELEMS // k)
+    chunk = max(1, CHUNK_ELEMS // k)
     if precision == "fp4":  # attention runs at the KV cache's precision (FP8 or BF16)
         hw["attn_tflops_per_gpu"] = attention_tflops(flat, hw, s)
-    search = {key: hw[key] for key in _search_keys(precision)}
+    search = {key: hw[key] for key in search_keys(precision)}
 
     def cand_batch(d_rows: Mapping[str, Any]) -> Any:
         return d_rows["workload"]["batch"] if batch_pd else cand["batch"][:, None]
@@ -648,9 +172,9 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         for start in range(0, n, chunk):  # memory blocks of many designs, not a per-design loop
             sl = slice(start, start + chunk)
             d_rows = fl.rows(sl)
-            s_rows, slo_rows = _serving_rows(s, slo, sl)
+            s_rows, slo_rows = serving_rows(s, slo, sl)
             h_rows = {key: v[sl] for key, v in search.items()}
-            b, p = _select_train(
+            b, p = select_train(
                 d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), cluster[sl], slo_rows
             )
             best_parts.append(b)
@@ -658,7 +182,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     else:
         # Serving: a candidate's timing depends on the hardware, not on the cluster size, so it
         # is computed once per distinct hardware and shared by the designs that have it.
-        g = _search_groups(fl, hw)
+        g = search_groups(fl, hw)
         groups = cand["tp"] * cand["pp"]
         whole = bool(
             np.all(cluster == np.floor(cluster))
@@ -672,7 +196,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
             u1 = min(u0 + chunk, n_groups)
             idx = g.first[u0:u1]
             d_rows = fl.rows(idx)
-            s_rows, slo_rows = _serving_rows(s, slo, idx)
+            s_rows, slo_rows = serving_rows(s, slo, idx)
             h_rows = {key: v[idx] for key, v in search.items()}
             # the designs of these hardware groups, in their order
             mine = (
@@ -680,12 +204,12 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
                 if u1 - u0 == n_groups
                 else np.flatnonzero((g.inv >= u0) & (g.inv < u1))
             )
-            t = _timing(
+            t = timing(
                 d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), slo_rows, whole, mine.size > 8
             )
             for start in range(0, mine.size, chunk):
                 rows = mine[start : start + chunk]
-                b, p = _choose(t, g.inv[rows] - u0, cand, cluster[rows])
+                b, p = choose(t, g.inv[rows] - u0, cand, cluster[rows])
                 best_all[rows] = b
                 for key, v in p.items():
                     if key not in sel_all:
@@ -750,7 +274,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "scaleup_domain_gpus": np.minimum(hw["domain_gpus"], cluster),
         "fabric_hops": hw["fabric_hops"],
     }
-    return {key: v.reshape(shape) for key, v in _own(out, n).items()}
+    return {key: v.reshape(shape) for key, v in own_arrays(out, n).items()}
 
 
 def _ep(s: Serving, wl: Mapping[str, Any], a: Arch, sel: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -788,7 +312,7 @@ def _by_serving_mode(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
                 for k, v in out.items()
             }
         )
-    fl = _flatten(
+    fl = flatten(
         {
             **rest,
             "cluster_size": np.broadcast_to(
@@ -811,19 +335,6 @@ def _by_serving_mode(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
                 res[k] = np.empty(f.size)
             res[k][idx] = v
     return {k: v.reshape(fl.shape) for k, v in res.items()}
-
-
-def _own(out: Mapping[str, Any], n: int) -> dict[str, np.ndarray]:
-    """Every metric as its own float array of the n designs (``broadcast``, without copying
-    the arrays this evaluation made and nothing else holds)."""
-    res: dict[str, np.ndarray] = {}
-    seen: set[int] = set()
-    for key, v in out.items():
-        arr = np.asarray(v, dtype=float)
-        fresh = arr.shape == (n,) and arr.flags.owndata and arr.flags.writeable
-        res[key] = arr if fresh and id(arr) not in seen else np.array(np.broadcast_to(arr, (n,)))
-        seen.add(id(arr))
-    return res
 
 
 def _net_bytes_per_s(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -1,0 +1,352 @@
+"""The parallelism search: every (tp, pp, ep, batch) candidate timed on every distinct
+hardware, and the best one chosen per design.
+
+Serving timing does not depend on the cluster size, so it runs once per group of designs with
+bit-identical hardware figures (``search_groups``) and scores only the candidates that can win
+(``_contenders``); both are exact. Training scores every design itself (``select_train``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from objectives._evaluator import tech
+from objectives.fabric import group_links
+from objectives.perf.batch import Flat
+from objectives.perf.hardware import _dedup, _Groups
+from objectives.perf.model import Arch
+from objectives.perf.serving import Serving, serve
+from objectives.perf.training import cp_of, train
+
+#: Per-GPU figures the parallelism search reads (the rest only feed power, after it).
+SEARCH_HW = (
+    "tflops_per_gpu",
+    "hbm_tbps_per_gpu",
+    "hbm_gb_per_gpu",
+    "net_bytes_per_s",
+    "scaleout_gbps_per_gpu",
+    "is_electrical",
+    "fabric_code",
+    "ports",
+    "domain_gpus",
+    "fabric_hops",
+    "fabric_ok",
+)
+
+
+#: (designs x candidates) per block: bounded memory, yet rows of thousands of designs, since
+#: numpy's broadcast (k, 1) x (1, m) loops pay per row and run at full speed only for m >~ 4,000
+CHUNK_ELEMS = 1 << 18
+
+
+def search_keys(precision: str) -> tuple[str, ...]:
+    return (*SEARCH_HW, "attn_tflops_per_gpu") if precision == "fp4" else SEARCH_HW
+
+
+def search_groups(flat: Flat, hw: Mapping[str, np.ndarray]) -> _Groups:
+    """Designs grouped by everything the candidates' timing reads (all but the cluster size)."""
+    cols = [hw[k] for k in SEARCH_HW if k in hw]
+    if "attn_tflops_per_gpu" in hw:
+        cols.append(hw["attn_tflops_per_gpu"])
+    cols += [flat.technology[k] for k in flat.tech_keys]
+    cols += [flat.workload[k] for k in flat.wl_keys]
+    n = hw["tflops_per_gpu"].size
+    found = _dedup([np.broadcast_to(c, (n,)) for c in cols])
+    return _Groups.each(n) if found is None else found
+
+
+def _links(
+    d: Mapping[str, Any], h: dict[str, np.ndarray], tp: np.ndarray, pp: np.ndarray, cluster: Any
+) -> None:
+    """Per-candidate bandwidths, latencies and feasibility from the scale-up fabric's topology
+    (``objectives.fabric.topology.group_links``)."""
+    group_links(d, h, tp, pp, cluster)
+
+
+def timing(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    cand: Mapping[str, np.ndarray],
+    batch: Any,
+    slo: tuple[Any, Any],
+    integral: bool,
+    prune: bool = True,
+) -> dict[str, np.ndarray]:
+    """Serving figures of every candidate (rows) on every distinct hardware (columns).
+
+    Besides ``serve``'s figures: ``memok`` (fits HBM), ``top`` (fits and meets the SLOs: ranks
+    by throughput), ``z`` (replica tokens/s where ``top``, else the fallback score that does not
+    depend on the cluster size), ``mem_ratio``/``slo_ok`` for the chosen one, and the
+    ``contenders``/``unsafe`` of ``_contenders`` (``integral``: every cluster size and group is a
+    whole number below 2^52; ``prune``: worth finding them, i.e. many designs).
+    """
+    h = {k: _row(v) for k, v in hw.items()}
+    tp, pp = cand["tp"][:, None], cand["pp"][:, None]
+    _links(d, h, tp, pp, None)
+    if "ep" in cand and np.any(cand["ep"] != 1):  # expert parallelism (objectives.perf.moe)
+        h["ep"] = cand["ep"][:, None]
+    r = serve(d, h, a, s, tp, pp, batch, slo)
+    shape = (tp.shape[0], hw["hbm_gb_per_gpu"].shape[0])
+    mem_ratio = np.broadcast_to(r["mem_ratio"], shape)
+    memok = mem_ratio <= 1
+    every = bool(h["topology_ok"].all())
+    topo = np.broadcast_to(h["topology_ok"], shape)
+    # A group the fabric cannot form ranks below every formable one that fits.
+    no_topo = 0.0 if every else np.where(topo, 0.0, 1e3)
+    # Scores, as documented in choose: fitting candidates rank by throughput (>= 0), then
+    # least SLO excess; the rest by least memory overflow, so nothing is ever left unranked.
+    overflow = -1e9 - np.maximum(mem_ratio, 1)
+    ttft_slo, tpot_slo = slo
+    # At a given arrival rate a replica that cannot keep up misses the load as it would an SLO.
+    load = r.get("excess_load")
+    if ttft_slo is None and tpot_slo is None and load is None:
+        slo_ok = np.broadcast_to(True, shape)
+        top = memok if every else memok & topo
+        # (every group formable: not top is not memok, the overflow score)
+        z = np.where(
+            top,
+            r["replica_tokens_per_s"],
+            overflow if every else np.where(memok, -1 - no_topo, overflow),
+        )
+    else:
+        slo_excess = np.zeros(shape)
+        if ttft_slo is not None:
+            slo_excess = slo_excess + np.maximum(r["ttft_s"] / ttft_slo - 1, 0)
+        if tpot_slo is not None:
+            slo_excess = slo_excess + np.maximum(r["tpot_s"] / tpot_slo - 1, 0)
+        if load is not None:
+            slo_excess = slo_excess + load
+        slo_ok = slo_excess == 0
+        top = memok & slo_ok if every else memok & slo_ok & topo
+        z = np.where(
+            top, r["replica_tokens_per_s"], np.where(memok, -1 - slo_excess - no_topo, overflow)
+        )
+    # (without a whole replica the score is z - 1e6, or -1e9 - 1 - 1e6 if it fits: _argmax)
+    full = {k: np.broadcast_to(r[k], shape) for k in _PICKED}
+    found = {"memok": memok, "top": top, "z": z, "mem_ratio": mem_ratio}
+    t = {**full, **found, "slo_ok": slo_ok, "topo": topo}
+    if prune:
+        which, t["unsafe"] = _contenders(t, cand["tp"] * cand["pp"], integral)
+        t["contenders"], t["z_which"] = which, z[which]
+        top_which = top[which]
+        t["top_which"] = None if top_which.all() else top_which
+    else:
+        t["contenders"] = np.arange(0)  # score everything
+    return t
+
+
+def _row(v: np.ndarray) -> np.ndarray:
+    """A per-hardware figure as a (1, m) row, or (1, 1) when all m values are equal: what
+    reads only such figures is then computed per candidate, not per (candidate, hardware), with
+    the same values (a batch with one link type or fabric has many)."""
+    if v.size > 1 and v.dtype == np.float64 and v.flags.c_contiguous:
+        bits = v.view(np.uint64)
+        if (bits == bits[0]).all():  # bit for bit (-0.0 is not 0.0)
+            return v[:1][None, :]
+    return v[None, :]
+
+
+_PICKED = (
+    "replica_tokens_per_s",
+    "ttft_s",
+    "tpot_s",
+    "step_s",
+    "compute_utilization",
+    "hbm_bytes_per_s",
+    "batch",
+)
+
+
+_MARGIN = 1 + 4e-15  # a lead that the rounding of replicas x tokens/s cannot undo
+
+
+def _contenders(
+    t: Mapping[str, np.ndarray], group: np.ndarray, integral: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """(candidates that can win for some design of this block, columns to score in full).
+
+    A design's winner is, whenever one exists, a candidate that fits and meets the SLOs with
+    at least one replica (every other score is negative). Such a candidate c loses to c' of no
+    larger group g' <= g that also fits and has replica tokens/s r' > r (1 + 4e-15): c' has at
+    least as many replicas. With whole clusters and g' dividing g it has at least g/g' times as
+    many, so c also loses when r' g/g' > r (1 + 4e-15): per GPU, c' does better. What loses to
+    such a c' for every column of the block is not scored; a design whose winner among the rest
+    is not a fitting candidate with a replica (or whose column has a NaN) is scored in full.
+    """
+    r, top = t["replica_tokens_per_s"], t["top"]
+    rt = np.where(top, r, -np.inf)
+    levels = np.unique(group)
+    at_level = [group == lv for lv in levels]
+    level_best = [rt[rows].max(axis=0) for rows in at_level]
+    rival = np.empty_like(rt)
+    for i, lv in enumerate(levels):
+        m = level_best[0] * (lv / levels[0] if integral and lv % levels[0] == 0 else 1.0)
+        for j in range(1, i + 1):
+            lj = levels[j]
+            m = np.maximum(m, level_best[j] * (lv / lj if integral and lv % lj == 0 else 1.0))
+        rival[at_level[i]] = m
+    contender = top & ~(rival > r * _MARGIN)
+    unsafe = np.isnan(t["z"]).any(axis=0)
+    return np.flatnonzero(contender.any(axis=1)), unsafe
+
+
+def _argmax(
+    t: Mapping[str, np.ndarray],
+    cols: np.ndarray,
+    which: np.ndarray | None,
+    group: np.ndarray,
+    cluster: np.ndarray,
+) -> np.ndarray:
+    """First best-scoring candidate (of ``which``, or all) of every design; see ``choose``."""
+    if which is None:
+        g = group[:, None]
+        z, top = np.take(t["z"], cols, axis=1), np.take(t["top"], cols, axis=1)
+    else:  # the contenders' rows, copied once per timing block (``timing``)
+        g = group[which][:, None]
+        z, top = np.take(t["z_which"], cols, axis=1), t["top_which"]
+        top = top if top is None else np.take(top, cols, axis=1)
+    replicas = np.floor(cluster[None, :] / g)
+    score = replicas * z
+    if top is not None:  # throughput where top, the fallback score z elsewhere
+        np.copyto(score, z, where=~top)
+    few = replicas < 1
+    if few.any():  # without a whole replica: -1e9 - 1 - 1e6 if it fits, else z - 1e6
+        memok = np.take(t["memok"] if which is None else t["memok"][which], cols, axis=1)
+        np.copyto(score, np.where(memok, -1e9 - 1.0 - 1e6, z - 1e6), where=few)
+    best = np.argmax(score, axis=0) if which is None else _first_max(score)
+    return best if which is None else which[best]
+
+
+def _first_max(score: np.ndarray) -> np.ndarray:
+    """``np.argmax(score, axis=0)`` for a few rows: the column maxima, then the first row that
+    holds them (a row at a time: numpy's argmax over a short first axis is slower)."""
+    top = score.max(axis=0)
+    if np.isnan(top).any():
+        return np.argmax(score, axis=0)  # NaN ranks first, as argmax has it
+    best = np.zeros(score.shape[1], dtype=np.intp)
+    for j in range(score.shape[0] - 1, 0, -1):
+        np.copyto(best, j, where=score[j] == top)
+    return np.where(score[0] == top, 0, best)
+
+
+def _at(x: np.ndarray, best: np.ndarray, at: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    """``x[best, at]`` of a (candidates, columns) array; ``flat`` is ``best * columns + at``
+    (one 1-D gather instead of numpy's slower 2-D fancy indexing)."""
+    if x.strides[1] == 0:  # one value per candidate, broadcast over the columns
+        return x[:, 0][best]
+    if x.flags.c_contiguous:
+        return np.take(x.reshape(-1), flat)
+    return x[best, at]
+
+
+def choose(
+    t: Mapping[str, np.ndarray],
+    cols: np.ndarray,
+    cand: Mapping[str, np.ndarray],
+    cluster: np.ndarray,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The best candidate of every design, from the timing ``t`` of its hardware column.
+
+    Score of a candidate: throughput (replicas x replica tokens/s) if it fits memory, has a
+    replica and meets the SLOs; -1 - SLO excess if it fits but misses them; otherwise
+    -1e9 - max(memory ratio, 1), less 1e6 without a whole replica. Ties go to the first.
+    Only ``t["contenders"]`` are scored unless that cannot be trusted (see ``_contenders``).
+    """
+    group = cand["tp"] * cand["pp"]
+    which = t["contenders"]
+    at = cols
+    if which.size == 0:
+        best = _argmax(t, cols, None, group, cluster)
+        rep = np.floor(cluster / group[best])
+        flat = best * t["z"].shape[1] + at
+    else:
+        best = _argmax(t, cols, which, group, cluster)
+        rep = np.floor(cluster / group[best])
+        flat = best * t["z"].shape[1] + at
+        sure = _at(t["top"], best, at, flat) & (rep >= 1) & ~t["unsafe"][at]
+        if not sure.all():
+            redo = np.flatnonzero(~sure)
+            best[redo] = _argmax(t, cols[redo], None, group, cluster[redo])
+            rep[redo] = np.floor(cluster[redo] / group[best[redo]])
+            flat[redo] = best[redo] * t["z"].shape[1] + at[redo]
+    got: dict[tuple[Any, ...], np.ndarray] = {}
+
+    def pick(x: np.ndarray) -> np.ndarray:  # figures that are one array are gathered once
+        key = (x.__array_interface__["data"][0], x.strides, x.shape, x.dtype.str)
+        if key not in got:
+            got[key] = _at(x, best, at, flat)
+        return got[key]
+
+    mem_ratio = pick(t["mem_ratio"])
+    fit_any = ((mem_ratio <= 1) & (rep >= 1)).astype(float)  # memok is mem_ratio <= 1
+    out = {k: pick(t[k]) for k in _PICKED}
+    out.update(
+        replicas=rep * fit_any,
+        model_fits=fit_any,
+        slo_met=pick(t["slo_ok"]).astype(float) * fit_any,
+        memory_used_fraction=mem_ratio,
+        topology_ok=pick(t["topo"]).astype(float),
+    )
+    return best, out
+
+
+def select_train(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    cand: Mapping[str, np.ndarray],
+    batch: Any,
+    cluster: np.ndarray,
+    slo: tuple[Any, Any],
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Training: the cluster size sets the data parallelism, so every design is scored itself
+    (candidates on rows, designs on columns; the score is the one ``choose`` documents)."""
+    h = {k: v[None, :] for k, v in hw.items()}
+    tp, pp = cand["tp"][:, None], cand["pp"][:, None]
+    cl = cluster[None, :]
+    _links(d, h, tp, pp, cl)
+    group = tp * pp * cp_of(d["workload"])  # a replica spans tp x pp x cp GPUs
+    replicas = np.floor(cl / group)
+    r = train(d, h, a, s, tp, pp, batch, replicas)
+    usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
+    mem_ratio = r["mem_need_bytes"] / usable
+    fits = (mem_ratio <= 1) & (replicas >= 1)
+    topo = np.broadcast_to(h["topology_ok"], mem_ratio.shape)
+    ttft_slo, tpot_slo = slo
+    slo_excess = np.zeros_like(mem_ratio)
+    if ttft_slo is not None:
+        slo_excess = slo_excess + np.maximum(r["ttft_s"] / ttft_slo - 1, 0)
+    if tpot_slo is not None:
+        slo_excess = slo_excess + np.maximum(r["tpot_s"] / tpot_slo - 1, 0)
+    tput = replicas * r["replica_tokens_per_s"]
+    score = np.where(
+        fits & (slo_excess == 0) & topo,
+        tput,
+        np.where(
+            fits,
+            -1 - slo_excess - np.where(topo, 0.0, 1e3),
+            -1e9 - np.maximum(mem_ratio, 1) - (replicas < 1) * 1e6,
+        ),
+    )
+    best = np.argmax(score, axis=0)
+    cols = np.arange(score.shape[1])
+
+    def pick(x: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(x, score.shape)[best, cols]
+
+    fit_any = pick(fits).astype(float)
+    out = {k: pick(r[k]) for k in _PICKED}
+    out.update(
+        replicas=pick(replicas) * fit_any,
+        model_fits=fit_any,
+        slo_met=pick(slo_excess == 0).astype(float) * fit_any,
+        memory_used_fraction=pick(mem_ratio),
+        topology_ok=pick(topo).astype(float),
+    )
+    return best, out
