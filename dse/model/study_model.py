@@ -348,78 +348,157 @@ def collect_model(
     """Compile a spec against its evaluators, collecting every problem rather than stopping at
     the first stage that has one: a broken part is left out and the rest is still checked, and
     problems that only follow from an earlier one (a metric of an evaluator that did not load)
-    are not reported twice."""
-    spec = loaded.spec
+    are not reported twice.
+
+    The stages: load the evaluators; take the uncertain values out of ``fixed``; resolve the
+    context; check the space's and fixed keys' names; probe each evaluator for its metrics
+    (and for values its model rejects); check the objectives' and constraints' names.
+    """
     evaluators, problems = select_evaluators(loaded)
-    # Evaluators named in the spec that could not be loaded (or that pydantic rejected).
+    broken = _unloaded(loaded, evaluators)
+    nominal, uncertain, found = _nominal_fixed(loaded, evaluators, fixed_overrides)
+    problems += found
+    if nominal is None:
+        return None, problems
+    resolvers = _resolvers(evaluators)
+    context, context_ok, found = _resolve_context(loaded, evaluators, resolvers, nominal)
+    problems += found
+    if context_ok:
+        for exc in check_paths(context, uncertain):
+            problems.append(loaded.problem(("fixed", *exc.loc), exc.message))
+    ranges = param_range_problems(loaded, evaluators.values(), nominal)
+    declared, found = _name_problems(loaded, evaluators, broken, resolvers)
+    problems += found
+    model = StudyModel(
+        loaded=loaded,
+        evaluators=evaluators,
+        context=context,
+        metrics={},
+        constraints=[],
+        fixed_overrides=dict(fixed_overrides or {}),
+        uncertain=uncertain,
+    )
+    problems += _derived_problems(loaded, model, declared)
+    found, probed = _metric_catalog(loaded, model, broken, context_ok=context_ok)
+    problems += found
+    problems += merge_probe_problems(ranges, probed)
+    problems += _objective_and_constraint_problems(loaded, model, broken)
+    return model, problems
+
+
+def _unloaded(loaded: LoadedSpec, evaluators: Mapping[str, Evaluator]) -> set[str]:
+    """Evaluators named in the spec that could not be loaded (or that pydantic rejected)."""
     raw_evaluators = loaded.raw.get("evaluators")
-    named = set(spec.evaluators)
+    named = set(loaded.spec.evaluators)
     if isinstance(raw_evaluators, dict):
         named |= {str(n) for n in raw_evaluators}
     elif isinstance(raw_evaluators, list):
         for item in raw_evaluators:
             named |= {str(n) for n in item} if isinstance(item, dict) else {str(item)}
-    broken = {n for n in named if n not in evaluators}
+    return {n for n in named if n not in evaluators}
 
-    # Context: resolvers expand presets; keys claimed by an evaluator's params pass through.
-    fixed = copy.deepcopy(spec.fixed)
+
+def _nominal_fixed(
+    loaded: LoadedSpec,
+    evaluators: Mapping[str, Evaluator],
+    fixed_overrides: Mapping[str, Any] | None,
+) -> tuple[dict[str, Any] | None, list[Any], list[Problem]]:
+    """The spec's ``fixed`` with the overrides applied, as nominal values and the uncertain
+    ones (each located where it lands in the context); None when a distribution could not be
+    taken out."""
+    problems: list[Problem] = []
+    fixed = copy.deepcopy(loaded.spec.fixed)
     as_mapping = _first_hook(evaluators, "as_mapping")
     for dotted, value in (fixed_overrides or {}).items():
         apply_dotted(fixed, dotted, value, as_mapping=as_mapping)
-
-    uncertain: list[Any] = []
     for _ in range(_MAX_RETRIES):
         try:
-            fixed_nominal, uncertain = extract_uncertain(fixed)
+            nominal, uncertain = extract_uncertain(fixed)
             break
         except UncertainError as exc:
             problems.append(loaded.problem(("fixed", *exc.loc), exc.message))
             if not _drop_path(fixed, _distribution_at(fixed, tuple(exc.loc))):
-                return None, problems
+                return None, [], problems
     else:
-        return None, problems
-    fixed = fixed_nominal
+        return None, [], problems
     locate = _first_hook(evaluators, "context_path")
     if locate is not None:
         uncertain = [dataclasses.replace(u, landing=tuple(locate(u.path))) for u in uncertain]
+    return nominal, uncertain, problems
+
+
+def _resolvers(
+    evaluators: Mapping[str, Evaluator],
+) -> list[Callable[[Mapping[str, Any]], dict[str, Any]]]:
+    """Each distinct ``resolve`` hook once, in the evaluators' order."""
     resolvers: list[Callable[[Mapping[str, Any]], dict[str, Any]]] = []
     for ev in evaluators.values():
         if ev.resolve is not None and ev.resolve not in resolvers:
             resolvers.append(ev.resolve)
+    return resolvers
+
+
+def _resolve_context(
+    loaded: LoadedSpec,
+    evaluators: Mapping[str, Evaluator],
+    resolvers: list[Callable[[Mapping[str, Any]], dict[str, Any]]],
+    fixed: dict[str, Any],
+) -> tuple[dict[str, Any], bool, list[Problem]]:
+    """The design context: resolvers expand presets; keys claimed by another evaluator's
+    params pass through. Also whether every resolver succeeded."""
+    problems: list[Problem] = []
     context = dict(fixed)
     context_ok = True
     for resolve in resolvers:
         owners = {e.name for e in evaluators.values() if e.resolve is resolve}
         foreign = set().union(*(e.params for e in evaluators.values() if e.name not in owners))
         mine = {k: v for k, v in context.items() if k not in foreign}
-        resolved = None
-        for _ in range(_MAX_RETRIES):
-            try:
-                resolved = _call_resolve(resolve, copy.deepcopy(mine), spec_dir=loaded.path.parent)
-                break
-            except ValueError as exc:
-                located = getattr(exc, "problems", None)
-                if located:  # problems in files the resolver read (preset files), with lines
-                    problems += [Problem(p.file, p.line, p.path, p.message) for p in located]
-                    break
-                path = getattr(exc, "path", "")
-                message = getattr(exc, "message", str(exc))
-                loc = ("fixed", *path.split(".")) if path else ("fixed",)
-                problems.append(loaded.problem(loc, message))
-                # Drop the rejected field (its default takes over) and look for more.
-                if not path or not _drop_path(mine, tuple(path.split("."))):
-                    break
+        resolved, found = _run_resolver(loaded, resolve, mine)
+        problems += found
         if resolved is None:
             context_ok = False
             continue
         context = {**resolved, **{k: v for k, v in context.items() if k in foreign}}
+    return context, context_ok, problems
 
-    if context_ok:
-        for exc in check_paths(context, uncertain):
-            problems.append(loaded.problem(("fixed", *exc.loc), exc.message))
-    ranges = param_range_problems(loaded, evaluators.values(), fixed)
 
-    # Space names: typos are errors when every evaluator says which params it reads.
+def _run_resolver(
+    loaded: LoadedSpec,
+    resolve: Callable[[Mapping[str, Any]], dict[str, Any]],
+    mine: dict[str, Any],
+) -> tuple[dict[str, Any] | None, list[Problem]]:
+    """One resolver's context (None if it refused), and every problem it found: a rejected
+    field is dropped (its default takes over) and the resolver asked again."""
+    problems: list[Problem] = []
+    for _ in range(_MAX_RETRIES):
+        try:
+            resolved = _call_resolve(resolve, copy.deepcopy(mine), spec_dir=loaded.path.parent)
+        except ValueError as exc:
+            located = getattr(exc, "problems", None)
+            if located:  # problems in files the resolver read (preset files), with lines
+                problems += [Problem(p.file, p.line, p.path, p.message) for p in located]
+                break
+            path = getattr(exc, "path", "")
+            message = getattr(exc, "message", str(exc))
+            loc = ("fixed", *path.split(".")) if path else ("fixed",)
+            problems.append(loaded.problem(loc, message))
+            if not path or not _drop_path(mine, tuple(path.split("."))):
+                break
+            continue
+        return resolved, problems
+    return None, problems
+
+
+def _name_problems(
+    loaded: LoadedSpec,
+    evaluators: Mapping[str, Evaluator],
+    broken: set[str],
+    resolvers: list[Any],
+) -> tuple[set[str] | None, list[Problem]]:
+    """Space names, and fixed keys no resolver expands, that no evaluator reads: errors when
+    every evaluator says which params it reads (then those params are returned, else None)."""
+    spec = loaded.spec
+    problems: list[Problem] = []
     known_params = set().union(*(e.params for e in evaluators.values()))
     all_declare = all(e.params for e in evaluators.values()) and not broken
     for name in spec.space:
@@ -431,7 +510,6 @@ def collect_model(
                     f"valid parameters: {choices_text(known_params)})",
                 )
             )
-    # Fixed keys no resolver expands must be read by some evaluator (when all say what they read).
     if all_declare and not resolvers:
         for key in spec.fixed:
             if key not in known_params:
@@ -442,21 +520,20 @@ def collect_model(
                         f"fields the evaluators read: {choices_text(known_params)})",
                     )
                 )
+    return (known_params if all_declare else None), problems
 
-    model = StudyModel(
-        loaded=loaded,
-        evaluators=evaluators,
-        context=context,
-        metrics={},
-        constraints=[],
-        fixed_overrides=dict(fixed_overrides or {}),
-        uncertain=uncertain,
-    )
-    problems += _derived_problems(loaded, model, known_params if all_declare else None)
 
-    # Metric catalog: declared, or discovered by probing the midpoint design. Every evaluator
-    # is probed once, so a bad fixed value its model rejects (an error carrying the ``path``
-    # of the offending field) stops the spec here instead of failing every trial later.
+def _metric_catalog(
+    loaded: LoadedSpec, model: StudyModel, broken: set[str], *, context_ok: bool
+) -> tuple[list[Problem], list[Problem]]:
+    """Fill ``model.metrics``: declared, or discovered by probing the midpoint design. Every
+    evaluator is probed once, so a bad fixed value its model rejects (an error carrying the
+    ``path`` of the offending field) stops the spec here instead of failing every trial
+    later. Returns the problems, and the bad values the models rejected on the probe design
+    (merged with the range checks'); an evaluator whose probe failed joins ``broken``."""
+    spec = loaded.spec
+    evaluators = model.evaluators
+    problems: list[Problem] = []
     probe_params = {n: midpoint(p) for n, p in spec.space.items()}
     timeout_s = spec.search.trial_timeout_s
     probed: list[Problem] = []  # bad values the models rejected on the probe design
@@ -505,7 +582,16 @@ def collect_model(
             continue
         for k in keys:
             model.metrics[f"{ev.name}.{k}"] = MetricInfo("", "")
-    problems += merge_probe_problems(ranges, probed)
+    return problems, probed
+
+
+def _objective_and_constraint_problems(
+    loaded: LoadedSpec, model: StudyModel, broken: set[str]
+) -> list[Problem]:
+    """Objectives and constraints that name no metric (unless of an evaluator that did not
+    load); the constraints that parse join ``model.constraints``."""
+    spec = loaded.spec
+    problems: list[Problem] = []
 
     def unchecked(name: str) -> bool:  # a metric of an evaluator that could not be loaded
         return name.split(".", 1)[0] in broken
@@ -540,7 +626,7 @@ def collect_model(
                 )
             )
         model.constraints.append(expr)
-    return model, problems
+    return problems
 
 
 def _derived_problems(

@@ -254,8 +254,8 @@ class StudySpec(_Model):
         default_factory=dict,
         max_length=MAX_CONSTRAINTS,
         description="Design values computed from the searched ones, in order, by the "
-        "constraints' expression language (`cluster_size: 52096 // die_area_mm2` keeps the "
-        "total die area fixed while die_area_mm2 is searched)",
+        "constraints' expression language (`count: 52096 // area` keeps count x area "
+        "about fixed while area is searched)",
     )
     search: SearchSpec = Field(default_factory=SearchSpec)
     robust: RobustSpec | None = Field(
