@@ -28,15 +28,8 @@ PROBE_TIMEOUT_S = 30.0
 #: The batch a vectorized evaluator is probed with: two copies of the midpoint design.
 BATCH = 2
 
-_CALLABLE_HOOKS = (
-    "resolve",
-    "check_value",
-    "context_path",
-    "as_mapping",
-    "assumptions",
-    "waterfall",
-    "simulate",
-)
+#: The hooks that are data; every other hook (``dse.model.registry.HOOKS``) is a function.
+_DATA_HOOKS = ("metrics", "vectorized", "params")
 
 
 class ProbeTimeout(Exception):
@@ -62,10 +55,10 @@ def metric_name_problem(key: Any) -> str | None:
     return None
 
 
-def hook_problem(fn: Any) -> str | None:
-    """Why an evaluator's attributes (``metrics``, ``vectorized``, ``params``, hooks) have the
-    wrong types, or None."""
-    metrics = getattr(fn, "metrics", None)
+def hook_problem(hooks: Mapping[str, Any]) -> str | None:
+    """Why an evaluator's hooks (``metrics``, ``vectorized``, ``params``, the functions), as
+    given to ``dse.model.registry.Evaluator``, have the wrong types, or None."""
+    metrics = hooks.get("metrics")
     if metrics is not None:
         if not isinstance(metrics, Mapping):
             return f"'metrics' must map metric names to (unit, meaning), got {_kind(metrics)}"
@@ -78,19 +71,18 @@ def hook_problem(fn: Any) -> str | None:
                 pair = (info[0], info[1])
             if not all(isinstance(p, str) for p in pair):
                 return f"'metrics'[{key!r}] must be (unit, meaning) strings, got {_kind(info)}"
-    vectorized = getattr(fn, "vectorized", False)
+    vectorized = hooks.get("vectorized", False)
     if not isinstance(vectorized, bool | np.bool_):
         return f"'vectorized' must be True or False, got {_kind(vectorized)}"
-    params = getattr(fn, "params", None)
+    params = hooks.get("params")
     if params is not None:
         if isinstance(params, str | bytes) or not isinstance(params, Iterable):
             return f"'params' must be a list of design keys, got {_kind(params)}"
         bad = [p for p in params if not isinstance(p, str)]
         if bad:
             return f"'params' must hold design keys (strings), got {_kind(bad[0])}"
-    for hook in _CALLABLE_HOOKS:
-        value = getattr(fn, hook, None)
-        if value is not None and not callable(value):
+    for hook, value in hooks.items():
+        if hook not in _DATA_HOOKS and value is not None and not callable(value):
             return f"'{hook}' must be a function, got {_kind(value)}"
     return None
 

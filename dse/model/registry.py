@@ -100,6 +100,9 @@ class Evaluator:
     def __post_init__(self) -> None:
         if not callable(self.fn):
             raise EvaluatorError(f"evaluator {self.name!r} ({self.origin}) is not callable")
+        problem = hook_problem({h: getattr(self, h) for h in HOOKS})
+        if problem:
+            raise EvaluatorError(f"evaluator {self.name!r} ({self.origin}): {problem}")
         if self.metrics is not None:
             object.__setattr__(self, "metrics", _metric_infos(self.name, self.metrics))
         object.__setattr__(self, "vectorized", bool(self.vectorized))
@@ -123,9 +126,6 @@ class Evaluator:
             raise EvaluatorError(f"evaluator {name!r} ({origin}) is not callable")
         if inspect.isfunction(fn):
             _check_attributes(name, origin, fn)
-        problem = hook_problem(fn)
-        if problem:
-            raise EvaluatorError(f"evaluator {name!r} ({origin}): {problem}")
         hooks = {h: getattr(fn, h) for h in HOOKS if getattr(fn, h, None) is not None}
         return cls(fn=fn, name=name, origin=origin, **hooks)
 
