@@ -166,10 +166,11 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
     if pp.size == 0:
         raise ContextError("workload.pp", f"must not exceed the model's {a.layers} layers")
     training = str(wl.get("phase")) == "train"
-    ep = _degrees(wl, "ep", np.asarray(tech(d, "tp_choices"), dtype=float).reshape(-1))
-    if training:  # training spreads experts over the data-parallel group (training.py)
-        ep = np.array([1.0])
-    elif a.experts <= 1:
+    if training:  # training spreads experts over the data-parallel group (training.py reads
+        ep = np.array([1.0])  # workload.ep, which may differ per design)
+    else:
+        ep = _degrees(wl, "ep", np.asarray(tech(d, "tp_choices"), dtype=float).reshape(-1))
+    if not training and a.experts <= 1:
         if np.all(ep > 1):
             msg = "expert parallelism needs a mixture-of-experts model (this one is dense)"
             raise ContextError("workload.ep", msg)

@@ -167,6 +167,19 @@ def _moe(ep: int, **wl) -> dict[str, float]:
     return _train(64, **{**base, **wl})
 
 
+def test_new_training_options_vary_per_design():
+    cp, mb = np.array([1.0, 2.0, 4.0]), np.array([1.0, 2.0, 1.0])
+    d = resolve_context({"gpu": "h100-sxm", "cluster_size": 64, "workload": {
+        "model": "mixtral-8x7b", "phase": "train", "precision": "bf16", "input_tokens": 4096,
+        "batch": 8, "tp": 2, "pp": 1, "recompute": "selective", "cp": cp, "micro_batch": mb,
+        "ep": np.array([1.0, 4.0, 8.0])}})  # fmt: skip
+    got = evaluate_perf(d)
+    for i, ep in enumerate((1, 4, 8)):
+        one = _moe(ep, tp=2, batch=8, micro_batch=int(mb[i]), cp=int(cp[i]), precision="bf16")
+        for k in ("step_s", "tokens_per_s", "gpus_per_replica", "memory_used_fraction", "ep"):
+            assert float(got[k][i]) == pytest.approx(one[k], rel=1e-12), (k, i)
+
+
 def test_expert_parallelism_spreads_the_experts_and_pays_all_to_alls():
     one, eight = _moe(1), _moe(8)
     assert eight["ep"] == 8 and one["ep"] == 1
