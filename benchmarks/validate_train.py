@@ -128,17 +128,24 @@ def _stats(errs: list[float]) -> dict[str, float]:
             "max": float(a.max())}  # fmt: skip
 
 
+def _is_moe(x: dict[str, Any]) -> bool:
+    return x["m"].get("ep", 1) > 1 or "mixtral" in x["row"]["model"] or x["row"].get("ep", 1) > 1
+
+
 def summary(res: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    out = {}
-    fit = [x["err"] for x in res if x["row"]["split"] == "fit"]
-    val = [x["err"] for x in res if x["row"]["split"] == "validation"]
-    new = [
-        x["err"] for x in res if x["row"]["split"] == "validation" and not x["row"].get("repeat")
-    ]
-    for name, errs in (("fit", fit), ("validation", val), ("validation (no repeats)", new)):
-        if errs:
-            out[name] = _stats(errs)
-    return out
+    """|error| statistics: the fit rows; the validation rows of dense models (with and without
+    the repeats of fit configurations), of mixture-of-experts models, and all of them."""
+    val = [x for x in res if x["row"]["split"] == "validation"]
+    groups = {
+        "fit": [x for x in res if x["row"]["split"] == "fit"],
+        "validation dense": [x for x in val if not _is_moe(x)],
+        "validation dense (no repeats)": [
+            x for x in val if not _is_moe(x) and not x["row"].get("repeat")
+        ],
+        "validation moe": [x for x in val if _is_moe(x)],
+        "validation all": val,
+    }
+    return {name: _stats([x["err"] for x in xs]) for name, xs in groups.items() if xs}
 
 
 def fit() -> dict[str, float]:
@@ -178,7 +185,9 @@ def markdown(res: list[dict[str, Any]], missing: list[dict[str, Any]]) -> str:
         "the Megatron-Bridge 25.11 table and the 8,192-GPU BF16 row of the Llama 3 paper. Only "
         "`train_gemm_compute_efficiency` and `train_fp8_gemm_speedup` are fitted on them "
         "(`validate_train.py --fit`); every other row is **validation**. `repeat` rows run a fit "
-        "row's configuration in another release of the same software. Errors are predicted / "
+        "row's configuration in another release of the same software; `moe` rows are "
+        "mixture-of-experts runs with expert parallelism, which the model does not yet "
+        "capture (see the notes). Errors are predicted / "
         "published - 1, on tokens/s per GPU (rows that publish TFLOPS are converted by the "
         "source's own FLOP count).",
         "",

@@ -180,7 +180,10 @@ def train(
     v = np.minimum(v_req, n_l)  # at least one layer per virtual stage
 
     # One layer, forward + backward, one micro-batch (seconds).
-    ffn = a.experts_per_token * a.ffn
+    ffn = a.mlp_active_ffn  # the MLP width one token runs through (mean layer)
+    # MoE layers' share of the layers, and the routed experts' weights of the mean layer
+    moe_share = (1.0 if a.legacy else a.moe_fraction) if moe else 0.0
+    routed_params = moe_share * a.experts * a.expert_params if moe else 0.0
     t_gemm = 3 * 2 * tokens * a.layer_active_params / tp / block_rate
     t_attn = 3 * mbs * a.attn_flops_per_query(seq * (seq + 1) / 2) / (tp * cp) / attn_rate
     elem = (
@@ -194,13 +197,11 @@ def train(
             + tech(d, "train_fp8_cast_bytes_per_ffn") * ffn
         )
     if moe:  # each token's top-k copies are permuted to their experts and back
-        elem = elem + tech(d, "train_moe_permute_bytes_per_hidden") * a.experts_per_token * (
-            a.hidden
+        elem = elem + tech(d, "train_moe_permute_bytes_per_hidden") * moe_share * (
+            a.experts_per_token * a.hidden
         )
     # the weights one GPU holds of a layer: experts / ep of the experts, all of the rest
-    local_layer = (
-        a.layer_params - (1 - 1 / ep) * a.experts * a.expert_params if moe else (a.layer_params)
-    )
+    local_layer = a.layer_params - (1 - 1 / ep) * routed_params
     grad_acc = tech(d, "train_grad_accum_bytes_per_param") * local_layer / tp
     t_mem = (tokens * elem / tp + grad_acc) / hbm_rate
     t_layer = t_gemm + t_attn + t_mem + tech(d, "train_layer_overhead_s")
@@ -263,7 +264,7 @@ def train(
         a2a_bw = np.where(tp * ep > hw["domain_gpus"], _scaleout_bytes_per_s(d, hw),
                           hw["net_bytes_per_s"])  # fmt: skip
         a2a = (ep - 1) / ep * routed / a2a_bw + (ep - 1) * alpha
-        t_ep = n_l * 4 * np.where(ep > 1, a2a, 0.0)
+        t_ep = n_l * moe_share * 4 * np.where(ep > 1, a2a, 0.0)
     else:
         t_ep = 0.0
     send = p2p_s(tokens * a.hidden * _BF16 / tp, hw["p2p_bytes_per_s"], alpha, hw)
