@@ -108,7 +108,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "replicas": ("replicas", "model replicas serving in the cluster"),
     "gpus_per_replica": (
         "GPUs",
-        "tp x pp (x cp when training): the model-parallel group a failure takes down",
+        "tp x pp (x cp when training or prefilling context-parallel): the model-parallel "
+        "group a failure takes down",
     ),
     "batch": ("sequences", "concurrent sequences per replica (continuous auto: solved)"),
     "compute_utilization": ("1", "achieved / peak tensor FLOPs over the serving cycle"),
@@ -183,7 +184,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         # Serving: a candidate's timing depends on the hardware, not on the cluster size, so it
         # is computed once per distinct hardware and shared by the designs that have it.
         g = search_groups(fl, hw)
-        groups = cand["tp"] * cand["pp"]
+        groups = cand["group"]
         whole = bool(
             np.all(cluster == np.floor(cluster))
             and np.all(np.abs(cluster) < 2.0**52)
@@ -227,6 +228,8 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     group = sel["tp"] * sel["pp"]
     if s.phase == "train":
         group = group * cp_of(fl.workload)
+    elif "cp" in cand:  # context-parallel prefill: cp groups of tp x pp
+        group = cand["group"][best]
     busy = sel["replicas"] * group
     p_gpu = gpu_power_w(flat, hw, sel["compute_utilization"], sel["hbm_bytes_per_s"])
     p_idle = idle_gpu_power_w(flat, hw)

@@ -54,6 +54,7 @@ import numpy as np
 
 from objectives._evaluator import tech
 from objectives.perf import moe
+from objectives.perf.context import prefill_stage
 from objectives.perf.model import Arch
 from objectives.perf.network import p2p_s, plus_where
 from objectives.perf.queueing import (
@@ -87,6 +88,8 @@ def _memory(
         weights = moe.weight_elems_per_gpu(a, tp, ep, layers_stage, emb_copies) * e
         per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, ep)) / ep
         kv_token = layers_stage * per_gpu * s.kv_elem
+    if "cp" in hw:  # context parallelism: each group keeps its 1/cp of every prompt
+        kv_token = kv_token / hw["cp"]
     kv_seq = (s.input_tokens + s.output_tokens) * kv_token
     act = tech(d, "cb_max_num_tokens") * (a.hidden + 2 * a.mlp_active_ffn / tp) * e
     capacity = hw["hbm_gb_per_gpu"] * tech(d, "hbm_bytes_per_gb")
@@ -106,7 +109,7 @@ def _prefill_one(
 ) -> Any:
     """Latency of one request's prompt through all pipeline stages."""
     S, e = s.input_tokens, 2.0  # 16-bit activations between stages
-    one = stage_step(d, hw, a, s, tp, pp, 1.0, S, S * (S + 1) / 2, S)
+    one = prefill_stage(d, hw, a, s, tp, pp, 1.0, S)
     hop = p2p_s(S * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw)
     return pp * plus_where(one.time_s, pp > 1, hop)  # a send between stages
 
@@ -319,7 +322,7 @@ def serve_continuous(
         bt = np.maximum(batch, 1.0)
         n_micro = np.minimum(pp, bt)
         b = bt / n_micro
-        pre = stage_step(d, hw, a, s, tp, pp, b, S, S * (S + 1) / 2, S)
+        pre = prefill_stage(d, hw, a, s, tp, pp, b, S)  # context-parallel when cp > 1
         e = 2.0
         hop = np.where(
             pp > 1, p2p_s(b * S * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw), 0

@@ -90,6 +90,8 @@ def timing(
     _links(d, h, tp, pp, None)
     if "ep" in cand and np.any(cand["ep"] != 1):  # expert parallelism (objectives.perf.moe)
         h["ep"] = cand["ep"][:, None]
+    if "cp" in cand:  # context-parallel prefill (objectives.perf.context)
+        h["cp"] = cand["cp"][:, None]
     r = serve(d, h, a, s, tp, pp, batch, slo)
     shape = (tp.shape[0], hw["hbm_gb_per_gpu"].shape[0])
     mem_ratio = np.broadcast_to(r["mem_ratio"], shape)
@@ -131,7 +133,7 @@ def timing(
     found = {"memok": memok, "top": top, "z": z, "mem_ratio": mem_ratio}
     t = {**full, **found, "slo_ok": slo_ok, "topo": topo}
     if prune:
-        which, t["unsafe"] = _contenders(t, cand["tp"] * cand["pp"], integral)
+        which, t["unsafe"] = _contenders(t, cand["group"], integral)
         t["contenders"], t["z_which"] = which, z[which]
         top_which = top[which]
         t["top_which"] = None if top_which.all() else top_which
@@ -257,7 +259,7 @@ def choose(
     -1e9 - max(memory ratio, 1), less 1e6 without a whole replica. Ties go to the first.
     Only ``t["contenders"]`` are scored unless that cannot be trusted (see ``_contenders``).
     """
-    group = cand["tp"] * cand["pp"]
+    group = cand["group"]
     which = t["contenders"]
     at = cols
     if which.size == 0:

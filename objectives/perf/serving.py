@@ -255,6 +255,7 @@ def memory_need_bytes(
     batch: np.ndarray,
     micro: np.ndarray,
     ep: Any = None,
+    cp: Any = None,
 ) -> dict[str, np.ndarray]:
     """Per-GPU HBM need of the bottleneck stage: weights, KV cache, prefill activations."""
     e = s.bytes_per_elem
@@ -270,6 +271,8 @@ def memory_need_bytes(
         weights = moe.weight_elems_per_gpu(a, tp, ep, layers_stage, emb_copies) * e
         per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, ep)) / ep
         kv = batch * seq_len * layers_stage * per_gpu * s.kv_elem
+    if cp is not None:  # context parallelism: each group keeps its 1/cp of every prompt
+        kv = kv / cp
     act = micro * s.input_tokens * (a.hidden + 2 * a.mlp_active_ffn / tp) * e
     return {"weights": weights, "kv": kv, "act": act, "total": weights + kv + act}
 
@@ -299,7 +302,9 @@ def serve(
     S, out = s.input_tokens, s.output_tokens
     net_bw, alpha = hw["p2p_bytes_per_s"], tech(d, "collective_step_latency_s")
 
-    pre = stage_step(d, hw, a, s, tp, pp, b, S, S * (S + 1) / 2, S)
+    from objectives.perf.context import prefill_stage  # context parallelism imports this module
+
+    pre = prefill_stage(d, hw, a, s, tp, pp, b, S)
     hop_pre = p2p_s(b * S * a.hidden * e, net_bw, alpha, hw)
     t_prefill = (n_micro + pp - 1) * plus_where(pre.time_s, pp > 1, hop_pre)
 
@@ -322,7 +327,7 @@ def serve(
         tokens = batch * out
         flops = n_micro * (pre.flops + steps * dec.flops)
         nbytes = n_micro * (pre.hbm_bytes + steps * dec.hbm_bytes)
-    mem = memory_need_bytes(a, s, tp, pp, batch, b, hw.get("ep"))
+    mem = memory_need_bytes(a, s, tp, pp, batch, b, hw.get("ep"), hw.get("cp"))
     usable = hw["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
     return {
         "replica_tokens_per_s": tokens / cycle,

@@ -196,4 +196,27 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
         if not keep.any():
             raise ContextError("workload.ep", "must divide a tensor-parallel degree tried (tp)")
         out = {k: v[keep] for k, v in out.items()}
+    # a replica's GPUs: tp x pp, times the context-parallel groups of a long-prompt prefill
+    cp = 1.0 if training else _context_parallel(wl)
+    out["group"] = out["tp"] * out["pp"] if cp == 1 else out["tp"] * out["pp"] * cp
+    if cp != 1:
+        out["cp"] = np.full(out["tp"].shape, cp)
     return out
+
+
+def _context_parallel(wl: Mapping[str, Any]) -> float:
+    """Serving's context-parallel degree (objectives.perf.context): prefill only."""
+    v = wl.get("cp", 1)
+    try:
+        cp = float(1 if v is None else v)
+    except (TypeError, ValueError):
+        cp = 0.0
+    if cp < 1 or cp != int(cp):
+        raise ContextError("workload.cp", f"expected a positive integer, got {v!r}")
+    if cp > 1 and str(wl.get("phase")) != "prefill":
+        msg = (
+            "context parallelism is modelled for long-prompt prefill (phase: prefill) and "
+            f"training; phase {wl.get('phase')!r} serves with cp 1"
+        )
+        raise ContextError("workload.cp", msg)
+    return cp

@@ -210,3 +210,17 @@ def test_mixed_packages_vectorized_equal_each_alone():
             assert float(both[k][i]) == pytest.approx(float(v), rel=1e-12, abs=1e-12), (i, k)
     # an organic package carries no HBM
     assert float(evaluate_cost({**d, "packaging": "organic"})["interposer_fits"]) == 0.0
+
+
+def test_fp4_kv_cache_holds_more_sequences_than_fp8_and_fp4_weights_default_to_fp8_kv():
+    def run(kv: str) -> dict:
+        wl = {"model": "llama3-70b", "precision": "fp4", "kv_precision": kv, "tp": 1, "pp": 1,
+              "batch": "auto", "input_tokens": 8192, "output_tokens": 8192}  # fmt: skip
+        d = resolve_context({"gpu": "b200", "cluster_size": 1, "workload": wl})
+        d["technology"]["cb_max_batch"] = 100000  # let the KV cache bind
+        return evaluate_perf(d)
+
+    auto, fp8, fp4 = run("auto"), run("fp8"), run("fp4")
+    assert float(auto["batch"]) == float(fp8["batch"])  # auto = an FP8 cache under FP4 weights
+    # 4.5 bits instead of 8 per element: ~1.78x the sequences in the same free HBM
+    assert float(fp4["batch"]) / float(fp8["batch"]) == pytest.approx(8 / 4.5, rel=0.02)
