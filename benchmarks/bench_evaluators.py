@@ -85,6 +85,9 @@ def _memoize_perf(model: StudyModel) -> Callable[[], None]:
 
 
 def main() -> None:
+    from dse.heap import keep_freed_arrays
+
+    keep_freed_arrays()  # as the dse command does in its processes (dse/heap.py)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--spec", default="spaces/litegpu.yaml")
     ap.add_argument("--designs", type=int, default=1_000_000)

@@ -146,6 +146,9 @@ def _with_scheduler(fn):  # noqa: ANN001, ANN202
 
 
 def main() -> None:
+    from dse.heap import keep_freed_arrays
+
+    keep_freed_arrays()  # as the dse command does in its processes (dse/heap.py)
     ap = argparse.ArgumentParser()
     ap.add_argument("--designs", type=int, default=1 << 24)
     ap.add_argument("--chunk", type=int, default=DEFAULT_CHUNK)

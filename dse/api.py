@@ -1,4 +1,5 @@
-"""The CLI's operations as functions, for notebooks and scripts.
+"""The CLI's operations as functions, for notebooks and scripts: one function per command,
+and the CLI a thin layer that parses options, calls these and prints.
 
 from dse import api
 model = api.load("spaces/zdt1/spec.yaml")
@@ -7,29 +8,33 @@ result = api.run("spaces/zdt1/spec.yaml", trials=100)
 trials, front = api.load_study("zdt1")
 
 The top-level facade: it may import every layer of ``dse`` (and only ``dse.cli`` imports it).
+Optuna, pandas and the result layers are imported by the functions that use them, so
+``dse evaluate`` (and ``import dse.api``) does not pay for them. Nothing here changes global
+state: no log levels, no allocator settings (``dse.heap`` is an explicit call).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import optuna
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from dse.model.load import check, evaluate, load, load_for_evaluate, lock_dict
 from dse.model.study_model import StudyModel
-from dse.results.records import load_study, write_records
-from dse.search import workers
-from dse.search.preflight import preflight
-from dse.search.recovery import finished_count
-from dse.search.runner import Progress
-from dse.search.storage import open_storage, study_dir
-from dse.search.stored import RecordedStudy, open_study, read_lock
+from dse.results.counts import counts_line, trial_counts
 from dse.spec.errors import DseError, Problem, SpecError
+
+if TYPE_CHECKING:
+    import optuna
+    import pandas as pd
+
+    from dse.inspect.report import ReportResult
+    from dse.results.quality import QualityReport
+    from dse.search.runner import Progress
+    from dse.search.stored import RecordedStudy
+    from dse.search.sweep import SweepResult
 
 
 class NothingToRun(UserWarning):
@@ -71,6 +76,10 @@ def nothing_to_run(name: str, before: int, requested: int) -> str:
 def _records(
     model: StudyModel, study: optuna.Study, *, requested: int = 0, before: int = 0
 ) -> RunResult:
+    from dse.results.records import write_records
+    from dse.search.recovery import finished_count
+    from dse.search.storage import study_dir
+
     directory = study_dir(model.spec.study, create=True)
     df, front = write_records(
         directory, study, objectives=model.objective_names, maximize=model.maximize
@@ -92,6 +101,8 @@ def _records(
 def validate(spec: str | Path) -> tuple[StudyModel | None, list[Problem]]:
     """Every problem of a spec in one pass, sorted by line (``dse validate``): schema, presets,
     evaluators, metric names, constraints and sampler options. Nothing is created."""
+    from dse.search.preflight import preflight
+
     model, problems = check(spec)
     if model is not None:
         try:  # sampler options and storage: what 'dse run' checks before creating anything
@@ -119,6 +130,9 @@ def run(
     options go to :func:`dse.search.workers.run_worker`, the one run path of ``dse run``,
     ``--jobs`` and ``dse worker`` (seed_offset, heartbeat_s, should_stop, ...).
     """
+    from dse.search import workers
+    from dse.search.preflight import preflight
+
     model = spec_or_model if isinstance(spec_or_model, StudyModel) else load(spec_or_model)
     preflight(model, storage=storage)  # before anything is created
     done = workers.run_worker(
@@ -145,6 +159,9 @@ def run_jobs(
     """``dse run --jobs N``: N ``dse worker`` processes on this machine, one study, then the
     records. ``trials`` and ``on_begin`` as in :func:`run`; ``robust=(samples, statistic)``
     as in :func:`dse.model.load.load` (the spec's ``robust:`` otherwise)."""
+    from dse.search import workers
+    from dse.search.preflight import preflight
+
     model = load(spec, robust=robust)
     preflight(model, storage=storage)
     target = trials if trials is not None else model.spec.search.trials
@@ -165,6 +182,12 @@ def run_jobs(
 
 def _finished_before(model: StudyModel, storage: str | None) -> int:
     """Finished trials of the model's study now; 0 when it does not exist yet."""
+    import optuna
+
+    from dse.search import workers
+    from dse.search.recovery import finished_count
+    from dse.search.storage import open_storage
+
     name = model.spec.study
     url = workers.study_url(model, storage)
     try:
@@ -182,6 +205,9 @@ def run_worker(
 ) -> tuple[optuna.Study, int]:
     """``dse worker``: join the spec's study and run until its study-wide total; ``options``
     go to ``dse.search.workers.run_worker``. Returns the study and that total."""
+    from dse.search import workers
+    from dse.search.preflight import preflight
+
     model = load(spec, robust=robust)
     preflight(model, storage=options.get("storage"))
     done = workers.run_worker(model, **options)
@@ -190,21 +216,250 @@ def run_worker(
     return done.study, done.target
 
 
+def read_lock(name: str) -> dict[str, Any]:
+    """A recorded study's resolved spec (``studies/<name>/spec.lock.yaml``)."""
+    from dse.search.stored import read_lock as _read_lock
+
+    return _read_lock(name)
+
+
+def open_study(name: str, *, storage: str | None = None) -> RecordedStudy:
+    """A recorded study opened from the storage in its lock (or ``storage``)."""
+    from dse.search.stored import open_study as _open_study
+
+    return _open_study(name, storage=storage)
+
+
+def load_study(name: str, *, storage: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A recorded study's trials and feasible Pareto front, read live from its storage."""
+    from dse.results.records import load_study as _load_study
+
+    return _load_study(name, storage=storage)
+
+
+def pareto(name: str, *, storage: str | None = None) -> tuple[list[str], pd.DataFrame]:
+    """``dse pareto``: the study's objective names and its feasible front."""
+    objectives = [o["metric"] for o in read_lock(name)["objectives"]]
+    return objectives, load_study(name, storage=storage)[1]
+
+
+def quality(name: str, *, storage: str | None = None) -> QualityReport:
+    """``dse pareto --quality``: hypervolume normalised by the reference point, IGD+."""
+    from dse.results.quality import study_quality
+
+    return study_quality(name, storage=storage)[0]
+
+
+def evaluate_design(
+    model: StudyModel, params: Mapping[str, Any], *, metrics: Iterable[str] | None = None
+) -> dict[str, Any]:
+    """``dse evaluate``: feasibility (violated constraints named), objectives, and the other
+    metrics grouped by evaluator; ``metrics`` are ``--metric`` patterns
+    (:mod:`dse.inspect.design`)."""
+    from dse.inspect.design import design_view
+
+    return design_view(model, params, evaluate(model, params), select=metrics)
+
+
+def simulate(
+    model: StudyModel, params: Mapping[str, Any], *, runs: int, years: float, seed: int
+) -> dict[str, dict[str, float]]:
+    """``dse evaluate --simulate``: each Monte Carlo quantity's mean, std, p1/p50/p99, range,
+    from every evaluator with a ``simulate(design, years=, runs=, seed=)`` attribute."""
+    import numpy as np
+
+    design = model.design(dict(params))
+    summary: dict[str, dict[str, float]] = {}
+    for ev in model.evaluators.values():
+        fn = ev.simulate
+        if fn is None:
+            continue
+        try:
+            results = fn(design, years=years, runs=runs, seed=seed)
+        except ValueError as exc:  # the model's refusal (e.g. too many events for memory)
+            raise DseError(f"--simulate: {getattr(exc, 'message', exc)}") from None
+        for key, samples in results.items():
+            a = np.asarray(samples, dtype=float)
+            summary[f"{ev.name}.{key}"] = {
+                "mean": float(a.mean()),
+                "std": float(a.std()),
+                "p1": float(np.percentile(a, 1)),
+                "p50": float(np.percentile(a, 50)),
+                "p99": float(np.percentile(a, 99)),
+                "min": float(a.min()),
+                "max": float(a.max()),
+            }
+    if not summary:
+        raise DseError("no evaluator of this spec provides a Monte Carlo simulation")
+    return summary
+
+
+def list_evaluators() -> dict[str, dict[str, Any]]:
+    """``dse evaluators``: every installed evaluator, its origin and its metrics' units."""
+    from dse.model.registry import builtin_evaluators
+
+    return {
+        name: {
+            "origin": ev.origin,
+            "vectorized": ev.vectorized,
+            "metrics": {
+                k: {"unit": m.unit, "description": m.description}
+                for k, m in (ev.metrics or {}).items()
+            },
+        }
+        for name, ev in builtin_evaluators().items()
+    }
+
+
+def json_schema() -> dict[str, Any]:
+    """``dse schema``: the JSON Schema of a study spec."""
+    from dse.spec.schema import json_schema as _json_schema
+
+    return _json_schema()
+
+
+def sweep(
+    spec: str | Path | StudyModel,
+    *,
+    samples: int | None = None,
+    chunk: int | None = None,
+    seed: int = 0,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    resume: bool = True,
+    on_progress: Callable[[int, int, int], None] | None = None,
+) -> SweepResult:
+    """``dse sweep``: the whole grid (or ``samples`` quasi-random designs) in vectorized chunks,
+    recording the exact feasible front (:func:`dse.search.sweep.sweep`). A spec path is
+    loaded with its nominal assumptions (``load(spec, nominal=True)``)."""
+    from dse.search.sweep import DEFAULT_CHUNK
+    from dse.search.sweep import sweep as _sweep
+
+    model = spec if isinstance(spec, StudyModel) else load(spec, nominal=True)
+    return _sweep(
+        model,
+        samples=samples,
+        chunk=chunk or DEFAULT_CHUNK,
+        seed=seed,
+        on_progress=on_progress,
+        jobs=jobs,
+        scheduler=scheduler,
+        resume=resume,
+    )
+
+
+def sensitivity(
+    spec: str | Path,
+    *,
+    sets: list[str] | None = None,
+    metrics: list[str] | None = None,
+    method: str = "tornado",
+    samples: int = 512,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """``dse sensitivity``: which assumptions move one design's metrics (default: the
+    objectives). ``tornado`` swings each one alone (p10/p90); ``sobol`` and ``morris`` give
+    global indices (SALib) and record them in the study folder for ``dse report``. Returns
+    the JSON payload the CLI prints."""
+    from dataclasses import asdict
+
+    from dse.inspect.sensitivity import assumptions_source
+    from dse.inspect.sensitivity import sensitivity as _tornado
+
+    model, params = load_for_evaluate(spec, sets or [])
+    evaluate(model, params)  # the nominal design itself must evaluate (finite metrics)
+    source = assumptions_source(model)
+    units = {m: model.metrics[m].unit for m in model.metrics}
+    if method == "tornado":
+        table = _tornado(model, params, metrics=metrics)
+        return {
+            "method": "tornado",
+            "params": params,
+            "study": model.spec.study,
+            "swings_from": f"p10/p90 of {source}" if model.uncertain else source,
+            "units": {m: units.get(m, "") for m in table},
+            "metrics": {
+                m: [{**asdict(s), "swing": s.swing} for s in rows] for m, rows in table.items()
+            },
+        }
+    from dse.inspect.global_sensitivity import global_sensitivity, record_global
+
+    gtable = global_sensitivity(
+        model, params, method=method, metrics=metrics, samples=samples, seed=seed
+    )
+    payload = {
+        "method": method,
+        "samples": samples,
+        "seed": seed,
+        "params": params,
+        "study": model.spec.study,
+        "assumptions_from": source if model.uncertain else f"{source} (triangular)",
+        "units": {m: units.get(m, "") for m in gtable},
+        "metrics": {m: [r.as_dict() for r in rows] for m, rows in gtable.items()},
+    }
+    payload["recorded"] = str(record_global(model.spec.study, payload))
+    return payload
+
+
+def compare(
+    designs: list[str],
+    *,
+    labels: list[str] | None = None,
+    sets: list[str] | None = None,
+    metrics: list[str] | None = None,
+) -> tuple[list[Any], list[dict[str, object]]]:
+    """``dse compare``: evaluate each design (``SPEC`` or ``SPEC::k=v,k=v``; ``sets`` apply to
+    every design) and return them with the rows: feasibility and violated constraints, then
+    the objectives, then every other metric (``metrics``: ``--metric`` patterns)."""
+    from dse.inspect.compare import compare as _compare
+
+    return _compare(designs, labels=labels, sets=sets, metrics=metrics)
+
+
+def report(name: str, *, storage: str | None = None) -> ReportResult:
+    """``dse report``: ``studies/<name>/report.html`` (self-contained) and ``figures/*.png``."""
+    from dse.inspect.report import write_report
+
+    return write_report(name, storage=storage)
+
+
+def status(name: str, *, storage: str | None = None, recent_s: float = 300.0) -> dict[str, Any]:
+    """``dse status``: trials by state, recent workers, feasible count and front size."""
+    from dse.inspect.status import study_status
+
+    return study_status(name, storage=storage, recent_s=recent_s)
+
+
 __all__ = [
     "DseError",
     "NothingToRun",
-    "RecordedStudy",
+    "Problem",
     "RunResult",
+    "SpecError",
+    "StudyModel",
     "check",
+    "compare",
+    "counts_line",
     "evaluate",
+    "evaluate_design",
+    "json_schema",
+    "list_evaluators",
     "load",
     "load_for_evaluate",
     "load_study",
     "lock_dict",
     "open_study",
+    "pareto",
+    "quality",
     "read_lock",
+    "report",
     "run",
     "run_jobs",
     "run_worker",
+    "sensitivity",
+    "simulate",
+    "status",
+    "sweep",
+    "trial_counts",
     "validate",
 ]

@@ -1,4 +1,9 @@
-"""The ``dse`` command line (typer). Exit codes: 0 ok, 2 bad input, 1 internal error."""
+"""The ``dse`` command line (typer). Exit codes: 0 ok, 2 bad input, 1 internal error.
+
+Start-up matters (every worker, every shell completion runs it): this module imports typer and
+rich's console only; each command imports what it needs (``tests/cli/test_conventions.py``
+checks that ``dse --help`` imports no numpy, pandas, pyarrow or optuna).
+"""
 
 from __future__ import annotations
 
@@ -7,54 +12,94 @@ import json
 import signal
 import sys
 import threading
-import warnings
 from functools import partial
-from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-import pandas as pd
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from dse import api
-from dse.cli.compare import compare_command
-from dse.cli.inspect import dashboard_command, report_command
-from dse.cli.options import RobustOpt, StatisticOpt
-from dse.cli.sensitivity import sensitivity_command
-from dse.cli.status import status_command
-from dse.cli.sweep import sweep_command
-from dse.cli.worker import worker_command
-from dse.inspect.formatting import fmt
-from dse.model import outcome
-from dse.model.registry import builtin_evaluators
-from dse.model.study_model import EvaluationError
-from dse.results.quality import print_quality
+from dse import __version__
+from dse.cli.console import err, note, optuna_logging, out, verbosity
+from dse.cli.options import (
+    JsonOpt,
+    OutputFormat,
+    ProgressOpt,
+    RobustOpt,
+    SetOpt,
+    SpecArg,
+    Statistic,
+    StatisticOpt,
+    StorageOpt,
+)
 from dse.spec.errors import DseError, SpecError, shorten
-from dse.spec.schema import json_schema
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 app = typer.Typer(
     help="Declarative design-space explorer for AI clusters.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
 )
-# Pipes and CI logs get a wide console so tables keep whole metric names.
-out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
-err = Console(stderr=True, soft_wrap=True)
-
-SpecArg = Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output")]
 _INTERRUPTED = "interrupted; re-run the same command to resume"
 
 
+def _version(value: bool) -> None:
+    if value:
+        print(f"dse (litegpu-dse) {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit"
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("-q", "--quiet", help="Results and errors only: no progress, no notes")
+    ] = False,
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "-v",
+            "--verbose",
+            count=True,
+            help="Also Optuna's INFO log (each trial as it finishes)",
+        ),
+    ] = 0,
+) -> None:
+    """Declarative design-space explorer for AI clusters."""
+    verbosity.level = -1 if quiet else verbose
+
+
 @app.command()
-def validate(spec: SpecArg) -> None:
+def validate(spec: SpecArg, as_json: JsonOpt = False) -> None:
     """Check a spec without running anything; every problem is listed, sorted by line."""
+    from dse import api
+
     model, problems = api.validate(spec)
+    if as_json:
+        payload: dict[str, Any] = {
+            "spec": str(spec),
+            "ok": not problems and model is not None,
+            "problems": [
+                {"line": p.line, "field": p.field, "message": p.message} for p in problems
+            ],  # fmt: skip
+        }
+        if model is not None and not problems:
+            payload.update(
+                study=model.spec.study,
+                parameters=list(model.spec.space),
+                objectives=model.objective_names,
+                constraints=[c.source for c in model.constraints],
+                metrics=len(model.metrics),
+            )
+        print(json.dumps(payload, indent=2))
+        if problems or model is None:
+            raise typer.Exit(2)
+        return
     if problems or model is None:
         raise SpecError(problems)
     out.print(
@@ -73,41 +118,39 @@ def run(
     storage: Annotated[
         str | None, typer.Option(help="Optuna storage URL (default: journal file)")
     ] = None,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
+    progress: ProgressOpt = True,
     robust: RobustOpt = None,
-    statistic: StatisticOpt = "mean",
+    statistic: StatisticOpt = Statistic.mean,
     jobs: Annotated[
         int, typer.Option(help="Worker processes on one study; --trials is their total", min=1)
     ] = 1,
     as_json: JsonOpt = False,
 ) -> None:
     """Create or resume the spec's study and record its Pareto front."""
-    robust_opt = (robust, statistic) if robust is not None else None
+    import warnings
+
+    from dse import api
+    from dse.cli.progress import Progress
+
+    optuna_logging()
+    robust_opt = (robust, statistic.value) if robust is not None else None
     model = api.load(spec, robust=robust_opt)
     target = trials if trials is not None else model.spec.search.trials
     bar = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(
-            "feasible {task.fields[feasible]}  front {task.fields[front]}  "
-            "failed {task.fields[failed]}"
-        ),
-        TimeElapsedColumn(),
-        console=err,
-        disable=not progress or as_json,
+        model.spec.study,
+        total=target,
+        fields={"feasible": 0, "front": 0, "failed": 0},
+        enabled=progress and not as_json,
     )
-    task = bar.add_task(model.spec.study, total=target, feasible=0, front=0, failed=0)
+    shown: list[bool] = []
 
     def begin(before: int, total: int) -> None:
-        # The bar appears only once the study is open and there is work to do: a refused run
+        # Progress appears only once the study is open and there is work to do: a refused run
         # prints its one line alone, and a finished study shows no 0/N bar.
         if before < total:
-            bar.update(task, completed=before)
-            bar.start()
+            note(f"{model.spec.study}: {total - before} trials to run ({before} of {total} done)")
+            bar.start(before)
             shown.append(True)
-
-    shown: list[bool] = []
 
     stop = GracefulStop()
     if jobs > 1:
@@ -122,35 +165,29 @@ def run(
                 storage=storage,
                 on_begin=begin,
                 on_progress=lambda p: bar.update(
-                    task,
-                    completed=p.finished,
-                    feasible=p.feasible,
-                    front=p.front_size,
-                    failed=p.failed,
+                    p.finished, feasible=p.feasible, front=p.front_size, failed=p.failed
                 ),
             )
     except KeyboardInterrupt:
         # typer turns KeyboardInterrupt into a silent exit 130 before main() sees it.
-        if shown:
-            bar.stop()
+        bar.stop()
         err.print(_INTERRUPTED)
         raise typer.Exit(130) from None
     finally:
-        if shown:
-            bar.stop()
+        bar.stop()
     if stop.requested():
         err.print(_INTERRUPTED)
         raise typer.Exit(130)
     if result.note:
-        err.print(f"note: {result.note}", markup=False, highlight=False)
+        note(f"note: {result.note}")
     objectives = model.objective_names
+    counts = api.trial_counts(result.trials)
     if as_json:
         payload = {
             "study": model.spec.study,
             "directory": str(result.directory),
-            "trials": int((result.trials["state"] != "RUNNING").sum())
-            if len(result.trials)
-            else 0,
+            "trials": counts["finished"],
+            "counts": counts,
             "requested": result.requested,
             "added": result.added,
             "note": result.note,
@@ -161,16 +198,14 @@ def run(
     _print_front(
         result.front, objectives, title=f"Pareto front of {model.spec.study}", max_rows=20
     )
-    n_ok = int((result.trials["state"] == "COMPLETE").sum())
-    n_feas = int(result.trials["feasible"].sum())
     out.print(
-        f"{len(result.trials)} trials ({n_ok} complete, {n_feas} feasible; {result.added} new "
-        f"this run), front {len(result.front)}; records in {result.directory}"
+        f"{api.counts_line(counts)}; {result.added} new this run; front {len(result.front)}; "
+        f"records in {result.directory}"
     )
     failed = result.trials[result.trials["state"] == "FAIL"]
     if "stale" in failed:
         failed = failed[~failed["stale"].astype(bool)]
-    if n_ok == 0 and len(failed):
+    if counts["complete"] == 0 and len(failed):
         err.print(
             f"warning: every trial failed; the first: {failed['fail_reason'].iloc[0]}",
             markup=False,
@@ -218,6 +253,11 @@ def _print_front(
     front: pd.DataFrame, objectives: list[str], *, title: str, max_rows: int | None = None
 ) -> None:
     """The front as a table; a long one is thinned evenly along the first objective."""
+    import numpy as np
+    from rich.table import Table
+
+    from dse.inspect.formatting import fmt
+
     sub = _front_subset(front, objectives)
     caption = None
     if max_rows is not None and len(sub) > max_rows:
@@ -252,13 +292,21 @@ def _count_parser(option: str, cap: int) -> Any:
     return parse
 
 
+MetricOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metric",
+        help="Only these metrics (repeatable; a name, an evaluator prefix such as cost., "
+        "or a glob such as '*watt*')",
+    ),
+]
+
+
 @app.command()
 def evaluate(
     spec: SpecArg,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="name=value for a parameter or a dotted fixed value"),
-    ] = None,
+    set_: SetOpt = None,
+    metric: MetricOpt = None,
     breakdown: Annotated[
         bool, typer.Option("--breakdown", help="Print the cost waterfall of the design")
     ] = False,
@@ -279,77 +327,31 @@ def evaluate(
     seed: Annotated[int, typer.Option(help="Monte Carlo seed")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Evaluate the spec's fixed design and print every metric with its unit."""
+    """Evaluate one design: feasibility, the objectives, then every metric with its unit.
+
+    Feasibility comes first (each violated constraint named), then the objectives, then the
+    other metrics grouped by evaluator; --metric keeps only some."""
+    from dse import api
+    from dse.cli.design_view import print_design
+
     model, params = api.load_for_evaluate(spec, set_ or [])
-    metrics = api.evaluate(model, params)
     if breakdown:
-        _print_waterfalls(model, metrics)
+        _print_waterfalls(model, api.evaluate(model, params))
         return
     if simulate:
         _print_simulations(model, params, runs=runs, years=years, seed=seed, as_json=as_json)
         return
-    units = {k: model.metrics[k].unit for k in metrics if k in model.metrics}
-    constraints = _constraint_rows(model, params, metrics)
-    feasible = outcome.feasible([c["violation"] for c in constraints])
+    view = api.evaluate_design(model, params, metrics=metric)
     if as_json:
-        payload = {
-            "params": params,
-            "metrics": metrics,
-            "units": units,
-            "constraints": constraints,
-            "feasible": feasible,
-        }
-        print(json.dumps(payload, indent=2))
+        print(json.dumps(view, indent=2))
         return
-    table = Table(title=f"{model.spec.study}: {params or 'fixed design'}")
-    for c in ("metric", "value", "unit"):
-        table.add_column(c, justify="right" if c == "value" else "left", no_wrap=True)
-    table.add_column("meaning")
-    for k, v in metrics.items():
-        info = model.metrics.get(k)
-        table.add_row(k, fmt(v), info.unit if info else "", info.description if info else "")
-    out.print(table)
-    if constraints:
-        ctable = Table(title="constraints (violation <= 0 is satisfied)")
-        for c in ("constraint", "value", "violation", "satisfied"):
-            ctable.add_column(c, justify="left" if c == "constraint" else "right", no_wrap=True)
-        for c in constraints:
-            ok = "[green]yes[/green]" if c["satisfied"] else "[red]NO[/red]"
-            ctable.add_row(escape(c["constraint"]), fmt(c["value"]), fmt(c["violation"]), ok)
-        out.print(ctable)
-    n_bad = sum(not c["satisfied"] for c in constraints)
-    if not constraints:
-        out.print("[green]feasible[/green]: the spec has no constraints")
-    elif feasible:
-        out.print(f"[green]feasible[/green]: meets all {len(constraints)} constraints of the spec")
-    else:
-        out.print(
-            f"[red]infeasible[/red]: violates {n_bad} of {len(constraints)} constraints of the "
-            "spec"
-        )
-
-
-def _constraint_rows(
-    model: Any, params: dict[str, Any], metrics: dict[str, float]
-) -> list[dict[str, Any]]:
-    """Each constraint of the spec on one design: what it measures, its violation, verdict."""
-    env = model.env(params, metrics)
-    rows = []
-    for expr in model.constraints:
-        violation = float(expr.violation(env))
-        rows.append(
-            {
-                "constraint": expr.source,
-                "value": float(expr.value(env)),
-                "violation": violation,
-                "satisfied": outcome.satisfied(violation),
-            }
-        )
-    return rows
+    print_design(model, view)
 
 
 def _print_waterfalls(model: Any, metrics: dict[str, float]) -> None:
     """Each evaluator with a ``waterfall(metrics)`` attribute gets its line-by-line table."""
+    from rich.table import Table
+
     shown = False
     for ev in model.evaluators.values():
         fn = ev.waterfall
@@ -381,29 +383,12 @@ def _print_simulations(
     model: Any, params: dict[str, Any], *, runs: int, years: float, seed: int, as_json: bool
 ) -> None:
     """Each evaluator with a ``simulate(design, years=, runs=, seed=)`` attribute: summaries."""
-    design = model.design(params)
-    summary: dict[str, dict[str, float]] = {}
-    for ev in model.evaluators.values():
-        fn = ev.simulate
-        if fn is None:
-            continue
-        try:
-            results = fn(design, years=years, runs=runs, seed=seed)
-        except ValueError as exc:  # the model's refusal (e.g. too many events for memory)
-            raise DseError(f"--simulate: {getattr(exc, 'message', exc)}") from None
-        for key, samples in results.items():
-            a = np.asarray(samples, dtype=float)
-            summary[f"{ev.name}.{key}"] = {
-                "mean": float(a.mean()),
-                "std": float(a.std()),
-                "p1": float(np.percentile(a, 1)),
-                "p50": float(np.percentile(a, 50)),
-                "p99": float(np.percentile(a, 99)),
-                "min": float(a.min()),
-                "max": float(a.max()),
-            }
-    if not summary:
-        raise DseError("no evaluator of this spec provides a Monte Carlo simulation")
+    from rich.table import Table
+
+    from dse import api
+    from dse.inspect.formatting import fmt
+
+    summary = api.simulate(model, params, runs=runs, years=years, seed=seed)
     if as_json:
         print(json.dumps({"runs": runs, "years": years, "seed": seed, "samples": summary}))
         return
@@ -421,82 +406,95 @@ def _print_simulations(
 def pareto(
     study: Annotated[str, typer.Argument(help="Study name (folder under studies/)")],
     format_: Annotated[
-        str, typer.Option("--format", help="table | csv | json", case_sensitive=False)
-    ] = "table",
-    storage: Annotated[str | None, typer.Option(help="Override the recorded storage URL")] = None,
+        OutputFormat, typer.Option("--format", help="Output format", case_sensitive=False)
+    ] = OutputFormat.table,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json")] = False,
+    storage: StorageOpt = None,
     quality: Annotated[
         bool,
-        typer.Option("--quality", help="Also print hypervolume and IGD+ (dse.results.quality)"),
+        typer.Option(
+            "--quality",
+            help="Also print the hypervolume (normalised by the reference point) and IGD+",
+        ),
     ] = False,
 ) -> None:
     """Print a study's feasible Pareto front."""
-    fmt = format_.lower()
-    if fmt not in ("table", "csv", "json"):
-        raise DseError(f"--format {format_!r}: valid choices: csv, json, table")
+    from dse import api
+    from dse.results.quality import print_quality
+
+    fmt = OutputFormat.json if as_json else format_
     lock = api.read_lock(study)
     objectives = [o["metric"] for o in lock["objectives"]]
     _, front = api.load_study(study, storage=storage)
-    if fmt == "csv":
+    if fmt is OutputFormat.csv:
         sys.stdout.write(front.to_csv(index=False))
-    elif fmt == "json":
+    elif fmt is OutputFormat.json:
         sys.stdout.write(front.to_json(orient="records", indent=2) + "\n")
     else:
         _print_front(front, objectives, title=f"Pareto front of {study} ({len(front)} trials)")
     if quality:
-        print_quality(study, storage=storage, console=out if fmt == "table" else err)
+        print_quality(study, storage=storage, console=out if fmt is OutputFormat.table else err)
 
 
 @app.command()
 def evaluators(as_json: JsonOpt = False) -> None:
     """List every installed evaluator with its metrics, units and meanings."""
-    evs = builtin_evaluators()
+    from dse import api
+
+    listing = api.list_evaluators()
     if as_json:
-        payload = {
-            name: {
-                "origin": ev.origin,
-                "vectorized": ev.vectorized,
-                "metrics": {
-                    k: {"unit": m.unit, "description": m.description}
-                    for k, m in (ev.metrics or {}).items()
-                },
-            }
-            for name, ev in evs.items()
-        }
-        print(json.dumps(payload, indent=2))
+        print(json.dumps(listing, indent=2))
         return
-    for name, ev in evs.items():
-        table = Table(title=f"{name}  ({ev.origin}; vectorized={ev.vectorized})")
+    from rich.table import Table
+
+    for name, ev in listing.items():
+        table = Table(title=f"{name}  ({ev['origin']}; vectorized={ev['vectorized']})")
         for c in ("metric", "unit", "meaning"):
             table.add_column(c)
-        for k, m in (ev.metrics or {}).items():
-            table.add_row(f"{name}.{k}", m.unit, m.description)
+        for k, m in ev["metrics"].items():
+            table.add_row(f"{name}.{k}", m["unit"], m["description"])
         out.print(table)
 
 
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of a study spec (for editor completion and checks)."""
-    print(json.dumps(json_schema(), indent=2))
+    from dse import api
+
+    print(json.dumps(api.json_schema(), indent=2))
 
 
-app.command("sweep")(sweep_command)
-app.command("worker")(worker_command)
-app.command("status")(status_command)
-app.command("sensitivity")(sensitivity_command)
-app.command("report")(report_command)
-app.command("dashboard")(dashboard_command)
-app.command("compare")(compare_command)
+def _lazy(module: str, name: str) -> Any:
+    """A command whose module (and its imports) loads only when typer needs its signature.
+
+    typer reads a command's signature to build ``--help``; these modules import only typer and
+    dse.cli.options at the top, so registering them costs little."""
+    import importlib
+
+    return getattr(importlib.import_module(f"dse.cli.{module}"), name)
+
+
+app.command("sweep")(_lazy("sweep", "sweep_command"))
+app.command("worker")(_lazy("worker", "worker_command"))
+app.command("status")(_lazy("status", "status_command"))
+app.command("sensitivity")(_lazy("sensitivity", "sensitivity_command"))
+app.command("report")(_lazy("inspect", "report_command"))
+app.command("dashboard")(_lazy("inspect", "dashboard_command"))
+app.command("compare")(_lazy("compare", "compare_command"))
 
 
 def main() -> None:
     """Entry point: user errors print one line each and exit 2, never a traceback."""
+    from dse.heap import keep_freed_arrays
+
+    keep_freed_arrays()  # this process only: the CLI owns its allocator (dse/heap.py)
     try:
         app()
     except SpecError as exc:
         for p in exc.problems:
             err.print(str(p), markup=False, highlight=False)
         sys.exit(2)
-    except (DseError, EvaluationError) as exc:  # EvaluationError: a user's design (evaluate)
+    except DseError as exc:
         err.print(f"error: {shorten(str(exc))}", markup=False, highlight=False)
         sys.exit(2)
     except KeyboardInterrupt:
@@ -505,6 +503,17 @@ def main() -> None:
     except OSError as exc:  # a full or read-only disk: the storage is left as it was
         err.print(f"error: {os_error_line(exc)}", markup=False, highlight=False)
         sys.exit(1)
+    except Exception as exc:
+        if _is_evaluation_error(exc):  # a user's design failed to evaluate (dse evaluate)
+            err.print(f"error: {shorten(str(exc))}", markup=False, highlight=False)
+            sys.exit(2)
+        raise
+
+
+def _is_evaluation_error(exc: Exception) -> bool:
+    """Without importing the model layer: if it was never imported, nothing raised from it."""
+    mod = sys.modules.get("dse.model.study_model")
+    return mod is not None and isinstance(exc, mod.EvaluationError)
 
 
 def os_error_line(exc: OSError) -> str:

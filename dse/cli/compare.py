@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from dse.inspect.compare import compare, to_csv
-from dse.inspect.formatting import fmt
-from dse.spec.errors import DesignError
+from dse.cli.options import JsonOpt, SetOpt
 
 
 def _cell(v: object, *, is_ratio: bool) -> str:
+    from dse.inspect.formatting import fmt
+
     if v is None:
         return ""
     if is_ratio and isinstance(v, float):
@@ -28,10 +26,16 @@ def compare_command(
     designs: Annotated[
         list[str],
         typer.Argument(
-            help="SPEC or SPEC::name=value,name=value (parameters or dotted fixed values)",
+            help="SPEC, or SPEC::name=value,name=value for values of that design alone "
+            "(an option cannot follow one argument, so per-design values stay in the argument)",
             show_default=False,
         ),
     ],
+    set_: SetOpt = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", help="Only these metrics (name, evaluator prefix or glob)"),
+    ] = None,
     csv_path: Annotated[
         Path | None, typer.Option("--csv", help="Also write the table as CSV here ('-': stdout)")
     ] = None,
@@ -39,11 +43,39 @@ def compare_command(
         list[str] | None,
         typer.Option("--label", help="Name of a design in the table, in argument order"),
     ] = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Compare fixed designs side by side: every metric, its unit, and the ratio to the first."""
-    evaluated, rows = compare(designs, labels=label)
+    """Compare fixed designs side by side, with the ratio to the first design.
+
+    Feasibility and violated constraints first, then the objectives, then every metric with
+    its unit. --set values apply to every design."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from dse import api
+    from dse.inspect.compare import to_csv
+    from dse.spec.errors import DesignError
+
+    evaluated, rows = api.compare(designs, labels=label, sets=set_, metrics=metric)
     if csv_path is not None and str(csv_path) == "-":
         sys.stdout.write(to_csv(rows))
+        return
+    if as_json:
+        payload = {
+            "designs": [
+                {
+                    "label": d.label,
+                    "spec": str(d.spec),
+                    "sets": d.sets,
+                    "feasible": d.feasible,
+                    "violated": d.violated,
+                }
+                for d in evaluated
+            ],
+            "rows": rows[2:],
+        }
+        print(json.dumps(payload, indent=2))
         return
     out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 10_000)
     table = Table(title="Designs compared (ratios are to the first design)")
@@ -52,8 +84,16 @@ def compare_command(
     for c in cols:
         left = c in ("metric", "unit")
         table.add_column(escape(c), justify="left" if left else "right", no_wrap=True)
-    for r in rows:
-        table.add_row(*(escape(_cell(r[c], is_ratio=c in ratio_cols)) for c in cols))
+    objectives = {m for d in evaluated for m in d.objectives}
+    group = None
+    for i, r in enumerate(rows):
+        name = str(r["metric"])
+        this = "verdict" if i < 2 else "objective" if name in objectives else name.split(".")[0]
+        if group is not None and this != group:
+            table.add_section()
+        group = this
+        style = "red" if i == 0 and any(not d.feasible for d in evaluated) else None
+        table.add_row(*(escape(_cell(r[c], is_ratio=c in ratio_cols)) for c in cols), style=style)
     out.print(table)
     for d in evaluated:
         sets = ", ".join(d.sets) or "fixed design"

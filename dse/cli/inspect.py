@@ -10,6 +10,8 @@ from typing import Annotated
 
 import typer
 
+from dse.cli.options import JsonOpt, StorageOpt
+
 StudyArg = Annotated[
     str, typer.Argument(help="Study name, or its folder (studies/NAME, as tab completion gives)")
 ]
@@ -33,14 +35,33 @@ def study_name(arg: str) -> str:
     return arg.rstrip("/")
 
 
-StorageOpt = Annotated[str | None, typer.Option(help="Override the recorded storage URL")]
-
-
-def report_command(study: StudyArg, storage: StorageOpt = None) -> None:
+def report_command(study: StudyArg, storage: StorageOpt = None, as_json: JsonOpt = False) -> None:
     """Write studies/<study>/report.html (self-contained, offline) and figures/*.png."""
-    from dse.inspect.report import write_report
+    import json
+    import time
 
-    result = write_report(study_name(study), storage=storage)
+    from dse import api
+    from dse.cli.console import note, progress_line
+    from dse.cli.extras import require
+
+    require("dashboard", "plotly", "dse report")
+    require("dashboard", "matplotlib", "dse report")
+    name = study_name(study)
+    note(f"report {name}: figures, tables and importances (about a minute for a large study)")
+    t0 = time.monotonic()
+    result = api.report(name, storage=storage)
+    if as_json:
+        trials, front = api.load_study(name, storage=storage)
+        payload = {
+            "study": name,
+            "html": str(result.html),
+            "figures": [str(p) for p in result.figures],
+            "counts": api.trial_counts(trials),
+            "front_size": len(front),
+        }
+        print(json.dumps(payload, indent=2))
+        return
+    progress_line(f"report {name}: done in {time.monotonic() - t0:.0f} s")
     print(f"wrote {result.html}")
     for p in result.figures:
         print(f"wrote {p}")
@@ -77,6 +98,12 @@ def dashboard_command(
     ] = False,
 ) -> None:
     """Serve optuna-dashboard on the study, with our feasible front as a figure and notes."""
+    from dse.cli.console import optuna_logging
+    from dse.cli.extras import require
+
+    require("dashboard", "optuna_dashboard", "dse dashboard")
+    require("dashboard", "plotly", "dse dashboard")
+    optuna_logging()
     from dse.inspect.dashboard import serve
 
     serve(

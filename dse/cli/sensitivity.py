@@ -1,155 +1,138 @@
-"""``dse sensitivity SPEC``: the tornado table of :mod:`dse.inspect.sensitivity`."""
+"""``dse sensitivity SPEC``: the tables of :func:`dse.api.sensitivity`."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from dse.inspect.sensitivity import assumptions_source, sensitivity
-from dse.model.load import evaluate, load_for_evaluate
+from dse.cli.console import note, out
+from dse.cli.options import JsonOpt, SensitivityMethod, SetOpt
+
+#: A swing or index below this (relative to the nominal / absolute) is printed as "no effect".
+NO_EFFECT = 1e-9
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.4g}"
+def _fmt(v: float | None) -> str:
+    return "" if v is None else f"{v:.4g}"
 
 
 def sensitivity_command(
     spec: Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)],
+    set_: SetOpt = None,
     design: Annotated[
         list[str] | None,
-        typer.Option("--design", help="name=value,name=value: the design's parameters"),
-    ] = None,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="name=value for a parameter or a dotted fixed value"),
+        typer.Option(
+            "--design", help="Deprecated: name=value,name=value; use --set name=value", hidden=True
+        ),
     ] = None,
     metric: Annotated[
         list[str] | None, typer.Option("--metric", help="Metric to analyse (default: objectives)")
     ] = None,
     top: Annotated[int, typer.Option(help="Rows per table (0: all)", min=0)] = 15,
     method: Annotated[
-        str,
+        SensitivityMethod,
         typer.Option(
-            help="tornado (one at a time, p10/p90) | sobol (first-order and total indices) | "
-            "morris (elementary effects); sobol and morris use SALib"
+            help="tornado: one at a time, p10/p90; sobol: first-order and total indices; "
+            "morris: elementary effects (sobol and morris use SALib)",
+            case_sensitive=False,
         ),
-    ] = "tornado",
+    ] = SensitivityMethod.tornado,
     samples: Annotated[
         int,
         typer.Option(help="sobol: base samples N (N x (d+2) runs); morris: trajectories", min=8),
     ] = 512,
     seed: Annotated[int, typer.Option(help="Seed of the sobol/morris samples")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Which assumptions move each objective of one design most: a tornado table, or global
     Sobol / Morris indices over the spec's uncertain assumptions."""
-    sets = [item for group in design or [] for item in group.split(",") if item.strip()]
-    sets += set_ or []
-    model, params = load_for_evaluate(spec, sets)
-    evaluate(model, params)  # the nominal design itself must evaluate (finite metrics)
-    if method != "tornado":
-        _global(
-            model,
-            params,
-            method=method,
-            metrics=metric,
-            samples=samples,
-            seed=seed,
-            top=top,
-            as_json=as_json,
-        )
-        return
-    table = sensitivity(model, params, metrics=metric)
-    source = assumptions_source(model)
-    source = f"p10/p90 of {source}" if model.uncertain else source
+    from dse import api
+
+    sets = list(set_ or [])
+    if design:
+        note("note: --design is deprecated; give each value as --set name=value")
+        sets = [item for group in design for item in group.split(",") if item.strip()] + sets
+    if method is not SensitivityMethod.tornado:
+        from dse.cli.extras import require
+
+        require("sensitivity", "SALib", f"dse sensitivity --method {method.value}")
+    payload = api.sensitivity(
+        spec, sets=sets, metrics=metric, method=method.value, samples=samples, seed=seed
+    )
     if as_json:
-        payload = {
-            "params": params,
-            "swings_from": source,
-            "metrics": {
-                m: [{**asdict(s), "swing": s.swing} for s in rows] for m, rows in table.items()
-            },
-        }
         print(json.dumps(payload, indent=2))
         return
-    console = Console(soft_wrap=True, width=200)
-    for m, rows in table.items():
-        unit = model.metrics[m].unit if m in model.metrics else ""
-        nominal = rows[0].nominal if rows else float("nan")
+    if method is SensitivityMethod.tornado:
+        _print_tornado(payload, top=top)
+    else:
+        _print_global(payload, top=top)
+
+
+def _print_tornado(payload: dict[str, Any], *, top: int) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    source = payload["swings_from"]
+    for m, rows in payload["metrics"].items():
+        unit = payload["units"].get(m, "")
+        nominal = rows[0]["nominal"] if rows else float("nan")
+        title = f"{m} [{unit}]: nominal {_fmt(nominal)}; swings from {source}"
+        moving = [r for r in rows if abs(r["swing"]) > NO_EFFECT * max(abs(nominal), 1e-300)]
+        if not moving:
+            out.print(escape(f"{title}: no assumption has an effect"), highlight=False)
+            continue
         # escape: a unit such as "[1/J]" would otherwise be read as rich markup and vanish
-        t = Table(title=escape(f"{m} [{unit}]: nominal {_fmt(nominal)}; swings from {source}"))
+        t = Table(title=escape(title))
         for c in ("assumption", "low", "high", f"{m} @ low", f"{m} @ high", "swing", "swing %"):
             t.add_column(c, justify="left" if c == "assumption" else "right", no_wrap=True)
-        for s in rows[: top or None]:
+        for s in moving[: top or None]:
             t.add_row(
-                s.assumption,
-                _fmt(s.low),
-                _fmt(s.high),
-                _fmt(s.metric_at_low),
-                _fmt(s.metric_at_high),
-                _fmt(s.swing),
-                f"{100 * s.swing_fraction:.2f}",
+                s["assumption"],
+                _fmt(s["low"]),
+                _fmt(s["high"]),
+                _fmt(s["metric_at_low"]),
+                _fmt(s["metric_at_high"]),
+                _fmt(s["swing"]),
+                f"{100 * s['swing'] / abs(nominal):.2f}" if nominal else "inf",
             )
-        console.print(t)
+        out.print(t)
+        if len(moving) < len(rows):
+            names = ", ".join(r["assumption"] for r in rows if r not in moving)
+            out.print(escape(f"no effect on {m}: {names}"), highlight=False)
 
 
-def _global(
-    model: Any,
-    params: dict[str, Any],
-    *,
-    method: str,
-    metrics: list[str] | None,
-    samples: int,
-    seed: int,
-    top: int,
-    as_json: bool,
-) -> None:
-    """Sobol or Morris indices: printed, and recorded in the study folder for ``dse report``."""
-    from dse.inspect.global_sensitivity import global_sensitivity, record_global
+def _print_global(payload: dict[str, Any], *, top: int) -> None:
+    from rich.markup import escape
+    from rich.table import Table
 
-    table = global_sensitivity(
-        model, params, method=method, metrics=metrics, samples=samples, seed=seed
+    method, source = payload["method"], payload["assumptions_from"]
+    sobol = method == "sobol"
+    what = (
+        "Sobol indices (95 % confidence half-widths)"
+        if sobol
+        else "Morris elementary effects (mu* in the metric's unit per full range)"
     )
-    source = assumptions_source(model)
-    source = source if model.uncertain else f"{source} (triangular)"
-    payload = {
-        "method": method,
-        "samples": samples,
-        "seed": seed,
-        "params": params,
-        "assumptions_from": source,
-        "metrics": {m: [r.as_dict() for r in rows] for m, rows in table.items()},
-    }
-    path = record_global(model.spec.study, payload)
-    if as_json:
-        print(json.dumps(payload, indent=2))
-        return
-    console = Console(soft_wrap=True, width=200)
-    for m, rows in table.items():
-        unit = model.metrics[m].unit if m in model.metrics else ""
-        what = (
-            "Sobol indices (95 % confidence half-widths)"
-            if method == "sobol"
-            else ("Morris elementary effects (mu* in the metric's unit per full range)")
-        )
-        t = Table(title=escape(f"{m} [{unit}]: {what}; assumptions from {source}"))
-        cols = ("S1", "S1 ±", "ST", "ST ±") if method == "sobol" else ("mu*", "mu* ±", "sigma")
+    keys = ("S1", "S1_conf", "ST", "ST_conf") if sobol else ("mu_star", "mu_star_conf", "sigma")
+    effect = "ST" if sobol else "mu_star"
+    for m, rows in payload["metrics"].items():
+        unit = payload["units"].get(m, "")
+        title = f"{m} [{unit}]: {what}; assumptions from {source}"
+        moving = [r for r in rows if abs(r[effect] or 0.0) > NO_EFFECT]
+        if not moving:
+            out.print(escape(f"{title}: no assumption has an effect"), highlight=False)
+            continue
+        t = Table(title=escape(title))
         t.add_column("assumption", no_wrap=True)
-        for c in cols:
+        for c in ("S1", "S1 ±", "ST", "ST ±") if sobol else ("mu*", "mu* ±", "sigma"):
             t.add_column(c, justify="right", no_wrap=True)
-        for r in rows[: top or None]:
-            vals = (
-                (r.S1, r.S1_conf, r.ST, r.ST_conf)
-                if method == "sobol"
-                else (r.mu_star, r.mu_star_conf, r.sigma)
-            )
-            t.add_row(r.assumption, *(_fmt(v) for v in vals))
-        console.print(t)
-    console.print(f"recorded in {path} (shown by dse report)", markup=False, highlight=False)
+        for r in moving[: top or None]:
+            t.add_row(r["assumption"], *(_fmt(r[k]) for k in keys))
+        out.print(t)
+        if len(moving) < len(rows):
+            names = ", ".join(r["assumption"] for r in rows if r not in moving)
+            out.print(escape(f"no effect on {m}: {names}"), highlight=False)
+    out.print(f"recorded in {payload['recorded']} (shown by dse report)", markup=False,
+              highlight=False)  # fmt: skip

@@ -6,26 +6,28 @@ import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from dse.inspect.status import study_status
+from dse.cli.options import JsonOpt, StorageOpt
 
 
 def status_command(
     study: Annotated[str, typer.Argument(help="Study name (folder under studies/)")],
-    storage: Annotated[str | None, typer.Option(help="Override the recorded storage URL")] = None,
+    storage: StorageOpt = None,
     recent_s: Annotated[
         float, typer.Option(help="A worker counts as recent if it touched a trial this recently")
     ] = 300.0,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Show a study's trials by state, recent workers, feasible count and front size."""
-    info = study_status(study, storage=storage, recent_s=recent_s)
+    from rich.table import Table
+
+    from dse import api
+    from dse.cli.console import out
+
+    info = api.status(study, storage=storage, recent_s=recent_s)
     if as_json:
         print(json.dumps(info, indent=2))
         return
-    out = Console(soft_wrap=True)
     target = f" of {info['spec_trials']} in the spec" if info["spec_trials"] else ""
     out.print(
         f"[bold]{info['study']}[/bold]: {info['finished']} finished{target}, "

@@ -1,4 +1,4 @@
-"""``dse sweep SPEC``: the vectorized sweep of :mod:`dse.search.sweep`, with a progress bar."""
+"""``dse sweep SPEC``: the vectorized sweep of :mod:`dse.search.sweep`, with its progress."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from dse.model.load import load
-from dse.search.sweep import DEFAULT_CHUNK, SweepError, sweep
+from dse.cli.options import JsonOpt, ProgressOpt
+
+#: dse.search.sweep.DEFAULT_CHUNK, repeated so that ``dse --help`` needs no numpy (a test
+#: checks that the two agree).
+DEFAULT_CHUNK = 1 << 17
 
 
 def sweep_command(
@@ -38,18 +40,14 @@ def sweep_command(
         bool,
         typer.Option(help="Reuse the finished chunks of an interrupted sweep of the same spec"),
     ] = True,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+    progress: ProgressOpt = True,
+    as_json: JsonOpt = False,
 ) -> None:
     """Evaluate the whole space in vectorized chunks and record its exact feasible front."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from dse import api
+    from dse.cli.console import note, out
+    from dse.cli.progress import Progress
+    from dse.search.sweep import SweepError, space_size
 
     if grid and samples is not None:
         raise SweepError("give either --grid or --samples N, not both")
@@ -57,47 +55,52 @@ def sweep_command(
         raise SweepError(f"--jobs must be at least 1 (got {jobs})")
     if scheduler is not None and jobs != 1:
         raise SweepError("give either --jobs N (local workers) or --scheduler URL, not both")
-    model = load(spec, nominal=True)
-    err = Console(stderr=True)
+    if scheduler is not None:
+        from dse.cli.extras import require
+
+        require("dask", "distributed", "dse sweep --scheduler")
+    model = api.load(spec, nominal=True)
+    size = samples if samples is not None else space_size(dict(model.spec.space))
+    if size is not None and not as_json:
+        where = f"{jobs} local process{'es' if jobs > 1 else ''}" if not scheduler else scheduler
+        note(
+            f"sweep {model.spec.study}: {size:,} designs ({'samples' if samples else 'grid'}) "
+            f"in {-(-size // chunk):,} chunks of {chunk:,} on {where}; the expected time "
+            "follows the first chunk"
+        )
     bar = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("front {task.fields[front]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        disable=not progress or as_json,
+        f"sweep {model.spec.study}",
+        total=size,
+        fields={"front": 0},
+        enabled=progress and not as_json,
         # Redrawn per chunk, not by a refresh thread: a single-threaded process may fork its
         # --jobs workers (milliseconds) instead of starting a forkserver (see sweep_local).
         auto_refresh=False,
     )
-    with bar:
-        task = bar.add_task(f"sweep {model.spec.study}", total=None, front=0)
-
-        def update(done: int, total: int, front: int) -> None:
-            bar.update(task, completed=done, total=total, front=front, refresh=True)
-
-        result = sweep(
+    bar.start(0)
+    try:
+        result = api.sweep(
             model,
             samples=samples,
             chunk=chunk,
             seed=seed,
-            on_progress=update,
+            on_progress=lambda done, total, front: bar.update(done, total=total, front=front),
             jobs=jobs,
             scheduler=scheduler,
             resume=resume,
         )
+    finally:
+        bar.stop()
     summary = result.summary()
     if as_json:
         print(json.dumps(summary, indent=2))
         return
-    out = Console()
     out.print(
         f"{result.designs_evaluated:,} designs ({result.mode}) in {result.seconds:.1f} s"
         f" on {result.workers} worker{'s' if result.workers != 1 else ''}"
         + (f" ({result.chunks_resumed} chunks resumed)" if result.chunks_resumed else "")
         + ": "
         f"{result.designs_per_s:,.0f} designs/s; {result.feasible:,} feasible; "
-        f"front {result.front_size}; written to {result.directory}"
+        f"front {result.front_size}; written to {result.directory}",
+        highlight=False,
     )

@@ -7,9 +7,7 @@ from typing import Annotated
 
 import typer
 
-from dse import api
-from dse.cli.options import RobustOpt, StatisticOpt
-from dse.search.recovery import finished_count
+from dse.cli.options import RobustOpt, Statistic, StatisticOpt
 
 
 def worker_command(
@@ -38,11 +36,22 @@ def worker_command(
         bool, typer.Option(help="Write trials/pareto records under studies/ when done")
     ] = False,
     robust: RobustOpt = None,
-    statistic: StatisticOpt = "mean",
+    statistic: StatisticOpt = Statistic.mean,
     parent: Annotated[int | None, typer.Option(hidden=True)] = None,
 ) -> None:
     """Join the spec's study (creating it if needed) and run trials until the study-wide
     total is reached; run one per core, on as many hosts as share the storage."""
+    from dse import api
+    from dse.cli.console import note, optuna_logging
+    from dse.search.recovery import finished_count
+
+    optuna_logging()
+    if storage is not None and storage.startswith("postgres"):
+        from dse.cli.extras import require
+
+        require("postgres", "psycopg", "a postgresql:// storage")
+    if parent is None:
+        note(f"worker on {spec}: running trials until the study holds its total")
     study, target = api.run_worker(
         spec,
         storage=storage,
@@ -51,7 +60,7 @@ def worker_command(
         heartbeat_s=heartbeat_s,
         grace_s=grace_s,
         records=records,
-        robust=(robust, statistic) if robust is not None else None,
+        robust=(robust, statistic.value) if robust is not None else None,
         parent=parent,
     )
     if parent is None:

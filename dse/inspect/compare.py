@@ -3,7 +3,11 @@ ratio to the first design (a baseline design against its alternatives).
 
 A design argument is ``SPEC`` (the spec's fixed design, as ``dse evaluate SPEC``) or
 ``SPEC::name=value,name=value`` (as ``dse evaluate SPEC --set name=value --set ...``: a
-searched parameter or a dotted fixed value such as ``group.field``).
+searched parameter or a dotted fixed value such as ``group.field``). ``sets`` (the CLI's
+repeatable ``--set name=value``) apply to every design, before each design's own values.
+
+The rows lead with what decides a comparison: whether each design is feasible and which
+constraints it violates, then the objectives, then the other metrics grouped by evaluator.
 """
 
 from __future__ import annotations
@@ -11,9 +15,10 @@ from __future__ import annotations
 import csv
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from dse.inspect.design import design_view, select_metrics
 from dse.model.load import evaluate, load_for_evaluate
 from dse.spec.errors import DesignError
 
@@ -27,6 +32,9 @@ class Design:
     sets: list[str]
     metrics: dict[str, float]
     units: dict[str, str]
+    feasible: bool = True
+    violated: list[str] = field(default_factory=list)
+    objectives: list[str] = field(default_factory=list)
 
 
 def parse_design(arg: str) -> tuple[Path, list[str]]:
@@ -42,12 +50,22 @@ def parse_design(arg: str) -> tuple[Path, list[str]]:
     return Path(spec), sets
 
 
-def evaluate_design(arg: str) -> Design:
-    spec, sets = parse_design(arg)
+def evaluate_design(arg: str, *, sets: list[str] | None = None) -> Design:
+    spec, own = parse_design(arg)
+    sets = [*(sets or []), *own]
     model, params = load_for_evaluate(spec, sets)
     metrics = evaluate(model, params)
-    units = {k: model.metrics[k].unit for k in metrics if k in model.metrics}
-    return Design(label=model.spec.study, spec=spec, sets=sets, metrics=metrics, units=units)
+    view = design_view(model, params, metrics)
+    return Design(
+        label=model.spec.study,
+        spec=spec,
+        sets=sets,
+        metrics=metrics,
+        units=view["units"],
+        feasible=view["feasible"],
+        violated=view["violated"],
+        objectives=list(view["objectives"]),
+    )
 
 
 def _unique_labels(designs: list[Design]) -> None:
@@ -65,13 +83,36 @@ def ratio(value: float | None, base: float | None) -> float | None:
     return value / base
 
 
-def compare_rows(designs: list[Design]) -> list[dict[str, object]]:
-    """One row per metric (union over designs, first design's order first)."""
+def _ordered_names(designs: list[Design]) -> list[str]:
+    """Objectives first (the first design's, then others'), then the rest grouped by
+    evaluator in first-seen order."""
     names: list[str] = []
     for d in designs:
-        names += [m for m in d.metrics if m not in names]
+        names += [m for m in d.objectives if m not in names]
+    rest: list[str] = []
+    for d in designs:
+        rest += [m for m in d.metrics if m not in names and m not in rest]
+    groups = list(dict.fromkeys(m.split(".", 1)[0] for m in rest))
+    return names + sorted(rest, key=lambda m: groups.index(m.split(".", 1)[0]))
+
+
+def compare_rows(
+    designs: list[Design], *, metrics: list[str] | None = None
+) -> list[dict[str, object]]:
+    """A ``feasible`` row and a ``violated`` row, then one row per metric (objectives first);
+    ``metrics`` are ``--metric`` patterns (:func:`dse.inspect.design.select_metrics`)."""
+    names = select_metrics(_ordered_names(designs), metrics)
     base = designs[0]
-    rows = []
+    rows: list[dict[str, object]] = []
+    verdict: dict[str, object] = {"metric": "feasible", "unit": ""}
+    violated: dict[str, object] = {"metric": "violated constraints", "unit": ""}
+    for i, d in enumerate(designs):
+        verdict[d.label] = "yes" if d.feasible else "NO"
+        violated[d.label] = "; ".join(d.violated) or "none"
+        if i:
+            verdict[f"{d.label}/{base.label}"] = None
+            violated[f"{d.label}/{base.label}"] = None
+    rows += [verdict, violated]
     for m in names:
         row: dict[str, object] = {
             "metric": m,
@@ -86,19 +127,24 @@ def compare_rows(designs: list[Design]) -> list[dict[str, object]]:
 
 
 def compare(
-    args: list[str], *, labels: list[str] | None = None
+    args: list[str],
+    *,
+    labels: list[str] | None = None,
+    sets: list[str] | None = None,
+    metrics: list[str] | None = None,
 ) -> tuple[list[Design], list[dict[str, object]]]:
-    """Evaluate each design; ``labels`` name the first designs (default: the study name)."""
+    """Evaluate each design; ``labels`` name the first designs (default: the study name),
+    ``sets`` apply to all of them, ``metrics`` select rows."""
     if not args:
         raise DesignError("give at least one design: SPEC or SPEC::name=value,name=value")
     labels = labels or []
     if len(labels) > len(args):
         raise DesignError(f"{len(labels)} --label options for {len(args)} designs")
-    designs = [evaluate_design(a) for a in args]
+    designs = [evaluate_design(a, sets=sets) for a in args]
     for d, name in zip(designs, labels, strict=False):
         d.label = name
     _unique_labels(designs)
-    return designs, compare_rows(designs)
+    return designs, compare_rows(designs, metrics=metrics)
 
 
 def to_csv(rows: list[dict[str, object]]) -> str:

@@ -99,7 +99,6 @@ def create_or_load(
     """Create the study or join it. Creation is race-free (the storage lets exactly one of
     many starting workers create it); the creator stores ``spec_lock`` in the study and
     everyone else must match it (``dse.search.spec_check.check_spec``)."""
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = open_storage(storage_url, heartbeat_s=heartbeat_s, grace_s=grace_s)
     directions = [
         optuna.study.StudyDirection.MAXIMIZE

@@ -96,7 +96,6 @@ def open_study(name: str, *, storage: str | None = None) -> RecordedStudy:
     """Open a recorded study from the storage in its lock (or ``storage``)."""
     lock = read_lock(name)
     url = storage or lock["storage"]
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
     try:
         study = optuna.load_study(study_name=lock["study"], storage=open_storage(url))
     except KeyError:

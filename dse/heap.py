@@ -6,9 +6,11 @@ twice the last such block is free there, so the next array is fresh memory: a pa
 zero fill per 4 KiB, about a sixth of the evaluators' time on distinct designs (measured on
 ``spaces/litegpu.yaml``; ``benchmarks/RESULTS.md``). Serving blocks up to 32 MiB from the heap
 and trimming only past 256 MiB free reuses that memory: the peak is the same, at most 256 MiB
-of freed memory is kept. Done once, when ``objectives`` is imported; nothing is changed where
-the C library has no ``mallopt`` (macOS, Windows) or when the user set glibc's malloc
-environment variables (``MALLOC_*_``, ``GLIBC_TUNABLES``) or ``DSE_KEEP_MALLOC``.
+of freed memory is kept. A process-wide setting, so it is never done on import: the ``dse``
+command calls :func:`keep_freed_arrays` in its own processes (and its workers), a script or
+notebook may call it explicitly. Nothing is changed where the C library has no ``mallopt``
+(macOS, Windows) or when the user set glibc's malloc environment variables (``MALLOC_*_``,
+``GLIBC_TUNABLES``) or ``DSE_KEEP_MALLOC``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,129 @@
+"""Start-up cost of the ``dse`` command, as CPU-time ratios measured in one run.
+
+Each command runs as a fresh subprocess ``--repeat`` times; its CPU time (user + system, from
+``getrusage(RUSAGE_CHILDREN)``) is taken per run and the median kept, so a busy machine slows
+every row alike. Rows:
+
+- ``python -c pass``: the interpreter alone;
+- ``import typer, rich``: the floor of any typer + rich CLI (the reference of the ratios);
+- ``dse --help``: target <= 2.5x the reference;
+- ``dse evaluate SPEC --json``: one design end to end; its *start-up* is that minus the
+  evaluation itself, measured as the CPU of the same evaluation repeated inside one warm
+  process (``dse.api.evaluate`` after a first call).
+
+``--against REV`` runs the same rows on a git revision (checked out to a temporary worktree,
+imported through ``PYTHONPATH`` with this interpreter's packages) so old and new start-up are
+compared in the same run::
+
+    python benchmarks/bench_startup.py --repeat 7 --against c655ac8
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = "spaces/h100.yaml"
+
+WARM_EVAL = """
+import time
+from dse import api
+model, params = api.load_for_evaluate({spec!r}, [])
+api.evaluate(model, params)
+t0 = time.process_time()
+for _ in range(5):
+    api.evaluate(model, params)
+print((time.process_time() - t0) / 5)
+"""
+
+
+def cpu_s(argv: list[str], *, env: dict[str, str], cwd: Path) -> float:
+    """CPU seconds (user + system) of one run of ``argv``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def median_cpu(argv: list[str], *, env: dict[str, str], cwd: Path, repeat: int) -> float:
+    return statistics.median(cpu_s(argv, env=env, cwd=cwd) for _ in range(repeat))
+
+
+def dse_argv(*args: str) -> list[str]:
+    # The console script is `dse.cli:main`; `-c` runs the same import path without depending
+    # on where the script was installed (and works for an --against worktree).
+    return [sys.executable, "-c", "from dse.cli import main; main()", *args]
+
+
+def measure(tree: Path, repeat: int) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(tree), "NO_COLOR": "1"}
+    # a bare name keeps the study folder (none is written) and output paths identical
+    rows = {
+        "python -c pass": median_cpu([sys.executable, "-c", "pass"], env=env, cwd=tree,
+                                     repeat=repeat),
+        "import typer, rich": median_cpu(
+            [sys.executable, "-c", "import typer, rich.console"], env=env, cwd=tree,
+            repeat=repeat,
+        ),
+        "dse --help": median_cpu(dse_argv("--help"), env=env, cwd=tree, repeat=repeat),
+        "dse evaluate": median_cpu(
+            dse_argv("evaluate", SPEC, "--json"), env=env, cwd=tree, repeat=repeat
+        ),
+    }  # fmt: skip
+    warm = subprocess.run(
+        [sys.executable, "-c", WARM_EVAL.format(spec=SPEC)],
+        env=env,
+        cwd=tree,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    rows["evaluation itself (warm)"] = float(warm.stdout.split()[-1])
+    rows["dse evaluate start-up"] = rows["dse evaluate"] - rows["evaluation itself (warm)"]
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=7, help="runs per row (median kept)")
+    ap.add_argument("--against", help="also measure this git revision (e.g. main~3)")
+    args = ap.parse_args()
+    results = {"this tree": measure(ROOT, args.repeat)}
+    if args.against:
+        with tempfile.TemporaryDirectory() as tmp:
+            old = Path(tmp) / "old"
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old), args.against],
+                check=True,
+                capture_output=True,
+            )
+            try:
+                results[args.against] = measure(old, args.repeat)
+            finally:
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)],
+                    check=True,
+                    capture_output=True,
+                )
+    ref = results["this tree"]["import typer, rich"]
+    names = list(results["this tree"])
+    print(f"median CPU s of {args.repeat} runs; ratio to 'import typer, rich' of this tree")
+    print(f"{'':28}" + "".join(f"{k:>26}" for k in results))
+    for n in names:
+        cells = "".join(f"{r[n]:>16.3f} ({r[n] / ref:5.2f}x)" for r in results.values())
+        print(f"{n:28}{cells}")
+    if args.against:
+        new, old = results["this tree"], results[args.against]
+        for n in ("dse --help", "dse evaluate", "dse evaluate start-up"):
+            print(f"{n}: this tree / {args.against} = {new[n] / old[n]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""Optional dependencies: a command that needs an extra the install lacks says so in one line.
+
+The core install (``pip install litegpu-dse``) runs ``dse run``, ``evaluate``, ``validate``,
+``pareto``, ``compare``, ``status`` and the grid ``sweep``; the extras add the rest
+(``pyproject.toml``: ``dashboard``, ``dask``, ``postgres``, ``sensitivity``, ``all``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from dse.spec.errors import DseError
+
+
+class MissingExtra(DseError):
+    """A command needs an optional dependency that is not installed (exit 2)."""
+
+
+def require(extra: str, module: str, what: str) -> None:
+    """Raise :class:`MissingExtra` naming the install command unless ``module`` imports."""
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise MissingExtra(
+            f"{what} needs the optional '{extra}' dependencies ({module} is not installed): "
+            f"pip install 'litegpu-dse[{extra}]'"
+        )
