@@ -74,6 +74,12 @@ _KINDS = {
 }
 
 
+#: libyaml's parser when PyYAML was built with it (the wheels are): ~10x faster than the pure
+#: Python one, and every `dse evaluate`, worker and validate reads the package's presets
+#: through here (benchmarks/bench_startup.py). Same safe constructor and resolver.
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of a regular file, at most ``max_bytes`` (more is an error, never read whole).
 
@@ -145,7 +151,7 @@ def _check_bounds(text: str, filename: str) -> None:
     sizes: dict[str, int] = {}  # anchor -> expanded node count of its node
     stack: list[list[Any]] = []  # open collections: [anchor, expanded node count]
     total = 0
-    for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+    for ev in yaml.parse(text, Loader=_LOADER):
         line = ev.start_mark.line + 1 if ev.start_mark else None
         if isinstance(ev, yaml.CollectionStartEvent):
             if len(stack) >= MAX_DEPTH:
@@ -224,7 +230,7 @@ def parse(text: str, filename: str) -> YamlDoc:
     _check_characters(text, filename)
     try:
         _check_bounds(text, filename)
-        loader = yaml.SafeLoader(text)
+        loader = _LOADER(text)
         try:
             node = loader.get_single_node()
             data = loader.construct_document(node) if node is not None else None
@@ -236,6 +242,8 @@ def parse(text: str, filename: str) -> YamlDoc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         context = getattr(exc, "context", None)
         msg = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
+        if "maximum nesting depth" in str(problem):  # libyaml's own limit, met while scanning
+            msg = f"invalid YAML: nested deeper than {MAX_DEPTH} levels"
         raise YamlReadError(filename, line, msg) from None
     except RecursionError:  # guarded above; a last line of defence, never a traceback
         raise YamlReadError(filename, None, "invalid YAML: nested too deeply") from None
