@@ -69,8 +69,8 @@ def test_version_and_python_m_dse() -> None:
 
 def test_shell_completion_offers_commands_and_closed_choices() -> None:
     def complete(words: str) -> list[str]:
-        env = {"_DSE_COMPLETE": "complete_bash", "COMP_WORDS": words,
-               "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1))}  # fmt: skip
+        cword = len(words.split()) - (0 if words.endswith(" ") else 1)
+        env = {"_DSE_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
         res = run_dse(env=env)
         assert res.returncode == 0, res.stderr
         return res.stdout.split()
