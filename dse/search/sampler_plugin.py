@@ -50,7 +50,8 @@ class Sampler:
     """
 
     #: ``build(*, seed, **options) -> optuna.samplers.BaseSampler``; the spec's options are
-    #: checked against its keyword parameters (any are accepted if it takes ``**kwargs``).
+    #: checked against its keyword parameters (any are accepted if it takes ``**kwargs``). A
+    #: ``search_space`` parameter gets the study's ``{name: optuna distribution}``.
     build: Callable[..., optuna.samplers.BaseSampler]
     #: Proposals never depend on the results told (random, quasi-random, grid).
     independent: bool = False

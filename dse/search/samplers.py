@@ -143,6 +143,8 @@ def build_sampler(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            if "search_space" in inspect.signature(sampler.build).parameters:
+                kwargs["search_space"] = {n: distribution(p) for n, p in space.items()}
             built = sampler.build(seed=seed, **kwargs)
     except ImportError as exc:
         raise SpecError([problem(("search", "sampler"), str(exc))]) from None
