@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import tech, value
-from objectives.errors import unknown_name
+from objectives.errors import ContextError, unknown_name
 from objectives.params import HBM_GENERATIONS, PACKAGINGS, PARAMS
 
 #: Key prefix of each HBM generation's constants in the technology table.
@@ -197,6 +197,17 @@ def d2d_edge_mm(d: Mapping[str, Any]) -> np.ndarray:
     dies = value(d, "dies_per_gpu")
     gbps = optional(d, "d2d_tbps") * 8000.0
     return np.where(dies > 1, 2.0 * gbps / dies / tech(d, "d2d_gbps_per_mm_edge"), 0.0)
+
+
+def check_base_dies(d: Mapping[str, Any]) -> np.ndarray:
+    """``base_dies_per_gpu`` (a ContextError when base dies have no area or cannot be counted)."""
+    base = optional(d, "base_dies_per_gpu")
+    if np.any(base < 0) or np.any(base != np.floor(base)):
+        raise ContextError("base_dies_per_gpu", "expected a whole number of dies >= 0")
+    if np.any((base > 0) & ~(optional(d, "base_die_area_mm2") > 0)):
+        msg = "must be > 0 where base_dies_per_gpu > 0 (the compute dies sit on base dies)"
+        raise ContextError("base_die_area_mm2", msg)
+    return base
 
 
 def base_die_w(d: Mapping[str, Any]) -> np.ndarray:

@@ -50,6 +50,7 @@ from objectives.package import (
     COWOS_L,
     ORGANIC,
     bridges,
+    check_base_dies,
     hbm_spec,
     hbm_stack_fits,
     interposer_tech,
@@ -307,7 +308,7 @@ def _stacked(
     Each base die with its compute dies is one part on the interposer; a failed hybrid bond
     scraps the stack (its dies and bonds), found at the stack's test before 2.5D assembly.
     """
-    base = optional(d, "base_dies_per_gpu")
+    base = check_base_dies(d)
     if not np.any(base > 0):
         return None
     base_area = optional(d, "base_die_area_mm2")

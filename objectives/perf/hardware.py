@@ -14,7 +14,14 @@ import numpy as np
 
 from objectives._evaluator import tech, value
 from objectives.errors import ContextError
-from objectives.package import base_die_w, d2d_edge_mm, d2d_w, hbm_spec, optional
+from objectives.package import (
+    base_die_w,
+    check_base_dies,
+    d2d_edge_mm,
+    d2d_w,
+    hbm_spec,
+    optional,
+)
 from objectives.params import COOLING, LINK_TYPES
 
 _BISECT_STEPS = 40  # bisection halvings for the throttled clock: 2^-40 of the range
@@ -277,7 +284,7 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
     # die-to-die links and base (IO) dies are always on too, and counted with them.
     link_w = net_gbps * 1e9 * link_pj * 1e-12
     d2d = optional(d, "d2d_tbps")
-    base_dies = optional(d, "base_dies_per_gpu")
+    base_dies = check_base_dies(d)
     if np.any(d2d > 0):
         link_w = link_w + d2d_w(d)
     if np.any(base_dies > 0):

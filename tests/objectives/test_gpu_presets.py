@@ -224,3 +224,11 @@ def test_fp4_kv_cache_holds_more_sequences_than_fp8_and_fp4_weights_default_to_f
     assert float(auto["batch"]) == float(fp8["batch"])  # auto = an FP8 cache under FP4 weights
     # 4.5 bits instead of 8 per element: ~1.78x the sequences in the same free HBM
     assert float(fp4["batch"]) / float(fp8["batch"]) == pytest.approx(8 / 4.5, rel=0.02)
+
+
+def test_base_dies_without_area_are_refused_naming_the_field():
+    d = resolve_context({"gpu": "mi300x", "base_die_area_mm2": 0.0})
+    for evaluate in (evaluate_perf, evaluate_cost):
+        with pytest.raises(ContextError) as err:
+            evaluate(d)
+        assert err.value.path == "base_die_area_mm2"
