@@ -16,12 +16,16 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError
 from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import cloudpickle
 
 from dse.model.study_model import StudyModel
 from dse.search.sweep_chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
 from dse.spec.errors import DseError
+
+if TYPE_CHECKING:
+    from dask.distributed import Client
 
 #: Chunks in flight per worker thread: enough to keep every worker busy while results travel.
 IN_FLIGHT_PER_THREAD = 2
@@ -76,79 +80,99 @@ def run_chunks_dask(
     call ``on_chunk`` per finished chunk. The worker CPU seconds are those of the workers
     alive at the end, over the sweep's span.
     """
-    from dask.distributed import Client
-
     t0 = time.perf_counter()
     pending = iter(todo)
     with ExitStack() as stack:
-        try:
-            client = stack.enter_context(
-                Client(scheduler, timeout=connect_timeout_s, set_as_default=False)
-            )
-        except (OSError, TimeoutError) as exc:
-            raise SchedulerError(
-                f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})"
-            ) from None
-        try:
-            client.wait_for_workers(1, timeout=connect_timeout_s)
-        except TimeoutError:
-            raise SchedulerError(
-                f"--scheduler {scheduler}: no Dask worker joined within "
-                f"{connect_timeout_s:g} s (start one with: dask worker {scheduler})"
-            ) from None
+        client = _connect(stack, scheduler, connect_timeout_s)
         cpu_before = client.run(_cpu_s)
-        from dask.distributed import as_completed
-
-        threads = sum(client.nthreads().values()) or 1
         workers = len(client.nthreads())
-        # The model travels inside every task (~20 kB), not scattered once: a scattered value
-        # lost with a killed worker cancels every chunk that depends on it ("lost
-        # dependencies", seen after SIGKILLs), while a task's own arguments are re-sent.
-        blob = cloudpickle.dumps((model, plan))
-        digest = hashlib.sha256(blob).hexdigest()[:16]
         startup_s = time.perf_counter() - t0
-        token = uuid.uuid4().hex[:8]
-        window = as_completed(loop=client.loop)
-
-        todo_left = list(pending)
-        todo_left.reverse()  # popped from the end: chunk order kept
-        batch_of: dict[str, tuple[int, ...]] = {}
-        retries: dict[tuple[int, ...], int] = {}
-
-        def submit(batch: tuple[int, ...]) -> None:
-            attempt = retries.get(batch, 0)
-            name = f"dse-{key}-{token}-{batch[0]}-{len(batch)}"
-            name += f"-retry{attempt}" if attempt else ""
-            fut = client.submit(_evaluate, digest, blob, batch, key=name, pure=False)
-            batch_of[fut.key] = batch
-            window.add(fut)
-
-        def submit_next() -> bool:
-            k = chunks_per_task(len(todo_left), threads, MAX_CHUNKS_PER_TASK)
-            batch = tuple(todo_left.pop() for _ in range(min(k, len(todo_left))))
-            if batch:
-                submit(batch)
-            return bool(batch)
-
-        for _ in range(threads * IN_FLIGHT_PER_THREAD):
-            if not submit_next():
-                break
-        for fut in window:
-            batch = batch_of.pop(fut.key)
-            try:
-                fronts = fut.result()
-            except CancelledError:
-                # A worker died holding the task and the scheduler dropped it instead of
-                # re-running it (seen rarely after a SIGKILL): submit the task again.
-                retries[batch] = retries.get(batch, 0) + 1
-                if retries[batch] > MAX_RESUBMITS:
-                    raise
-                submit(batch)
-                continue
-            fut.release()
-            for cf in fronts:
-                on_chunk(cf)
-            submit_next()
+        _evaluate_on(client, model, plan, list(pending), on_chunk, key=key)
         cpu_after = client.run(_cpu_s)
         cpu = sum(v - cpu_before.get(k, 0.0) for k, v in cpu_after.items())
         return DaskRun(workers, startup_s, cpu)
+
+
+def _connect(stack: ExitStack, scheduler: str, timeout_s: float) -> Client:
+    """A client of the scheduler with at least one worker (closed with ``stack``)."""
+    from dask.distributed import Client
+
+    try:
+        client: Client = stack.enter_context(
+            Client(scheduler, timeout=timeout_s, set_as_default=False)
+        )
+    except (OSError, TimeoutError) as exc:
+        raise SchedulerError(
+            f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})"
+        ) from None
+    try:
+        client.wait_for_workers(1, timeout=timeout_s)
+    except TimeoutError:
+        raise SchedulerError(
+            f"--scheduler {scheduler}: no Dask worker joined within "
+            f"{timeout_s:g} s (start one with: dask worker {scheduler})"
+        ) from None
+    return client
+
+
+def _evaluate_on(
+    client: Client,
+    model: StudyModel,
+    plan: SweepPlan,
+    todo: list[int],
+    on_chunk: Callable[[ChunkFront], None],
+    *,
+    key: str,
+) -> None:
+    """Keep IN_FLIGHT_PER_THREAD tasks per worker thread in flight until every chunk of
+    ``todo`` came back; a task the scheduler cancelled (its worker died) is submitted again."""
+    from dask.distributed import as_completed
+
+    threads = sum(client.nthreads().values()) or 1
+    # The model travels inside every task (~20 kB), not scattered once: a scattered value
+    # lost with a killed worker cancels every chunk that depends on it ("lost
+    # dependencies", seen after SIGKILLs), while a task's own arguments are re-sent.
+    blob = cloudpickle.dumps((model, plan))
+    digest = hashlib.sha256(blob).hexdigest()[:16]
+    token = uuid.uuid4().hex[:8]
+    window = as_completed(loop=client.loop)
+
+    todo_left = list(todo)
+    todo_left.reverse()  # popped from the end: chunk order kept
+    batch_of: dict[str, tuple[int, ...]] = {}
+    retries: dict[tuple[int, ...], int] = {}
+
+    def submit(batch: tuple[int, ...]) -> None:
+        attempt = retries.get(batch, 0)
+        name = f"dse-{key}-{token}-{batch[0]}-{len(batch)}"
+        name += f"-retry{attempt}" if attempt else ""
+        fut = client.submit(_evaluate, digest, blob, batch, key=name, pure=False)
+        batch_of[fut.key] = batch
+        window.add(fut)
+
+    def submit_next() -> bool:
+        k = chunks_per_task(len(todo_left), threads, MAX_CHUNKS_PER_TASK)
+        batch = tuple(todo_left.pop() for _ in range(min(k, len(todo_left))))
+        if batch:
+            submit(batch)
+        return bool(batch)
+
+    for _ in range(threads * IN_FLIGHT_PER_THREAD):
+        if not submit_next():
+            break
+    for fut in window:
+        batch = batch_of.pop(fut.key)
+        try:
+            fronts = fut.result()
+        except CancelledError:
+            # A worker died holding the task and the scheduler dropped it instead of
+            # re-running it (seen rarely after a SIGKILL): submit the task again.
+            retries[batch] = retries.get(batch, 0) + 1
+            if retries[batch] > MAX_RESUBMITS:
+                raise
+            submit(batch)
+            continue
+        fut.release()
+        for cf in fronts:
+            on_chunk(cf)
+        submit_next()
