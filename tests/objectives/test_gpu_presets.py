@@ -6,6 +6,8 @@ numbers), independently of the preset file, so a typo in either fails.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -77,9 +79,14 @@ def test_fp4_on_a_gpu_without_fp4_is_refused_naming_the_field(gpu):
 
 def test_cli_evaluates_every_fp4_preset_and_refuses_the_rest_in_one_line():
     spec = str(ROOT / "spaces" / "h100.yaml")
-    for gpu in ("b200", "gb300-nvl72"):
-        r = run_dse("evaluate", spec, "--set", f"gpu={gpu}", "--set", "workload.precision=fp4")
+    for gpu in ("b200", "gb300-nvl72", "mi355x"):
+        r = run_dse(
+            "evaluate", spec, "--set", f"gpu={gpu}", "--set", "workload.precision=fp4", "--json"
+        )
         assert r.returncode == 0, r.stderr
+        # the GPU brings its own technology node (mi355x: n3), so the datasheet holds here too
+        tflops = json.loads(r.stdout)["metrics"]["perf.tflops_per_gpu"]
+        assert tflops == pytest.approx(DATASHEET[gpu][2], rel=5e-3)
     r = run_dse("evaluate", spec, "--set", "gpu=mi300x", "--set", "workload.precision=fp4")
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
