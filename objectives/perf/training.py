@@ -30,7 +30,8 @@ per micro-batch of ``micro_batch`` sequences (``tokens`` = micro_batch x sequenc
   are any (as Llama 3 §3.3.2 balances its stages);
 * data parallelism (over dp x cp ranks, which hold the same weights): the gradient
   reduce-scatter and parameter all-gather (ZeRO stage 0-3) overlap one micro-batch's backward
-  and forward, only the excess is exposed; then the optimizer step streams its state;
+  and forward, only the excess is exposed (hierarchically over NVLink and the NICs when the
+  group spans scale-up domains); then the optimizer step streams its state;
 * memory of the first stage (the one with most micro-batches in flight): bf16 weights and
   gradients and fp32 Adam state, sharded over dp x cp by the ZeRO stage, and activations per
   Korthikanti et al. 2022: s·b·h·(34 + 5·a·s/h)/t bytes per layer with tensor + sequence
@@ -48,6 +49,7 @@ import numpy as np
 
 from objectives._evaluator import tech
 from objectives.errors import ContextError, unknown_name
+from objectives.fabric.topology import SWITCHED
 from objectives.perf.model import Arch
 from objectives.perf.network import allgather_s, allreduce_s, p2p_s
 from objectives.perf.serving import Serving
@@ -139,6 +141,28 @@ def cp_of(wl: Mapping[str, Any]) -> Any:
 
 def _scaleout_bytes_per_s(d: Mapping[str, Any], hw: Mapping[str, Any]) -> Any:
     return hw["scaleout_gbps_per_gpu"] * 1e9 / 8 * tech(d, "network_efficiency")
+
+
+def _dp_gather_s(
+    d: Mapping[str, Any], hw: Mapping[str, Any], nbytes: Any, shard: Any, tp: Any, alpha: Any
+) -> Any:
+    """All-gather of ``nbytes`` over the ``shard`` ranks that hold the same weights.
+
+    On a switched fabric a group larger than one scale-up domain gathers hierarchically, as
+    NCCL's rings over NVLink and one NIC per GPU do: inside a domain, over its g = domain / tp
+    members (Megatron places tensor parallelism innermost), then across the shard / g domains,
+    where each member carries only its 1/g of the data through its own NIC: (n - 1)/n x
+    nbytes / g per NIC instead of (shard - 1)/shard x nbytes. Other fabrics (and groups inside
+    one domain) keep the flat collective on the fabric's data-parallel bandwidth."""
+    flat = allgather_s(nbytes, shard, hw["dp_bytes_per_s"], alpha, hw)
+    switched = hw["fabric_code"] == SWITCHED
+    if not np.any(switched):
+        return flat
+    g = np.clip(np.floor(hw["domain_gpus"] / tp), 1.0, shard)
+    inside = allgather_s(nbytes, g, hw["net_bytes_per_s"], alpha)
+    across = allgather_s(nbytes / g, shard / g, _scaleout_bytes_per_s(d, hw), alpha)
+    spans = shard * tp > hw["domain_gpus"]  # the group leaves the domain
+    return np.where(switched & spans, inside + across, flat)
 
 
 def train(
@@ -277,7 +301,7 @@ def train(
     # step's first forward (and every forward and backward with ZeRO-3); then the optimizer
     # step streams its (sharded) state through HBM.
     grads = params_gpu * _BF16
-    t_rs = allgather_s(grads, shard, hw["dp_bytes_per_s"], alpha, hw)  # same cost as gather
+    t_rs = _dp_gather_s(d, hw, grads, shard, tp, alpha)  # a reduce-scatter costs the same
     t_fwd = t_micro / 3
     t_bwd = 2 * t_fwd
     rs_x, ag_fwd_x = np.maximum(t_rs - t_bwd, 0.0), np.maximum(t_rs - t_fwd, 0.0)

@@ -122,6 +122,28 @@ def test_micro_batches_amortize_the_fixed_cost_of_a_layer_by_hand():
     assert one["step_s"] - two["step_s"] == pytest.approx(2 * fixed, rel=1e-6)
 
 
+def test_data_parallel_gathers_go_hierarchically_across_domains_by_hand():
+    """64 ranks holding the same weights, TP 1, 8-GPU NVLink domains: 8 GB gathered first over
+    the 8 members of a domain at 360 GB/s, then across the 8 domains with each member's NIC
+    (400 Gb/s x network_efficiency) carrying its 1/8: 7/8 x 8e9 / 360e9 + 7/8 x 1e9 / bw."""
+    from objectives._evaluator import tech
+    from objectives.perf.training import _dp_gather_s
+
+    d = resolve_context({"gpu": "h100-sxm", "cluster_size": 64})
+    nic = 400e9 / 8 * tech(d, "network_efficiency")
+    hw = {"fabric_code": np.array(0.0), "domain_gpus": np.array(8.0),
+          "net_bytes_per_s": np.array(360e9), "dp_bytes_per_s": np.array(nic),
+          "scaleout_gbps_per_gpu": np.array(400.0)}  # fmt: skip
+    got = _dp_gather_s(d, hw, 8e9, np.array(64.0), np.array(1.0), 0.0)
+    assert float(got) == pytest.approx(7 / 8 * 8e9 / 360e9 + 7 / 8 * 1e9 / nic, rel=1e-12)
+    # the flat ring over the NICs would take 63/64 x 8e9 / bw: ~5x longer
+    assert float(got) < 63 / 64 * 8e9 / nic / 4
+    # inside one domain nothing changes: the flat collective on the fabric's DP bandwidth
+    hw_in = {**hw, "dp_bytes_per_s": np.array(360e9)}
+    inside = _dp_gather_s(d, hw_in, 8e9, np.array(8.0), np.array(1.0), 0.0)
+    assert float(inside) == pytest.approx(7 / 8 * 8e9 / 360e9, rel=1e-12)
+
+
 def test_context_parallelism_splits_the_sequence_over_the_replica():
     base = {"tp": 2, "pp": 1, "batch": 4, "input_tokens": 16384, "recompute": "selective"}
     one, two = _train(16, cp=1, **base), _train(16, cp=2, **base)
