@@ -616,8 +616,9 @@ LEFT_OUT = (
     "GH200 rows: no preset for that GPU. B200/GB200/GB300 MLPerf v5.0/v5.1 rows 156-157 and "
     "160-170 (Llama-3.1-405B, Mixtral, Llama-3.1-8B, DeepSeek-R1, GB200/GB300 NVL72): their "
     "precision and parallelism were not read from the submissions.",
-    "DeepSeek-R1 min-latency rows 129 and 132 (concurrency 1 with multi-token prediction): MTP "
-    "is not modelled.",
+    "DeepSeek-R1 min-latency rows 129 and 132 (concurrency 1 with multi-token prediction): "
+    "MTP is modelled (workload.mtp_tokens, mtp_acceptance) but the acceptance those runs saw "
+    "is not published, and row 132 does not give its draft count; not used.",
     "Llama-2-7B, GPT-J, Falcon-180B, Mistral-7B, Mixtral-8x22B rows: no model preset.",
     "SGLang/vLLM rows 171-176: the mean prompt length of the ShareGPT sample their commands "
     "draw is not published (outputs: 194.3 tokens, derived from the published rates).",

@@ -134,6 +134,8 @@ def _round(
     ``mixed``: each step also prefills the prompts of the requests that replace the finishing
     ones; ``full_budget``: each step fills its token budget with prompt chunks instead (the
     engine while prompts are queued)."""
+    if s.mtp_tokens:
+        return _mtp_round(d, hw, a, s, tp, pp, batch, mixed, full_budget)
     S, out, e = s.input_tokens, s.output_tokens, 2.0
     n_micro = np.minimum(pp, batch)
     b = batch / n_micro
@@ -151,6 +153,48 @@ def _round(
     st = mixed_step(d, hw, a, s, tp, pp, tokens, seqs, parts)
     hop = p2p_s(tokens * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw)
     return pp * plus_where(st.time_s, pp > 1, hop), st, n_micro
+
+
+def _mtp_round(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    tp: Any,
+    pp: Any,
+    batch: Any,
+    mixed: bool,
+    full_budget: bool,
+) -> tuple[Any, Step, Any]:
+    """``_round`` with multi-token prediction (DeepSeek-V3 MTP; speculative decoding): each
+    step verifies 1 + n tokens of every sequence (their queries attend the context, the KV cache
+    is read once) after n draft passes of a one-layer module, and yields g = 1 + p + ... + p^n
+    tokens per sequence in expectation (each draft accepted with probability p given the one
+    before). Returned per g: the time, work and prompts of one output token per sequence, so
+    every caller's rates, latencies and Little's law hold as without MTP."""
+    S, out, e = s.input_tokens, s.output_tokens, 2.0
+    n, g = s.mtp_tokens, s.tokens_per_step
+    n_micro = np.minimum(pp, batch)
+    b = batch / n_micro
+    ctx = S + out / 2
+    parts = [(b * (1 + n) * ctx, b * ctx)]
+    tokens, seqs = b * (1 + n), b
+    if full_budget:
+        chunk = _chunk(d, tokens)
+        parts.append((chunk * (S + 1) / 2, chunk))
+        tokens, seqs = tokens + chunk, b + chunk / S
+    elif mixed:  # sequences finish g times as fast: g times the replacing prompts per step
+        bp = b * g / out
+        parts.append((bp * S * (S + 1) / 2, bp * S))
+        tokens, seqs = tokens + bp * S, b + bp
+    st = mixed_step(d, hw, a, s, tp, pp, tokens, seqs, parts)
+    layers = np.ceil(a.layers / pp)
+    draft = mixed_step(d, hw, a, s, tp, pp, b, b, [(b * ctx, b * ctx)])  # one decode pass
+    draft_s = n * draft.time_s / layers  # n passes of a one-layer module
+    hop = p2p_s(tokens * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw)
+    t = pp * plus_where(st.time_s, pp > 1, hop) + draft_s
+    per = Step(st.time_s / g, st.flops / g, st.hbm_bytes / g)
+    return t / g, per, n_micro
 
 
 def _chunk(d: Mapping[str, Any], b: Any) -> Any:

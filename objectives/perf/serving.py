@@ -75,6 +75,14 @@ class Serving:
     arrival_rate_per_s: Any = None  # poisson: requests/s each replica receives (None: solved)
     latency_mean: bool = False  # poisson: latencies as means, not at the SLO percentile
     fp4: bool = False  # FP4 (NVFP4/MXFP4) GEMMs: their own efficiency (cb_fp4_gemm_efficiency)
+    mtp_tokens: int = 0  # draft tokens per decode step (multi-token prediction), continuous only
+    mtp_acceptance: float = 0.0  # probability each draft token is accepted, given the previous
+
+    @property
+    def tokens_per_step(self) -> float:
+        """Expected output tokens of one decode step per sequence: 1 + p + p^2 + ... + p^n."""
+        p = self.mtp_acceptance
+        return 1.0 + sum(p**i for i in range(1, self.mtp_tokens + 1))
 
     @property
     def kv_elem(self) -> float:

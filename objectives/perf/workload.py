@@ -136,8 +136,31 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
         arrival_rate_per_s=None if rate is None else _positive(wl, "arrival_rate_per_s"),
         latency_mean=stat == "mean",
         fp4=precision == "fp4",
+        **_mtp(wl, scheduler),
     )
     return s, (_optional_slo(wl, "ttft_slo_s"), _optional_slo(wl, "tpot_slo_s")), precision
+
+
+def _mtp(wl: Mapping[str, Any], scheduler: str) -> dict[str, Any]:
+    """Multi-token prediction: draft tokens per step and their acceptance (continuous only)."""
+    raw = wl.get("mtp_tokens", 0) or 0
+    try:
+        n = float(raw)
+    except (TypeError, ValueError):
+        n = -1.0
+    if n < 0 or n != int(n):
+        raise ContextError("workload.mtp_tokens", f"expected a whole number >= 0, got {raw!r}")
+    if n and scheduler != "continuous":
+        msg = "multi-token prediction is modelled for the continuous scheduler"
+        raise ContextError("workload.mtp_tokens", msg)
+    p = wl.get("mtp_acceptance", 0.85)
+    try:
+        p = float(0.85 if p is None else p)
+    except (TypeError, ValueError):
+        p = -1.0
+    if not 0 <= p <= 1:
+        raise ContextError("workload.mtp_acceptance", f"expected a probability, got {p!r}")
+    return {"mtp_tokens": int(n), "mtp_acceptance": p}
 
 
 def _degrees(wl: Mapping[str, Any], key: str, choices: np.ndarray) -> np.ndarray:

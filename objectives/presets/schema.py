@@ -228,6 +228,8 @@ class WorkloadPreset(_Forbid):
     tp: _int(ge=1) | Literal["auto"]  # type: ignore[valid-type]
     pp: _int(ge=1) | Literal["auto"]  # type: ignore[valid-type]
     ep: _int(ge=1) | Literal["auto"] = 1  # type: ignore[valid-type]
+    mtp_tokens: _int(ge=0) = 0  # type: ignore[valid-type]
+    mtp_acceptance: Fraction = 0.85  # type: ignore[valid-type]
     recompute: Literal["none", "selective", "full", "auto"]
     zero_stage: _int(ge=0, le=3)  # type: ignore[valid-type]
     pp_interleave: _int(ge=1)  # type: ignore[valid-type]

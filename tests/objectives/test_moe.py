@@ -147,3 +147,27 @@ def test_moe_batch_vectorized_equals_each_alone():
         alone = evaluate_perf(one)
         for k, v in alone.items():
             assert float(both[k][i]) == pytest.approx(float(v), rel=1e-12, abs=1e-12), (i, k)
+
+
+def _mtp(model: str, n: int, p: float, **wl: object) -> dict:
+    work = {"model": model, "precision": "fp8", "tp": 1, "pp": 1, "batch": 1,
+            "input_tokens": 1024, "output_tokens": 1024, "mtp_tokens": n, "mtp_acceptance": p,
+            **wl}  # fmt: skip
+    return evaluate_perf(resolve_context({"gpu": "h200", "cluster_size": 1, "workload": work}))
+
+
+def test_multi_token_prediction_divides_the_step_by_the_accepted_tokens():
+    from objectives.perf.serving import Serving
+
+    s = Serving(1.0, 1, 1, "decode", mtp_tokens=3, mtp_acceptance=0.85)
+    assert s.tokens_per_step == pytest.approx(1 + 0.85 + 0.85**2 + 0.85**3)
+    base = float(_mtp("llama3-8b", 0, 0.85)["tpot_s"])
+    # a dense 8B decoding one sequence streams its weights once per step whether it verifies
+    # one token or two: with every draft accepted a step yields 2 tokens for about one step
+    # plus one layer's draft pass
+    sure = float(_mtp("llama3-8b", 1, 1.0)["tpot_s"])
+    assert sure == pytest.approx(base * (1 + 1 / 32) / 2, rel=0.03)
+    # drafts never accepted cost their pass and verification for nothing
+    assert float(_mtp("llama3-8b", 1, 0.0)["tpot_s"]) > base
+    with pytest.raises(ContextError, match="workload.mtp_tokens"):
+        _mtp("llama3-8b", 1, 0.9, scheduler="static")
