@@ -10,15 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from dse.model.compile import collect_model, compile_spec, select_evaluators
 from dse.model.robust import robust_model
-from dse.model.study_model import (
-    StudyModel,
-    check_params,
-    collect_model,
-    compile_spec,
-    select_evaluators,
-    split_sets,
-)
+from dse.model.study_model import StudyModel, check_params, split_sets
 from dse.spec.errors import Problem, SpecError
 from dse.spec.schema import LoadedSpec, collect_spec, load_spec
 

@@ -1,7 +1,7 @@
 """Evaluator registry: installed evaluators from the ``dse.evaluators`` entry-point group, plus
 any ``module:function`` named in a spec. Both kinds go through exactly the same interface, the
 :class:`Evaluator` object (its optional hooks are its named members; docs/evaluators.md), and a
-study runs only the evaluators its spec selects (:func:`dse.model.study_model.select_evaluators`).
+study runs only the evaluators its spec selects (:func:`dse.model.compile.select_evaluators`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,363 @@
+"""Compiling a spec against its evaluators, collecting every problem (``dse validate``): the
+evaluators a spec selects, its context resolved, names checked, metrics probed; the result is a
+:class:`dse.model.study_model.StudyModel`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from dse.model.context import nominal_fixed, resolved_context, resolvers_of
+from dse.model.param_ranges import merge_probe_problems, param_range_problems
+from dse.model.probe import BATCH, ProbeFailed, ProbeTimeout, probe
+from dse.model.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_path
+from dse.model.study_model import (
+    MEMO_KEY,
+    StudyModel,
+    midpoint,
+)
+from dse.model.uncertain import check_paths
+from dse.spec.errors import (
+    EvaluatorError,
+    Problem,
+    SpecError,
+    choices_text,
+    did_you_mean,
+)
+from dse.spec.expr import ExprError, parse_expr
+from dse.spec.schema import LoadedSpec
+
+
+def _referenced_evaluators(loaded: LoadedSpec) -> list[str]:
+    """Evaluator names the objectives and constraints mention (``perf`` in ``perf.x``)."""
+    names = [o.metric for o in loaded.spec.objectives]
+    for text in loaded.spec.constraints:
+        try:
+            names += sorted(parse_expr(text).names)
+        except ExprError:
+            continue  # reported with its location by compile_spec
+    return [n.split(".", 1)[0] for n in names if "." in n]
+
+
+def select_evaluators(loaded: LoadedSpec) -> tuple[dict[str, Evaluator], list[Problem]]:
+    """The evaluators a spec runs, and the problems with its ``evaluators`` entries.
+
+    Without an ``evaluators`` entry: every installed evaluator (a spec of the built-in domain
+    needs to name none). With one: exactly those named (installed ones by name, custom ones as
+    ``module:function``), plus installed evaluators whose metrics the objectives or
+    constraints name. A spec that selects no installed evaluator is a plain optimisation
+    problem: nothing of the built-in domain runs or checks its ``fixed`` values.
+    """
+    spec = loaded.spec
+    installed = builtin_evaluators()
+    problems: list[Problem] = []
+    if "evaluators" not in spec.model_fields_set:
+        return dict(installed), problems
+    wanted = {n for n, path in spec.evaluators.items() if path is None}
+    wanted |= {n for n in _referenced_evaluators(loaded) if n in installed}
+    for name in sorted(n for n in wanted if n not in installed):
+        problems.append(
+            loaded.problem(
+                ("evaluators", name),
+                f"no installed evaluator {name!r} ({did_you_mean(name, installed)}installed: "
+                f"{choices_text(installed)}; a custom one is written name: 'module:function')",
+            )
+        )
+    evaluators = {n: ev for n, ev in installed.items() if n in wanted}
+    for name, path in spec.evaluators.items():
+        if path is None:
+            continue
+        loc = ("evaluators", name)
+        if name in installed:
+            problems.append(
+                loaded.problem(
+                    loc,
+                    f"name {name!r} is taken by an installed evaluator "
+                    f"(installed: {choices_text(installed)}; list it by name to use it)",
+                )
+            )
+            continue
+        try:
+            # Absolute: a relative folder's finder is cached for the first working folder.
+            here = loaded.path.parent.resolve()
+            evaluators[name] = load_import_path(name, path, search_dirs=[here])
+        except EvaluatorError as exc:
+            problems.append(loaded.problem(loc, str(exc)))
+    if not evaluators and not problems:
+        problems.append(loaded.problem(("evaluators",), "the spec selects no evaluator"))
+    return evaluators, problems
+
+
+def compile_spec(
+    loaded: LoadedSpec, *, fixed_overrides: Mapping[str, Any] | None = None
+) -> StudyModel:
+    """Check everything that needs the evaluators; raise SpecError listing every problem."""
+    model, problems = collect_model(loaded, fixed_overrides=fixed_overrides)
+    if problems or model is None:
+        raise SpecError(problems)
+    return model
+
+
+def collect_model(
+    loaded: LoadedSpec, *, fixed_overrides: Mapping[str, Any] | None = None
+) -> tuple[StudyModel | None, list[Problem]]:
+    """Compile a spec against its evaluators, collecting every problem rather than stopping at
+    the first stage that has one: a broken part is left out and the rest is still checked, and
+    problems that only follow from an earlier one (a metric of an evaluator that did not load)
+    are not reported twice.
+
+    The stages: load the evaluators; take the uncertain values out of ``fixed``; resolve the
+    context; check the space's and fixed keys' names; probe each evaluator for its metrics
+    (and for values its model rejects); check the objectives' and constraints' names.
+    """
+    evaluators, problems = select_evaluators(loaded)
+    broken = _unloaded(loaded, evaluators)
+    nominal, uncertain, found = nominal_fixed(loaded, evaluators, fixed_overrides)
+    problems += found
+    if nominal is None:
+        return None, problems
+    resolvers = resolvers_of(evaluators)
+    context, context_ok, found = resolved_context(loaded, evaluators, resolvers, nominal)
+    problems += found
+    if context_ok:
+        for exc in check_paths(context, uncertain):
+            problems.append(loaded.problem(("fixed", *exc.loc), exc.message))
+    ranges = param_range_problems(loaded, evaluators.values(), nominal)
+    declared, found = _name_problems(loaded, evaluators, broken, resolvers)
+    problems += found
+    model = StudyModel(
+        loaded=loaded,
+        evaluators=evaluators,
+        context=context,
+        metrics={},
+        constraints=[],
+        fixed_overrides=dict(fixed_overrides or {}),
+        uncertain=uncertain,
+    )
+    problems += _derived_problems(loaded, model, declared)
+    found, probed = _metric_catalog(loaded, model, broken, context_ok=context_ok)
+    problems += found
+    problems += merge_probe_problems(ranges, probed)
+    problems += _objective_and_constraint_problems(loaded, model, broken)
+    return model, problems
+
+
+def _unloaded(loaded: LoadedSpec, evaluators: Mapping[str, Evaluator]) -> set[str]:
+    """Evaluators named in the spec that could not be loaded (or that pydantic rejected)."""
+    raw_evaluators = loaded.raw.get("evaluators")
+    named = set(loaded.spec.evaluators)
+    if isinstance(raw_evaluators, dict):
+        named |= {str(n) for n in raw_evaluators}
+    elif isinstance(raw_evaluators, list):
+        for item in raw_evaluators:
+            named |= {str(n) for n in item} if isinstance(item, dict) else {str(item)}
+    return {n for n in named if n not in evaluators}
+
+
+def _name_problems(
+    loaded: LoadedSpec,
+    evaluators: Mapping[str, Evaluator],
+    broken: set[str],
+    resolvers: list[Any],
+) -> tuple[set[str] | None, list[Problem]]:
+    """Space names, and fixed keys no resolver expands, that no evaluator reads: errors when
+    every evaluator says which params it reads (then those params are returned, else None)."""
+    spec = loaded.spec
+    problems: list[Problem] = []
+    known_params = set().union(*(e.params for e in evaluators.values()))
+    all_declare = all(e.params for e in evaluators.values()) and not broken
+    for name in spec.space:
+        if all_declare and name not in known_params:
+            problems.append(
+                loaded.problem(
+                    ("space", name),
+                    f"unknown design parameter {name!r} ({did_you_mean(name, known_params)}"
+                    f"valid parameters: {choices_text(known_params)})",
+                )
+            )
+    if all_declare and not resolvers:
+        for key in spec.fixed:
+            if key not in known_params:
+                problems.append(
+                    loaded.problem(
+                        ("fixed", key),
+                        f"unknown fixed field {key!r} ({did_you_mean(key, known_params)}"
+                        f"fields the evaluators read: {choices_text(known_params)})",
+                    )
+                )
+    return (known_params if all_declare else None), problems
+
+
+def _metric_catalog(
+    loaded: LoadedSpec, model: StudyModel, broken: set[str], *, context_ok: bool
+) -> tuple[list[Problem], list[Problem]]:
+    """Fill ``model.metrics``: declared, or discovered by probing the midpoint design. Every
+    evaluator is probed once, so a bad fixed value its model rejects (an error carrying the
+    ``path`` of the offending field) stops the spec here instead of failing every trial
+    later. Returns the problems, and the bad values the models rejected on the probe design
+    (merged with the range checks'); an evaluator whose probe failed joins ``broken``."""
+    spec = loaded.spec
+    evaluators = model.evaluators
+    problems: list[Problem] = []
+    probe_params = {n: midpoint(p) for n, p in spec.space.items()}
+    timeout_s = spec.search.trial_timeout_s
+    probed: list[Problem] = []  # bad values the models rejected on the probe design
+    for ev in evaluators.values():
+        if ev.metrics is not None:
+            for k, info in ev.metrics.items():
+                model.metrics[f"{ev.name}.{k}"] = info
+            if not context_ok:
+                continue
+            try:
+                with np.errstate(all="ignore"):  # a bad range's midpoint is reported already
+                    _probe(model, ev, probe_params, timeout_s)
+            except (ProbeTimeout, ProbeFailed) as exc:
+                problems.append(_evaluator_problem(loaded, ev, str(exc)))
+            except ValueError as exc:
+                path = getattr(exc, "path", None)
+                if path:
+                    head = path.split(".")[0]
+                    loc = ("space", head) if head in spec.space else ("fixed", *path.split("."))
+                    probed.append(loaded.problem(loc, getattr(exc, "message", str(exc))))
+            except KeyboardInterrupt:
+                raise
+            except BaseException:  # noqa: BLE001 - other failures are per-trial, not spec errors
+                pass
+            continue
+        if not context_ok:
+            broken.add(ev.name)
+            continue
+        try:
+            keys = _probe(model, ev, probe_params, timeout_s)
+        except (ProbeTimeout, ProbeFailed) as exc:
+            problems.append(_evaluator_problem(loaded, ev, str(exc)))
+            broken.add(ev.name)
+            continue
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - SystemExit from a user's model too
+            problems.append(
+                loaded.problem(
+                    ("evaluators", ev.name),
+                    f"probing the evaluator on the midpoint design raised "
+                    f"{type(exc).__name__}: {exc}",
+                )
+            )
+            broken.add(ev.name)
+            continue
+        for k in keys:
+            model.metrics[f"{ev.name}.{k}"] = MetricInfo("", "")
+    return problems, probed
+
+
+def _objective_and_constraint_problems(
+    loaded: LoadedSpec, model: StudyModel, broken: set[str]
+) -> list[Problem]:
+    """Objectives and constraints that name no metric (unless of an evaluator that did not
+    load); the constraints that parse join ``model.constraints``."""
+    spec = loaded.spec
+    problems: list[Problem] = []
+
+    def unchecked(name: str) -> bool:  # a metric of an evaluator that could not be loaded
+        return name.split(".", 1)[0] in broken
+
+    for i, obj in enumerate(spec.objectives):
+        if obj.metric not in model.metrics and not unchecked(obj.metric):
+            problems.append(
+                loaded.problem(
+                    ("objectives", i, "metric"),
+                    f"unknown metric {obj.metric!r} ({did_you_mean(obj.metric, model.metrics)}"
+                    f"available metrics: {choices_text(model.metrics)})",
+                )
+            )
+    raw_space = loaded.raw.get("space")
+    names = {*model.metrics, *spec.space, *model.env({}, {})}
+    if isinstance(raw_space, dict):  # parameters rejected by the schema are reported there
+        names |= {str(n) for n in raw_space}
+    for i, text in enumerate(spec.constraints):
+        try:
+            expr = parse_expr(text)
+        except ExprError as exc:
+            problems.append(loaded.problem(("constraints", i), str(exc)))
+            continue
+        for n in sorted(expr.names - names):
+            if unchecked(n):
+                continue
+            problems.append(
+                loaded.problem(
+                    ("constraints", i),
+                    f"unknown name {n!r} in {text!r} ({did_you_mean(n, names)}"
+                    f"available metrics: {choices_text(model.metrics)})",
+                )
+            )
+        model.constraints.append(expr)
+    return problems
+
+
+def _derived_problems(
+    loaded: LoadedSpec, model: StudyModel, known_params: set[str] | None
+) -> list[Problem]:
+    """Parse the spec's ``derived`` values into ``model.derived``; their problems, located."""
+    spec = loaded.spec
+    problems: list[Problem] = []
+    names = {*spec.space, *model.env({}, {})}
+    for name, text in spec.derived.items():
+        loc = ("derived", name)
+        if name in spec.space:
+            problems.append(
+                loaded.problem(
+                    loc,
+                    f"{name!r} is searched in 'space'; a derived value cannot also be searched",
+                )
+            )
+            continue
+        if known_params is not None and name not in known_params:
+            problems.append(
+                loaded.problem(
+                    loc,
+                    f"unknown design parameter {name!r} ({did_you_mean(name, known_params)}"
+                    f"valid parameters: {choices_text(known_params)})",
+                )
+            )
+            continue
+        try:
+            expr = parse_expr(str(text))
+        except ExprError as exc:
+            problems.append(loaded.problem(loc, str(exc)))
+            continue
+        unknown = sorted(expr.names - names)
+        if unknown:
+            problems.append(
+                loaded.problem(
+                    loc,
+                    f"unknown name {unknown[0]!r} in {text!r}: a derived value is computed from "
+                    f"searched parameters, numeric fixed values and earlier derived values "
+                    f"({did_you_mean(unknown[0], names)}available: {choices_text(names)})",
+                )
+            )
+            continue
+        model.derived[name] = expr
+        names.add(name)
+    return problems
+
+
+def _evaluator_problem(loaded: LoadedSpec, ev: Evaluator, message: str) -> Problem:
+    return loaded.problem(
+        ("evaluators", ev.name), f"evaluator {ev.name!r} ({ev.origin}): {message}"
+    )
+
+
+def _probe(
+    model: StudyModel, ev: Evaluator, params: Mapping[str, Any], timeout_s: float | None
+) -> list[str]:
+    """The metric names ``ev`` returns on the midpoint design, its answer checked against the
+    contract (:mod:`dse.model.probe`); a vectorized one is also asked about a batch of two."""
+    batch = None
+    if ev.vectorized and params:
+        pair = {k: np.asarray([v] * BATCH) for k, v in params.items()}
+        batch = {**model.design(pair), MEMO_KEY: {}}
+    design = {**model.design(params), MEMO_KEY: {}}
+    return probe(ev.fn, design, batch=batch, timeout_s=timeout_s)

@@ -1,0 +1,160 @@
+"""A spec's ``fixed`` values as the design context: ``--set`` overrides applied, uncertain
+values taken out, presets expanded by the evaluators' ``resolve`` hooks; a rejected field is
+reported, dropped (its default takes over) and the rest still checked.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from dse.model.quiet_stdout import stdout_to_stderr
+from dse.model.registry import Evaluator
+from dse.model.study_model import (
+    apply_dotted,
+)
+from dse.model.uncertain import UncertainError, extract_uncertain
+from dse.spec.errors import (
+    Problem,
+)
+from dse.spec.schema import LoadedSpec
+
+
+def _drop_path(tree: dict[str, Any], path: tuple[str, ...]) -> bool:
+    """Remove ``path`` (or its deepest existing prefix) from a nested dict; False if absent."""
+    node: Any = tree
+    for i, part in enumerate(path):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        if i == len(path) - 1 or not isinstance(node[part], dict):
+            del node[part]
+            return True
+        node = node[part]
+    return False
+
+
+def _distribution_at(tree: Mapping[str, Any], loc: tuple[str, ...]) -> tuple[str, ...]:
+    """The path of the ``{dist: ...}`` mapping a distribution problem at ``loc`` is in."""
+    node: Any = tree
+    for i, part in enumerate(loc):
+        if isinstance(node, Mapping) and "dist" in node:
+            return loc[:i]
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return loc
+
+
+#: How often a rejected fixed field is dropped and the context resolved again, so every bad
+#: preset name or field is reported in one pass (each resolver stops at its first problem).
+_MAX_RETRIES = 50
+
+
+def _call_resolve(
+    resolve: Callable[..., dict[str, Any]], fixed: Mapping[str, Any], *, spec_dir: Path
+) -> dict[str, Any]:
+    """Call a resolver; one that takes ``spec_dir`` is told the spec's folder (user presets)."""
+    try:
+        takes_dir = "spec_dir" in inspect.signature(resolve).parameters
+    except (TypeError, ValueError):
+        takes_dir = False
+    with stdout_to_stderr():
+        return resolve(fixed, spec_dir=spec_dir) if takes_dir else resolve(fixed)
+
+
+def nominal_fixed(
+    loaded: LoadedSpec,
+    evaluators: Mapping[str, Evaluator],
+    fixed_overrides: Mapping[str, Any] | None,
+) -> tuple[dict[str, Any] | None, list[Any], list[Problem]]:
+    """The spec's ``fixed`` with the overrides applied, as nominal values and the uncertain
+    ones (each located where it lands in the context); None when a distribution could not be
+    taken out."""
+    problems: list[Problem] = []
+    fixed = copy.deepcopy(loaded.spec.fixed)
+    as_mapping = first_hook(evaluators, "as_mapping")
+    for dotted, value in (fixed_overrides or {}).items():
+        apply_dotted(fixed, dotted, value, as_mapping=as_mapping)
+    for _ in range(_MAX_RETRIES):
+        try:
+            nominal, uncertain = extract_uncertain(fixed)
+            break
+        except UncertainError as exc:
+            problems.append(loaded.problem(("fixed", *exc.loc), exc.message))
+            if not _drop_path(fixed, _distribution_at(fixed, tuple(exc.loc))):
+                return None, [], problems
+    else:
+        return None, [], problems
+    locate = first_hook(evaluators, "context_path")
+    if locate is not None:
+        uncertain = [dataclasses.replace(u, landing=tuple(locate(u.path))) for u in uncertain]
+    return nominal, uncertain, problems
+
+
+def resolvers_of(
+    evaluators: Mapping[str, Evaluator],
+) -> list[Callable[[Mapping[str, Any]], dict[str, Any]]]:
+    """Each distinct ``resolve`` hook once, in the evaluators' order."""
+    resolvers: list[Callable[[Mapping[str, Any]], dict[str, Any]]] = []
+    for ev in evaluators.values():
+        if ev.resolve is not None and ev.resolve not in resolvers:
+            resolvers.append(ev.resolve)
+    return resolvers
+
+
+def resolved_context(
+    loaded: LoadedSpec,
+    evaluators: Mapping[str, Evaluator],
+    resolvers: list[Callable[[Mapping[str, Any]], dict[str, Any]]],
+    fixed: dict[str, Any],
+) -> tuple[dict[str, Any], bool, list[Problem]]:
+    """The design context: resolvers expand presets; keys claimed by another evaluator's
+    params pass through. Also whether every resolver succeeded."""
+    problems: list[Problem] = []
+    context = dict(fixed)
+    context_ok = True
+    for resolve in resolvers:
+        owners = {e.name for e in evaluators.values() if e.resolve is resolve}
+        foreign = set().union(*(e.params for e in evaluators.values() if e.name not in owners))
+        mine = {k: v for k, v in context.items() if k not in foreign}
+        resolved, found = _run_resolver(loaded, resolve, mine)
+        problems += found
+        if resolved is None:
+            context_ok = False
+            continue
+        context = {**resolved, **{k: v for k, v in context.items() if k in foreign}}
+    return context, context_ok, problems
+
+
+def _run_resolver(
+    loaded: LoadedSpec,
+    resolve: Callable[[Mapping[str, Any]], dict[str, Any]],
+    mine: dict[str, Any],
+) -> tuple[dict[str, Any] | None, list[Problem]]:
+    """One resolver's context (None if it refused), and every problem it found: a rejected
+    field is dropped (its default takes over) and the resolver asked again."""
+    problems: list[Problem] = []
+    for _ in range(_MAX_RETRIES):
+        try:
+            resolved = _call_resolve(resolve, copy.deepcopy(mine), spec_dir=loaded.path.parent)
+        except ValueError as exc:
+            located = getattr(exc, "problems", None)
+            if located:  # problems in files the resolver read (preset files), with lines
+                problems += [Problem(p.file, p.line, p.path, p.message) for p in located]
+                break
+            path = getattr(exc, "path", "")
+            message = getattr(exc, "message", str(exc))
+            loc = ("fixed", *path.split(".")) if path else ("fixed",)
+            problems.append(loaded.problem(loc, message))
+            if not path or not _drop_path(mine, tuple(path.split("."))):
+                break
+            continue
+        return resolved, problems
+    return None, problems
+
+
+def first_hook(evaluators: Mapping[str, Evaluator], name: str) -> Any:
+    """The first selected evaluator's optional hook ``name`` (a member of Evaluator)."""
+    return next((getattr(e, name) for e in evaluators.values() if getattr(e, name)), None)
