@@ -8,9 +8,10 @@ and the storage URL is checked for form, scheme, driver and a writable target.
 from __future__ import annotations
 
 from dse.model.study_model import StudyModel
+from dse.search import journal_read
 from dse.search.samplers import make_sampler
-from dse.search.storage import absolute_url, storage_problem
-from dse.spec.errors import Problem, SpecError, StorageError, shorten
+from dse.search.storage import JOURNAL_FILE, absolute_url, storage_problem, study_dir
+from dse.spec.errors import Problem, SpecError, StorageError, StudyDamagedError, shorten
 
 
 def preflight(model: StudyModel, *, storage: str | None = None) -> None:
@@ -35,3 +36,8 @@ def preflight(model: StudyModel, *, storage: str | None = None) -> None:
         )
         if why:
             raise StorageError(f"--storage {shorten(storage, 200)!r}: {why}")
+    if spec.storage is None and storage is None:  # the default journal in the study's folder
+        journal = study_dir(spec.study) / JOURNAL_FILE
+        why = journal_read.path_problem(journal)
+        if why:
+            raise StudyDamagedError([Problem(str(journal), None, "", why)])

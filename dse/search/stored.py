@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,17 @@ import yaml
 
 from dse import __version__
 from dse.model.outcome import Outcome, feasible
+from dse.search import journal_read
 from dse.search.storage import existing_study_dir, open_storage
 from dse.spec.atomic import write_text_atomic
-from dse.spec.errors import StudyNotFoundError
+from dse.spec.errors import (
+    Problem,
+    SpecError,
+    StudyDamagedError,
+    StudyNotFoundError,
+    short_repr,
+)
+from dse.spec.yamlio import LineMap, load_yaml
 
 LOCK_FILE = "spec.lock.yaml"
 STALE_ATTR = "dse.stale"
@@ -75,10 +84,79 @@ def write_lock_atomic(directory: Path, lock: dict[str, Any]) -> None:
 
 
 def read_lock(name: str) -> dict[str, Any]:
+    """A study's ``spec.lock.yaml``, read with the guarded reader and checked for the fields
+    the reading commands use; a damaged or edited lock is one line naming its file and line."""
     path = existing_study_dir(name) / LOCK_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise StudyNotFoundError(f"study {name!r} has no {LOCK_FILE}; run it with 'dse run' first")
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        lock, lines = load_yaml(path)
+    except SpecError as exc:
+        raise StudyDamagedError(exc.problems) from None
+    problems = list(lines.problems) + _lock_problems(lock, lines, str(path))
+    if problems:
+        raise StudyDamagedError(problems)
+    return lock
+
+
+def _lock_problems(lock: Any, lines: LineMap, file: str) -> list[Problem]:
+    """What the reading commands need from a lock: study, storage, objectives (metric and
+    direction), search and the journal flag of the right types."""
+
+    def at(loc: tuple[str | int, ...], message: str) -> Problem:
+        return Problem(
+            file,
+            lines.line(loc) or 1,
+            ".".join(map(str, loc)),
+            f"{message} (the lock was edited or damaged; 'dse run' on the spec rewrites it)",
+        )
+
+    if not isinstance(lock, dict):
+        got = "an empty file" if lock is None else type(lock).__name__
+        return [Problem(file, 1, "", f"expected a mapping (a study's lock), got {got}")]
+    out: list[Problem] = []
+    for key in ("study", "storage"):
+        if not isinstance(lock.get(key), str) or not lock[key]:
+            out.append(at((key,), f"expected a string, got {short_repr(lock.get(key))}"))
+    objectives = lock.get("objectives")
+    if not isinstance(objectives, list) or not objectives:
+        out.append(at(("objectives",), "expected a list of {metric, direction}"))
+        objectives = []
+    for i, obj in enumerate(objectives):
+        if not isinstance(obj, dict):
+            out.append(at(("objectives", i), f"expected a mapping, got {short_repr(obj)}"))
+            continue
+        if not isinstance(obj.get("metric"), str):
+            out.append(at(("objectives", i, "metric"), "expected a metric name"))
+        if obj.get("direction") not in ("minimize", "maximize"):
+            out.append(at(("objectives", i, "direction"), "expected minimize or maximize"))
+    if "search" in lock and not isinstance(lock["search"], dict):
+        out.append(at(("search",), f"expected a mapping, got {short_repr(lock['search'])}"))
+    if not isinstance(lock.get("journal_outside_studies", False), bool):
+        out.append(at(("journal_outside_studies",), "expected true or false"))
+    return out
+
+
+def open_for_reading(url: str, *, allow_outside: bool) -> optuna.storages.BaseStorage:
+    """A recorded study's storage opened without creating or changing anything: a journal or
+    SQLite file must exist (and a journal pass :mod:`dse.search.journal_read`); a journal
+    Optuna cannot replay is answered with its first bad line."""
+    if url.startswith("journal:"):
+        path = Path(url.removeprefix("journal:"))
+        journal_read.check_readable(path, allow_outside=allow_outside)
+        try:
+            return open_storage(url)
+        except (OSError, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - Optuna's replay of a damaged journal
+            raise journal_read.damaged_error(path, exc) from None
+    if url.startswith("sqlite:///"):
+        db = Path(url.removeprefix("sqlite:///"))
+        if not db.is_file():  # SQLAlchemy would create an empty database there
+            raise StudyDamagedError(
+                [Problem(str(db), None, "", "the study's SQLite database is missing")]
+            )
+    return open_storage(url)
 
 
 @dataclass
@@ -96,8 +174,9 @@ def open_study(name: str, *, storage: str | None = None) -> RecordedStudy:
     """Open a recorded study from the storage in its lock (or ``storage``)."""
     lock = read_lock(name)
     url = storage or lock["storage"]
+    opened = open_for_reading(url, allow_outside=lock.get("journal_outside_studies", False))
     try:
-        study = optuna.load_study(study_name=lock["study"], storage=open_storage(url))
+        study = optuna.load_study(study_name=lock["study"], storage=opened)
     except KeyError:
         raise StudyNotFoundError(f"storage {url!r} holds no study {lock['study']!r}") from None
     return RecordedStudy(

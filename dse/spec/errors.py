@@ -65,6 +65,11 @@ class SpecError(DseError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
+class StudyDamagedError(SpecError):
+    """A recorded study's file (journal, lock) cannot be used; each problem names the file and
+    the line that is wrong. Nothing was created or changed."""
+
+
 class EvaluatorError(DseError):
     """An evaluator could not be found, imported or called."""
 

@@ -1,0 +1,141 @@
+"""A recorded study's journal file, checked before it is opened, and its damage located.
+
+Reading commands (``status``, ``pareto``, ``report``, ``dashboard``) open a study's journal
+without creating or changing anything: a journal that is missing, not a regular file, or a
+symlink leading out of the studies folder is refused before Optuna sees it, and one that Optuna
+cannot replay (a corrupt or cut line, binary garbage, an unknown op code, an edited record) is
+answered with the file and the first line that is wrong. A run checks the same before it
+appends to a study's default journal, so a ``journal.log`` linked to a user's file is never
+written into.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from dse.search.storage import studies_root
+from dse.spec.errors import Problem, StudyDamagedError, short_repr
+
+#: Optuna's journal op codes (optuna.storages.journal JournalOperation, Optuna 5: 0..10).
+try:  # a private enum: read it where it is, else the values Optuna 5 writes
+    from optuna.storages.journal._storage import JournalOperation
+
+    OP_CODES = frozenset(int(op) for op in JournalOperation)
+except ImportError:  # pragma: no cover - another Optuna layout
+    OP_CODES = frozenset(range(11))
+
+
+def _damaged(path: Path | str, line: int | None, message: str) -> StudyDamagedError:
+    return StudyDamagedError([Problem(str(path), line, "", message)])
+
+
+def path_problem(
+    path: Path, *, allow_outside: bool = False, check_content: bool = True
+) -> str | None:
+    """Why an existing journal path cannot be used (a FIFO, a folder, a symlink out of the
+    studies folder, with ``check_content`` a file whose first line is no journal record), or
+    None; a missing path is fine here."""
+    if not os.path.lexists(path):
+        return None
+    try:
+        real = path.resolve(strict=True)
+        mode = os.stat(real).st_mode
+    except (OSError, RuntimeError) as exc:  # a dangling link or a loop
+        return f"cannot be used: {getattr(exc, 'strerror', None) or exc}"
+    root = studies_root()
+    if not allow_outside and not real.is_relative_to(root):
+        what = f"is a symlink to {real}, outside" if real != path.absolute() else "is outside"
+        return (
+            f"{what} the studies folder {root}; refusing to use it (move the journal into the "
+            "study's folder, or set 'journal_outside_studies: true' in the spec)"
+        )
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (an Optuna journal is a file of JSON lines)"
+    if not check_content:  # a reader locates the damage line by line instead
+        return None
+    try:
+        with open(real, "rb") as f:
+            first = f.readline(1 << 16)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if first and _record_problem(first) is not None:
+        return "is not an Optuna journal (its first line is no journal record); refusing to use it"
+    return None
+
+
+def _record_problem(line: bytes) -> str | None:
+    """Why one journal line is no journal record, or None."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return "binary data (not UTF-8), not a JSON journal record"
+    if "\x00" in text:
+        return "binary data (NUL bytes), not a JSON journal record"
+    try:
+        record: Any = json.loads(text)
+    except ValueError as exc:
+        return "empty line" if not line.strip() else f"not a JSON journal record ({exc})"
+    if not isinstance(record, dict):
+        return f"not a journal record (a JSON {type(record).__name__})"
+    op = record.get("op_code")
+    if isinstance(op, bool) or not isinstance(op, int):
+        return f"record without an integer op_code (got {short_repr(op)})"
+    if op not in OP_CODES:
+        return f"unknown op code {op} (Optuna's journal uses {min(OP_CODES)}..{max(OP_CODES)})"
+    return None
+
+
+def first_damage(path: Path) -> tuple[int | None, str]:
+    """The first line of the journal that is wrong and why; (None, "") when every line reads
+    and replays (a torn last line, which Optuna skips, is not damage)."""
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            if not line.endswith(b"\n"):
+                break  # the torn tail of an interrupted write: never acknowledged, skipped
+            problem = _record_problem(line)
+            if problem is not None:
+                return n, problem
+    try:  # every line is a record: replay them one by one to find the one Optuna rejects
+        from optuna.storages.journal._storage import JournalStorageReplayResult
+    except ImportError:  # pragma: no cover - another Optuna layout
+        return None, ""
+    replay = JournalStorageReplayResult("dse-check")
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            if not line.endswith(b"\n"):
+                break
+            try:
+                replay.apply_logs([json.loads(line)])
+            except Exception as exc:  # noqa: BLE001 - any failure is this record's
+                return n, f"record cannot be replayed ({type(exc).__name__}: {short_repr(exc)})"
+    return None, ""
+
+
+def check_readable(path: Path, *, allow_outside: bool) -> None:
+    """A journal a reading command may open: it exists and passes :func:`path_problem`."""
+    if not os.path.lexists(path):
+        raise _damaged(
+            path,
+            None,
+            "the study's journal is missing (deleted or moved?); nothing to read, nothing created",
+        )
+    problem = path_problem(path, allow_outside=allow_outside, check_content=False)
+    if problem:
+        raise _damaged(path, None, problem)
+
+
+def damaged_error(path: Path, exc: BaseException) -> StudyDamagedError:
+    """The one-line answer for a journal Optuna failed to replay with ``exc``."""
+    try:
+        line, why = first_damage(path)
+    except OSError as err:
+        line, why = None, f"cannot be read: {err.strerror or err}"
+    if not why:
+        why = f"cannot be replayed ({type(exc).__name__}: {short_repr(exc)})"
+    return _damaged(
+        path, line, f"{why}; the journal is damaged (fix or remove that line, or restore a copy)"
+    )
