@@ -150,7 +150,35 @@ def _call_and_check(
                 keys = list(result)
         return "ok", keys
     except BaseException as exc:  # noqa: BLE001 - re-raised in the caller (SystemExit too)
-        return "raised", exc
+        # Plain data: an exception with its own constructor (ContextError(path, message))
+        # does not survive pickling, and its ``path``/``message`` locate a spec problem.
+        return "raised", (
+            type(exc).__name__,
+            str(exc),
+            isinstance(exc, ValueError),
+            getattr(exc, "path", None),
+            getattr(exc, "message", None),
+        )
+
+
+class EvaluatorRaised(Exception):
+    """What the evaluator raised in the probe's child: its type's name (``kind``), text, and
+    the ``path``/``message`` a domain error carries."""
+
+    def __init__(self, kind: str, text: str, path: Any, message: Any) -> None:
+        super().__init__(text)
+        self.kind, self.path = kind, path
+        if message is not None:
+            self.message = message
+
+
+class EvaluatorValueError(EvaluatorRaised, ValueError):
+    """The evaluator raised a ValueError (possibly one locating a bad spec value)."""
+
+
+def _reraise(kind: str, text: str, value_error: bool, path: Any, message: Any) -> None:
+    cls = EvaluatorValueError if value_error else EvaluatorRaised
+    raise cls(kind, text, path, message)
 
 
 def probe(
@@ -178,7 +206,7 @@ def probe(
     except CallFailed as exc:  # the child died, or the exception could not come back
         raise RuntimeError(str(exc)) from None
     if status == "raised":
-        raise value
+        _reraise(*value)
     if status == "bad":
         raise ProbeFailed(value)
     return value
