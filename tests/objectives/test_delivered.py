@@ -54,12 +54,11 @@ def test_training_goodput_falls_with_cluster_size_and_delivered_cost_rises() -> 
     gs = float(evaluate_availability(small)["goodput_fraction"])
     gb = float(evaluate_availability(big)["goodput_fraction"])
     assert gb < gs
-    ratio = lambda d: (
-        float(evaluate_cost(d)["usd_per_mtok_delivered"])
-        / float(  # noqa: E731
-            evaluate_cost(d)["usd_per_mtok"]
-        )
-    )
+
+    def ratio(d: dict) -> float:
+        m = evaluate_cost(d)
+        return float(m["usd_per_mtok_delivered"]) / float(m["usd_per_mtok"])
+
     assert ratio(big) > ratio(small) > 1.0
 
 
