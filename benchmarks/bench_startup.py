@@ -6,6 +6,8 @@ every row alike. Rows:
 
 - ``python -c pass``: the interpreter alone;
 - ``import typer, rich``: the floor of any typer + rich CLI (the reference of the ratios);
+- ``minimal typer app --help``: one command, rich help: what typer's own help formatting
+  (``typer.rich_utils``, which imports rich.markdown) costs any app;
 - ``dse --help``: target <= 2.5x the reference;
 - ``dse evaluate SPEC --json``: one design end to end; its *start-up* is that minus the
   evaluation itself, measured as the CPU of the same evaluation repeated inside one warm
@@ -31,6 +33,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = "spaces/h100.yaml"
+
+MINIMAL_APP = """
+import typer
+app = typer.Typer()
+@app.command()
+def hello(name: str = "x") -> None:
+    print(name)
+@app.command()
+def bye() -> None:
+    pass
+app()
+"""
 
 WARM_EVAL = """
 import time
@@ -71,6 +85,9 @@ def measure(tree: Path, repeat: int) -> dict[str, float]:
         "import typer, rich": median_cpu(
             [sys.executable, "-c", "import typer, rich.console"], env=env, cwd=tree,
             repeat=repeat,
+        ),
+        "minimal typer app --help": median_cpu(
+            [sys.executable, "-c", MINIMAL_APP, "--help"], env=env, cwd=tree, repeat=repeat
         ),
         "dse --help": median_cpu(dse_argv("--help"), env=env, cwd=tree, repeat=repeat),
         "dse evaluate": median_cpu(

@@ -27,3 +27,14 @@ def test_mkdocs_builds_strict(tmp_path: Path) -> None:
     assert "check_evaluator" in (site / "api" / "testing" / "index.html").read_text()
     assert "evaluate_cost" in (site / "api" / "objectives" / "index.html").read_text()
     assert (site / "search" / "index.html").is_file()
+
+
+def test_cli_reference_page_is_current() -> None:
+    """docs/cli.md is generated from the typer app: every command and option, as --help."""
+    from dse.cli.reference import reference
+
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert page == reference(), "regenerate: python -m dse.cli.reference > docs/cli.md"
+    for command in ("run", "evaluate", "compare", "sweep", "sensitivity", "report", "status"):
+        assert f"## dse {command}" in page
+    assert "`--format <table|csv|json>`" in page.replace("\\|", "|")

@@ -135,6 +135,10 @@ def run(
     optuna_logging()
     robust_opt = (robust, statistic.value) if robust is not None else None
     model = api.load(spec, robust=robust_opt)
+    if str(storage or model.spec.storage or "").startswith("postgres"):
+        from dse.cli.extras import require
+
+        require("postgres", "psycopg", "a postgresql:// storage")
     target = trials if trials is not None else model.spec.search.trials
     bar = Progress(
         model.spec.study,
@@ -298,6 +302,7 @@ MetricOpt = Annotated[
         "--metric",
         help="Only these metrics (repeatable; a name, an evaluator prefix such as cost., "
         "or a glob such as '*watt*')",
+        metavar="METRIC",
     ),
 ]
 

@@ -90,17 +90,25 @@ def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
+def has_parquet() -> bool:
+    """Whether pandas can write Parquet here (pyarrow: the ``parquet`` extra)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pyarrow") is not None
+
+
 def write_records(
     directory: Path, study: optuna.Study, *, objectives: list[str], maximize: list[bool]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write trials.parquet, trials.csv and pareto.csv, each whole or not at all (a kill
-    while writing leaves the previous file, never a truncated one)."""
+    """Write trials.parquet (when pyarrow is installed), trials.csv and pareto.csv, each whole
+    or not at all (a kill while writing leaves the previous file, never a truncated one)."""
     directory.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(directory)
     df = trials_frame(study, objectives=objectives, maximize=maximize)
     front = front_frame(df, objectives=objectives, maximize=maximize)
-    with atomic_path(directory / TRIALS_PARQUET) as tmp:
-        _parquet_safe(df).to_parquet(tmp, index=False)
+    if has_parquet():  # the 'parquet' extra (pyarrow, 170 MB); trials.csv holds the same rows
+        with atomic_path(directory / TRIALS_PARQUET) as tmp:
+            _parquet_safe(df).to_parquet(tmp, index=False)
     with atomic_path(directory / TRIALS_CSV) as tmp:
         df.to_csv(tmp, index=False)
     with atomic_path(directory / PARETO_CSV) as tmp:

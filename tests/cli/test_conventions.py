@@ -212,3 +212,41 @@ def test_quiet_run_prints_results_only(tmp_path: Path, flag: str) -> None:
     quiet = run_dse(flag, "run", spec, "--trials", "8", env=env)
     assert quiet.returncode == 0 and quiet.stderr == ""
     assert "8 trials finished" in quiet.stdout
+
+
+_WITHOUT = """
+import importlib.abc, sys
+class Missing(importlib.abc.MetaPathFinder):  # as if the extra were not installed
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == {module!r}:
+            raise ModuleNotFoundError(name)
+sys.meta_path.insert(0, Missing())
+sys.argv = ["dse", *{args!r}]
+from dse.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "extra", "args"),
+    [
+        ("SALib", "sensitivity", ["sensitivity", "spaces/h100.yaml", "--method", "sobol"]),
+        ("plotly", "dashboard", ["report", "nosuchstudy"]),
+        ("optuna_dashboard", "dashboard", ["dashboard", "nosuchstudy"]),
+        ("distributed", "dask", ["sweep", "spaces/zdt1/spec.yaml", "--scheduler", "tcp://x:1"]),
+        ("psycopg", "postgres", ["run", "spaces/zdt1/spec.yaml", "--storage", "postgresql://x/y"]),
+    ],
+)
+def test_a_missing_extra_is_named_with_its_install_command(
+    module: str, extra: str, args: list[str]
+) -> None:
+    res = subprocess.run(
+        [sys.executable, "-c", _WITHOUT.format(module=module, args=args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"pip install 'litegpu-dse[{extra}]'" in lines[0], lines
