@@ -16,15 +16,22 @@ from objectives.perf import evaluate_perf
 # Carbon intensity of grid electricity: 0.37 kg CO2e/kWh is the 2023 world average
 # (Ember, Global Electricity Review 2024). Change it to your site's figure.
 GRID_KG_CO2_PER_KWH = 0.37
+J_PER_KWH = 3.6e6  # 1 kWh = 1000 W x 3600 s
+TOKENS_PER_MTOK = 1e6
+
+
+def kg_co2_per_mtok(facility_power_w: Any, tokens_per_s: Any) -> Any:
+    """W / (tokens/s) is J per token; x 1e6 tokens / 3.6e6 J per kWh x kg CO2e per kWh."""
+    joules_per_token = facility_power_w / np.maximum(tokens_per_s, 1e-9)
+    return joules_per_token * TOKENS_PER_MTOK / J_PER_KWH * GRID_KG_CO2_PER_KWH
 
 
 def carbon_per_mtok(design: dict[str, Any]) -> dict[str, np.ndarray]:
     """Operational carbon per million output tokens, and capex per token/s of capacity."""
     perf = evaluate_perf(design)
     cost = evaluate_cost(design)
-    kwh_per_mtok = perf["facility_power_w"] / np.maximum(perf["tokens_per_s"], 1e-9) / 3.6e3
     return {
-        "kg_co2_per_mtok": kwh_per_mtok * GRID_KG_CO2_PER_KWH,
+        "kg_co2_per_mtok": kg_co2_per_mtok(perf["facility_power_w"], perf["tokens_per_s"]),
         "capex_usd_per_tok_s": cost["cluster_capex_usd"] / np.maximum(perf["tokens_per_s"], 1e-9),
     }
 
