@@ -122,7 +122,7 @@ def main() -> None:
     ap.add_argument("--spec", type=Path, default=ROOT / "spaces" / "litegpu.yaml")
     ap.add_argument("--trials", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--worker-trials", type=int, default=120)
+    ap.add_argument("--worker-trials", type=int, default=200)
     ap.add_argument("--sleep", type=float, default=0.1)
     ap.add_argument("--part", choices=["1", "2", "both"], default="both")
     args = ap.parse_args()

@@ -13,9 +13,8 @@ with the same seed, wherever the sampler allows it:
 - TPE, GP and the rest learn from every result, so they ask one trial at a time.
 
 With several workers on one study (``--jobs``), a worker's batch is the rest of the generation
-less the trials of it that other workers are running, and one trial when nothing is left (as a
-one-at-a-time worker would), so concurrent workers share a generation instead of each asking a
-whole one.
+less the trials of it that other workers are running, and half a generation when nothing is left
+(they join it), so concurrent workers share a generation instead of each asking a whole one.
 """
 
 from __future__ import annotations
@@ -73,6 +72,10 @@ class BatchPlanner:
                 self._generation += 1
             rest = pop - len(sampler.get_population(study, self._generation))
             rest -= self._running_in(study, sampler, self._generation)
+            if rest <= 0:
+                # Other workers run the rest: half a generation more (it joins this one), not
+                # one trial at a time, whose fixed costs would halve this worker's throughput.
+                rest = -(-pop // 2)
             return max(1, min(rest, remaining))
         if self.independent:
             # At most a quarter of what is left, so workers that start later still find

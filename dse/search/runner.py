@@ -53,6 +53,9 @@ from dse.spec.schema import SearchSpec
 
 #: How often a worker re-checks a study whose last trials run elsewhere.
 POLL_S = 0.2
+#: How often a running worker looks for trials of dead workers (a dead worker's heartbeat
+#: goes stale only after the grace period anyway; each look reads the running trials).
+RECOVER_S = 2.0
 
 
 @dataclass
@@ -267,12 +270,15 @@ def _loop(
     planner = BatchPlanner(sampler_of(model))
     # With a time limit every design runs alone in the deadline child (dse.model.guarded).
     vectorized = model.spec.search.trial_timeout_s is None
+    recovered = time.monotonic()  # run_study just did
     while True:
         if timeout_s is not None and time.monotonic() - start > timeout_s:
             break
         if should_stop is not None and should_stop():
             break
-        recover_stale_trials(study)
+        if time.monotonic() - recovered >= RECOVER_S:
+            recover_stale_trials(study)
+            recovered = time.monotonic()
         trial_ids, finished = _claim(study, planner, trials, batch=batch)
         if finished >= trials:
             break
@@ -310,7 +316,8 @@ def _loop(
             if t is not None:
                 tracker.add_trial(t)
         if on_progress and any(t is not None for t in told):
-            done = finished_count(study)
+            with batched(storage_of(study)):  # as this worker last read the study
+                done = finished_count(study)
             on_progress(
                 Progress(done, trials, tracker.feasible, tracker.front_size(), tracker.failed)
             )
