@@ -151,8 +151,15 @@ def storage_problem(url: str, *, journal_outside_studies: bool = False) -> str:
                 "'journal_outside_studies: true' in the spec to allow it)"
             )
         return _file_target_problem(path, what="an Optuna journal", looks_right=_is_journal)
+    from dse.search.storage_plugin import backend_for, is_plugin_url
+
+    if is_plugin_url(url):
+        backend = backend_for(url)
+        if backend is None:
+            return unknown_scheme(url)
+        return backend.problem(url) if backend.problem is not None else ""
     if "://" not in url:
-        return f"not a storage URL (expected {_FORMS})"
+        return unknown_scheme(url)
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
@@ -322,19 +329,49 @@ GRACE_S = 60
 def open_storage(
     url: str, *, heartbeat_s: int | None = None, grace_s: int | None = None
 ) -> optuna.storages.BaseStorage:
-    """Open an Optuna storage from a URL; ``journal:PATH`` names a journal file.
+    """Open an Optuna storage from a URL through its backend (:mod:`dse.search.storage_plugin`:
+    ``journal:PATH``, ``sqlite:///PATH``, ``postgresql://...``, or a plug-in's scheme).
 
-    RDB storages get a heartbeat when ``heartbeat_s`` is given (the runner's workers do).
+    Storages with heartbeats get one when ``heartbeat_s`` is given (the runner's workers do).
     """
-    if url.startswith("journal:"):
-        path = url.removeprefix("journal:")
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        return JournalFileStorage(path)
-    if "://" not in url:
+    from dse.search.storage_plugin import backend_for
+
+    backend = backend_for(url)
+    if backend is None:
+        raise StorageError(f"storage {shorten(url, 200)!r}: {unknown_scheme(url)}")
+    storage = backend.open(url, heartbeat_s=heartbeat_s, grace_s=grace_s)
+    if not isinstance(storage, optuna.storages.BaseStorage):
         raise StorageError(
-            f"storage {url!r} is not a URL (expected journal:PATH, sqlite:///PATH or "
-            "postgresql://USER@HOST/DB)"
+            f"storage backend {backend.origin} opened a {type(storage).__name__}, "
+            "not an Optuna storage"
         )
+    return storage
+
+
+def unknown_scheme(url: str) -> str:
+    from dse.search.storage_plugin import installed
+
+    names = sorted(installed())
+    return (
+        f"not a storage URL (expected {_FORMS}, or a plug-in's scheme: "
+        f"{choices_text(names) or 'none installed'}, or py:MODULE:FACTORY:...)"
+    )
+
+
+def open_journal(
+    url: str, *, heartbeat_s: int | None = None, grace_s: int | None = None
+) -> JournalFileStorage:
+    """``journal:PATH``: Optuna's journal file (no heartbeat: owners are host:pid tags)."""
+    path = url.removeprefix("journal:")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return JournalFileStorage(path)
+
+
+def open_rdb(
+    url: str, *, heartbeat_s: int | None = None, grace_s: int | None = None
+) -> optuna.storages.BaseStorage:
+    """An SQLAlchemy URL: PostgreSQL and SQLite behind :class:`BatchedRDBStorage`, others
+    (MySQL) as Optuna's own RDB storage."""
     kwargs: dict[str, Any] = {}
     if heartbeat_s:
         kwargs = {"heartbeat_interval": heartbeat_s, "grace_period": grace_s or 2 * heartbeat_s}

@@ -1,0 +1,119 @@
+"""The storage plug-in point: what the engine needs of a storage, and where storages come from.
+
+Storages plug in the way samplers and evaluators do: an installed distribution registers a
+:class:`StorageBackend` under the ``dse.storages`` entry-point group, named for the URL scheme
+it serves (``myscheme:...`` or ``myscheme://...``), or a URL names one by import path,
+``py:MODULE:ATTR:REST``. The built-ins (:mod:`dse.search.builtin_storages`: ``journal``,
+``sqlite``, ``postgresql``, ``mysql``) are registered through the same group; any other
+SQLAlchemy URL goes to Optuna's RDB storage. ``dse.testing.check_storage`` checks a backend
+against this contract (docs/storage.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any
+
+import optuna
+
+from dse.model.registry import import_object
+from dse.spec.errors import StorageError
+
+STORAGE_GROUP = "dse.storages"
+#: The schemes dse itself serves (checked by dse.search.storage, not by a plug-in).
+BUILTIN_SCHEMES = ("journal", "sqlite", "postgresql", "mysql")
+
+
+@dataclass(frozen=True, kw_only=True)
+class StorageBackend:
+    """A storage backend as the engine uses it. Only ``open`` is required.
+
+    - ``open(url, *, heartbeat_s, grace_s) -> optuna.storages.BaseStorage``: the study's
+      storage, as the URL (given whole) names it. Every process of a study opens it; several
+      at once must be safe.
+    - ``problem(url) -> str``: why the URL cannot hold a study ("" if it can), answered
+      before anything is created and without writing (a missing folder, a wrong file).
+
+    Recovery and concurrency, all optional, found on the storage ``open`` returns:
+
+    - ``claim_lock(study_id)``: a context manager under which one worker at a time counts and
+      creates trials, so concurrent workers never claim more than the study's total (without
+      it, surplus claims are created and given back, as FAILED trials marked stale);
+    - Optuna's heartbeat (``optuna.storages.BaseHeartbeat``): trials of dead workers on
+      other hosts are found by their stale heartbeat and re-queued; on this host a trial's
+      ``host:pid`` owner tag is enough, whatever the storage;
+    - ``batch()``/``flush()``/``sync(study_id)``: reads from memory and writes held for a
+      batch of trials (:class:`dse.search.rdb_storage.BatchedRDBStorage` does this).
+    """
+
+    open: Callable[..., optuna.storages.BaseStorage]
+    problem: Callable[[str], str] | None = None
+    #: Where it came from, for messages (set when it is loaded).
+    origin: str = ""
+
+    @classmethod
+    def wrap(cls, obj: Any, origin: str) -> StorageBackend:
+        """A :class:`StorageBackend` as it is, a plain ``open`` function wrapped."""
+        if isinstance(obj, StorageBackend):
+            return obj if obj.origin else replace(obj, origin=origin)
+        if not callable(obj):
+            raise StorageError(
+                f"storage backend {origin}: expected a dse.search.storage_plugin."
+                f"StorageBackend or an open(url, *, heartbeat_s, grace_s) function, "
+                f"got {type(obj).__name__}"
+            )
+        return cls(open=obj, origin=origin)
+
+
+def scheme_of(url: str) -> str:
+    """``journal`` of ``journal:PATH``, ``postgresql`` of ``postgresql+psycopg://...``."""
+    head = url.split("://", 1)[0] if "://" in url else url.split(":", 1)[0]
+    return head.split("+", 1)[0].lower()
+
+
+@cache
+def installed() -> dict[str, Any]:
+    """The entry points of the ``dse.storages`` group by scheme (loaded on first use)."""
+    return {ep.name: ep for ep in entry_points(group=STORAGE_GROUP)}
+
+
+def is_plugin_url(url: str) -> bool:
+    """A URL a plug-in serves (by import path, or a registered scheme dse does not own)."""
+    scheme = scheme_of(url)
+    return scheme == "py" or (scheme in installed() and scheme not in BUILTIN_SCHEMES)
+
+
+@cache
+def _from_entry_point(scheme: str) -> StorageBackend:
+    ep = installed()[scheme]
+    try:
+        obj = ep.load()
+    except Exception as exc:  # a broken plug-in names itself
+        raise StorageError(f"storage entry point {scheme!r} ({ep.value}) failed: {exc}") from exc
+    return StorageBackend.wrap(obj, f"entry point {ep.value}")
+
+
+def _builtin(scheme: str) -> StorageBackend:
+    """A built-in backend even where the install's entry points are older than the code."""
+    path = f"dse.search.builtin_storages:{'JOURNAL' if scheme == 'journal' else 'RDB'}"
+    return StorageBackend.wrap(import_object(path), path)
+
+
+def backend_for(url: str) -> StorageBackend | None:
+    """The backend serving ``url``; None when nothing does."""
+    scheme = scheme_of(url)
+    if scheme == "py":
+        _, module, attr, *_ = [*url.split(":", 3), "", ""]
+        if not module or not attr:
+            raise StorageError(f"storage {url!r}: expected py:MODULE:ATTR:... (an import path)")
+        return StorageBackend.wrap(import_object(f"{module}:{attr}"), f"{module}:{attr}")
+    if scheme in installed():
+        return _from_entry_point(scheme)
+    if scheme == "journal" and url.startswith("journal:"):
+        return _builtin("journal")
+    if "://" in url:
+        return _builtin(scheme)  # any other SQLAlchemy URL: Optuna's RDB storage
+    return None

@@ -1,0 +1,82 @@
+"""``check_storage``: a storage backend against what the engine needs of it (the contract in
+:mod:`dse.search.storage_plugin`), by running the engine's own claim, ask, tell and re-read
+steps on a fresh location."""
+
+from __future__ import annotations
+
+import optuna
+from optuna.distributions import FloatDistribution
+from optuna.exceptions import UpdateFinishedTrialError
+from optuna.trial import TrialState
+
+from dse.model.testing import ConformanceError
+from dse.search.optuna_private import storage_of, study_id, suggest, trial_id
+from dse.search.recovery import FINISHED, claim_trials, enqueue_trials, study_load
+from dse.search.storage import batched, claim_lock, flush, open_storage, storage_problem, sync
+from dse.search.storage_plugin import backend_for
+from dse.search.stored import METRICS_ATTR, WORKER_ATTR
+
+
+def check_storage(url: str, *, study: str = "dse-storage-check") -> None:
+    """Raise :class:`~dse.testing.ConformanceError` naming the first rule ``url``'s backend
+    breaks. ``url`` must name an empty location the check may write (a study is created).
+
+    Checked: a backend serves the URL and finds no problem with it; ``open`` returns an Optuna
+    storage; trials claimed as the runner claims them (under the storage's claim lock) are
+    RUNNING and owned; designs asked, metrics stored and values told inside a batch are what
+    a second, independent open of the URL reads back; queued designs are claimed first with
+    their parameters; a finished trial refuses changes; the study's counts add up.
+    """
+    if backend_for(url) is None:
+        raise ConformanceError(f"no storage backend serves {url!r}")
+    problem = storage_problem(url, journal_outside_studies=True)
+    if problem:
+        raise ConformanceError(f"{url!r}: the backend refuses a fresh location: {problem}")
+    storage = open_storage(url)
+    if not isinstance(storage, optuna.storages.BaseStorage):
+        raise ConformanceError(f"open returned a {type(storage).__name__}, not an Optuna storage")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    directions = ["minimize", "maximize"]
+    s = optuna.create_study(storage=storage, study_name=study, directions=directions)
+    enqueue_trials(s, [{"x": 0.25}])
+    with claim_lock(storage_of(s), study_id(s)):
+        sync(storage_of(s), study_id(s))
+        ids = claim_trials(s, 3)
+    _expect(len(set(ids)) == 3, f"3 claimed trials, got ids {ids}")
+    claimed = [storage_of(s).get_trial(i) for i in ids]
+    _expect(
+        all(t.state == TrialState.RUNNING and t.user_attrs.get(WORKER_ATTR) for t in claimed),
+        "claimed trials are RUNNING with their owner tag",
+    )
+    dist = FloatDistribution(0.0, 1.0)
+    with batched(storage_of(s)):
+        trials = [optuna.Trial(s, i) for i in ids]
+        xs = [suggest(t, "x", dist) for t in trials]
+        flush(storage_of(s))
+        for t, x in zip(trials, xs, strict=True):
+            storage_of(s).set_trial_user_attr(trial_id(t), METRICS_ATTR, {"m": x})
+            t.set_constraint("c", x - 0.5)
+            s.tell(t, [x, 1.0 - x])
+    _expect(xs[0] == 0.25, f"the queued design is claimed first (x = 0.25), got x = {xs[0]}")
+    again = optuna.load_study(study_name=study, storage=open_storage(url))
+    got = sorted(
+        (
+            (t.params["x"], tuple(t.values), t.user_attrs.get(METRICS_ATTR), dict(t.constraints))
+            for t in again.get_trials(deepcopy=False, states=FINISHED)
+        ),
+        key=lambda row: row[0],
+    )
+    want = sorted(((x, (x, 1.0 - x), {"m": x}, {"c": x - 0.5}) for x in xs), key=lambda r: r[0])
+    _expect(got == want, f"a second open reads back what was told: {got} != {want}")
+    _expect(study_load(again) == (3, 0), f"3 finished, 0 running: {study_load(again)}")
+    try:
+        open_storage(url).set_trial_user_attr(ids[0], "late", 1)
+    except UpdateFinishedTrialError:
+        pass
+    else:
+        raise ConformanceError("a finished trial accepted a change")
+
+
+def _expect(ok: bool, rule: str) -> None:
+    if not ok:
+        raise ConformanceError(f"storage check failed: {rule}")
