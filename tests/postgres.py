@@ -131,7 +131,10 @@ class PostgresServer:
 
     def stop(self) -> None:
         try:
-            self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop")
+            if (self.data / "postmaster.pid").exists():  # not paused
+                self._run(
+                    str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"
+                )
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 

@@ -42,8 +42,9 @@ def worker_command(
     """Join the spec's study (creating it if needed) and run trials until the study-wide
     total is reached; run one per core, on as many hosts as share the storage."""
     from dse import api
-    from dse.cli.console import note, optuna_logging
+    from dse.cli.console import note, optuna_logging, progress_line, verbosity
     from dse.search.recovery import finished_count
+    from dse.search.workers import WorkerProgress, progress_hooks
 
     optuna_logging()
     if storage is not None and storage.startswith("postgres"):
@@ -52,6 +53,9 @@ def worker_command(
         require("postgres", "psycopg", "a postgresql:// storage")
     if parent is None:
         note(f"worker on {spec}: running trials until the study holds its total")
+    # Progress lines on stderr (hidden by -q); --jobs workers leave it to their parent.
+    quiet = verbosity.quiet or parent is not None
+    progress = None if quiet else WorkerProgress(emit=progress_line)
     study, target = api.run_worker(
         spec,
         storage=storage,
@@ -62,7 +66,10 @@ def worker_command(
         records=records,
         robust=(robust, statistic.value) if robust is not None else None,
         parent=parent,
+        **progress_hooks(progress),
     )
+    if progress is not None:
+        progress.end()
     if parent is None:
         done = finished_count(study)
         typer.echo(f"worker done: study {study.study_name!r} holds {done}/{target} trials")

@@ -67,6 +67,8 @@ class Progress:
     feasible: int
     front_size: int
     failed: int
+    #: Trials this run (this worker) finished.
+    mine: int = 0
 
 
 class FrontTracker:
@@ -271,6 +273,7 @@ def _loop(
     # With a time limit every design runs alone in the deadline child (dse.model.guarded).
     vectorized = model.spec.search.trial_timeout_s is None
     recovered = time.monotonic()  # run_study just did
+    mine = 0
     while True:
         if timeout_s is not None and time.monotonic() - start > timeout_s:
             break
@@ -315,9 +318,12 @@ def _loop(
         for t in told:
             if t is not None:
                 tracker.add_trial(t)
+                mine += 1
         if on_progress and any(t is not None for t in told):
             with batched(storage_of(study)):  # as this worker last read the study
                 done = finished_count(study)
             on_progress(
-                Progress(done, trials, tracker.feasible, tracker.front_size(), tracker.failed)
+                Progress(
+                    done, trials, tracker.feasible, tracker.front_size(), tracker.failed, mine
+                )
             )

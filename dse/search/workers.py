@@ -24,7 +24,7 @@ import optuna
 
 from dse.model.load import lock_dict
 from dse.model.study_model import StudyModel
-from dse.search.recovery import FINISHED, finished_count, study_load
+from dse.search.recovery import FINISHED, finished_count, study_load, worker_id
 from dse.search.runner import FrontTracker, Progress, run_study
 from dse.search.storage import HEARTBEAT_S, open_storage, storage_url, study_dir
 from dse.search.stored import write_lock_atomic
@@ -42,6 +42,62 @@ def study_url(model: StudyModel, storage: str | None = None) -> str:
         storage or model.spec.storage,
         journal_outside_studies=model.spec.journal_outside_studies,
     )
+
+
+class WorkerProgress:
+    """A worker's progress on stderr (``dse worker``): trials done by this worker and by the
+    study, the study's rate and time to go, at most every ``every_s`` (a log shows it, and
+    two workers no longer print nothing for ten minutes)."""
+
+    def __init__(self, *, every_s: float = 5.0, emit: Callable[[str], None] | None = None) -> None:
+        self.every_s = every_s
+        self.emit = emit
+        self.name = worker_id()
+        self.before = 0
+        self.t0 = time.monotonic()
+        self.last = -float("inf")
+        self.latest: Progress | None = None
+
+    def begin(self, before: int, target: int) -> None:
+        self.before, self.t0 = before, time.monotonic()
+        self._print(f"worker {self.name}: joined, the study holds {before:,}/{target:,} trials")
+
+    def __call__(self, p: Progress) -> None:
+        self.latest = p
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            self._print(self.line(p, now - self.t0))
+
+    def end(self) -> None:
+        if self.latest is not None:
+            self._print(self.line(self.latest, time.monotonic() - self.t0))
+
+    def line(self, p: Progress, elapsed_s: float) -> str:
+        line = (
+            f"worker {self.name}: {p.mine:,} trials by this worker; study {p.finished:,}/"
+            f"{p.target:,} ({p.feasible:,} feasible, front {p.front_size:,}, {p.failed:,} failed)"
+        )
+        gained = p.finished - self.before
+        if gained > 0 and elapsed_s > 0:
+            rate = gained / elapsed_s
+            line += f"; {rate:.1f} trials/s"
+            if p.finished < p.target:
+                line += f", about {(p.target - p.finished) / rate:.0f} s to go"
+        return line
+
+    def _print(self, text: str) -> None:
+        if self.emit is not None:
+            self.emit(text)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+
+def progress_hooks(progress: WorkerProgress | None) -> dict[str, Any]:
+    """``run_worker``'s ``on_begin``/``on_progress`` for ``progress`` (none if None)."""
+    if progress is None:
+        return {}
+    return {"on_begin": progress.begin, "on_progress": progress}
 
 
 def _parent_gone(parent: int | None) -> Callable[[], bool] | None:

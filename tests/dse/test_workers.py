@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import subprocess
 import time
@@ -79,9 +80,16 @@ def test_three_postgres_workers_reach_the_total_with_the_single_worker_front(
     gated = gated_spec(tmp_path, study="pg3", trials=total, workers=3)
     args = ("worker", str(gated), "--storage", three_url)
     workers = [dse_popen(*args, stderr=subprocess.PIPE) for _ in range(3)]
+    mine = []
     for w in workers:
         _, err = w.communicate(timeout=180)
         assert w.returncode == 0, err
+        # Progress on stderr: this worker's trials, the study's, the rate; they add up.
+        last = err.decode().strip().splitlines()[-1]
+        found = re.search(r": (\d+) trials by this worker; study \d+/36 \(.*trials/s", last)
+        assert found, last
+        mine.append(int(found.group(1)))
+    assert sum(mine) == total and min(mine) >= 1, mine
     assert_exact(three_url, "pg3", total)
     _, front = api.load_study("pg3", storage=three_url)
     study = optuna.load_study(study_name="pg3", storage=three_url)
@@ -96,6 +104,17 @@ def test_three_postgres_workers_reach_the_total_with_the_single_worker_front(
     status = run_dse("status", "pg3", "--storage", three_url, "--json")
     assert status.returncode == 0, status.stderr
     assert '"finished": 36' in status.stdout and '"front_size": ' in status.stdout
+
+
+def test_quiet_worker_prints_no_progress(tmp_path: Path, studies_dir: Path) -> None:
+    spec = slow_spec(tmp_path, study="quiet", trials=3, sleep_s=0.0)
+    loud = run_dse("worker", str(spec))
+    assert loud.returncode == 0, loud.stderr
+    assert "joined, the study holds 0/3 trials" in loud.stderr
+    assert "3 trials by this worker; study 3/3" in loud.stderr
+    quiet = run_dse("--quiet", "worker", str(spec), "--trials", "5")
+    assert quiet.returncode == 0, quiet.stderr
+    assert "trials by this worker" not in quiet.stderr and "joined" not in quiet.stderr
 
 
 def test_a_worker_with_a_different_spec_is_refused_naming_the_keys(
@@ -231,7 +250,7 @@ def test_a_worker_gives_up_on_a_dead_server_in_one_line(tmp_path: Path, studies_
         lines = err.decode().strip().splitlines()
         assert worker.returncode == 2, err
         assert "Traceback" not in err.decode()
-        assert "lost the connection to the storage" in lines[0]
+        assert any("lost the connection to the storage" in line for line in lines), lines
         assert lines[-1].startswith("error: the storage stayed unreachable for 2 s"), lines
         server.resume()
 
