@@ -79,12 +79,13 @@ def test_fp4_on_a_gpu_without_fp4_is_refused_naming_the_field(gpu):
 
 def test_cli_evaluates_every_fp4_preset_and_refuses_the_rest_in_one_line():
     spec = str(ROOT / "spaces" / "h100.yaml")
-    for gpu in ("b200", "gb300-nvl72", "mi355x"):
+    for gpu, node in (("b200", "n4"), ("gb300-nvl72", "n4"), ("mi355x", "n3")):
         r = run_dse(
-            "evaluate", spec, "--set", f"gpu={gpu}", "--set", "workload.precision=fp4", "--json"
-        )
+            "evaluate", spec, "--set", f"gpu={gpu}", "--set", f"technology={node}",
+            "--set", "workload.precision=fp4", "--json",
+        )  # fmt: skip
         assert r.returncode == 0, r.stderr
-        # the GPU brings its own technology node (mi355x: n3), so the datasheet holds here too
+        # on the GPU's own technology node the datasheet holds here too
         tflops = json.loads(r.stdout)["metrics"]["perf.tflops_per_gpu"]
         assert tflops == pytest.approx(DATASHEET[gpu][2], rel=5e-3)
     r = run_dse("evaluate", spec, "--set", "gpu=mi300x", "--set", "workload.precision=fp4")
