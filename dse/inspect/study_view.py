@@ -5,12 +5,10 @@ prints: the trials and front come from ``records.trials_frame``/``front_frame``,
 
 Definitions (also in docs/dashboard.md):
 
-- **Reference point** of the hypervolume: per objective, its ``threshold`` from the spec when
-  set; otherwise the nadir (worst value) of the feasible complete trials moved 10% of the
-  feasible range further towards "worse" (a range of 0 uses 10% of the magnitude, or 1).
-- **Hypervolume** is computed after mapping each objective linearly so that the ideal point
-  (best feasible value per objective) is 0 and the reference point is 1, all minimised; it is
-  therefore the dominated fraction of the box between ideal and reference (0..1, unitless).
+- **Hypervolume**: the one definition of :mod:`dse.results.quality` (``dse pareto --quality``
+  prints the same number): reference point from the spec's thresholds, else the nadir of the
+  sweep front (when recorded) or of the study's front pushed 10 % of its range outwards;
+  normalised so that the ideal point is 0 and the reference point 1 on every axis.
 - **Knee**: the front point closest (Euclidean) to the ideal point after min-max normalising
   each objective over the front, oriented so 0 is best.
 """
@@ -26,10 +24,11 @@ import numpy as np
 import optuna
 import pandas as pd
 
-from dse.model.pareto import hypervolume, reference_point
+from dse.results.quality import HypervolumeBasis, hypervolume_history, study_basis
 from dse.results.records import front_frame, trials_frame
 from dse.search.storage import existing_study_dir
 from dse.search.stored import open_study
+from dse.spec.errors import DseError
 
 MIN_IMPORTANCE_TRIALS = 8
 
@@ -96,24 +95,28 @@ def load_view(name: str, *, storage: str | None = None) -> StudyView:
     )
 
 
-def view_reference_point(view: StudyView) -> tuple[list[float], list[str]]:
-    """The study's hypervolume reference point and, per objective, where it came from.
-
-    The one definition, :func:`dse.model.pareto.reference_point` (thresholds, else the nadir of
-    the feasible trials pushed out by 10 % of their range), applied to a recorded study; an
-    objective with neither a threshold nor feasible trials gets NaN.
-    """
-    feas = view.feasible
+def view_basis(view: StudyView) -> HypervolumeBasis:
+    """The study's hypervolume basis (:func:`dse.results.quality.study_basis`)."""
     thresholds = [spec.get("threshold") for spec in view.lock["objectives"]]
-    nadir = "nadir + 10% of feasible range"
-    source = ["threshold" if t is not None else nadir for t in thresholds]
-    if len(feas):
-        values = feas[view.objectives].to_numpy(dtype=float)
-        ref = reference_point(thresholds=thresholds, maximize=view.maximize, reference_set=values)
-        return [float(v) for v in ref], source
-    ref = [float(t) if t is not None else math.nan for t in thresholds]
-    source = ["threshold" if t is not None else "no feasible trials" for t in thresholds]
-    return ref, source
+    return study_basis(
+        view.name,
+        objectives=view.objectives,
+        maximize=view.maximize,
+        thresholds=thresholds,
+        front=view.front,
+    )
+
+
+def view_reference_point(view: StudyView) -> tuple[list[float], list[str]]:
+    """The study's hypervolume reference point and, per objective, where it came from; an
+    objective with neither a threshold nor a front gets NaN."""
+    try:
+        basis = view_basis(view)
+    except DseError:  # no threshold and nothing feasible yet
+        thresholds = [spec.get("threshold") for spec in view.lock["objectives"]]
+        ref = [float(t) if t is not None else math.nan for t in thresholds]
+        return ref, ["threshold" if t is not None else "no feasible trials" for t in thresholds]
+    return [float(v) for v in basis.reference], basis.sources
 
 
 def ideal_point(view: StudyView) -> list[float]:
@@ -125,35 +128,23 @@ def ideal_point(view: StudyView) -> list[float]:
     return out
 
 
-def _normalise(points: np.ndarray, ideal: list[float], ref: list[float]) -> np.ndarray:
-    """Map to minimisation with ideal -> 0 and reference -> 1 on every axis."""
-    ideal_a, ref_a = np.asarray(ideal, float), np.asarray(ref, float)
-    span = ref_a - ideal_a
-    span = np.where(span == 0, 1.0, span)
-    return (points - ideal_a) / span
-
-
 def normalised_hypervolume_history(view: StudyView) -> pd.DataFrame:
-    """Normalised hypervolume (ideal -> 0, reference point -> 1 on every axis) of the feasible
-    front after each finished trial number; compare dse.results.quality.hypervolume_history,
-    the raw hypervolume against a given reference point."""
-    ref, _ = view_reference_point(view)
-    ideal = ideal_point(view)
+    """The normalised hypervolume of the feasible front after each trial number
+    (:func:`dse.results.quality.hypervolume_history` divided by the basis' box)."""
     df = view.trials
-    if df.empty or any(math.isnan(v) for v in ref + ideal):
+    if df.empty or view.feasible.empty:
+        return pd.DataFrame({"number": [], "hypervolume": [], "feasible_trials": []})
+    try:
+        basis = view_basis(view)
+    except DseError:
         return pd.DataFrame({"number": [], "hypervolume": [], "feasible_trials": []})
     df = df.sort_values("number")
-    feas_numbers = set(view.feasible["number"])
-    pts: list[np.ndarray] = []
-    rows = []
-    unit_ref = [1.0] * len(ref)
-    minimise = [False] * len(ref)
-    for number, row in zip(df["number"], df[view.objectives].to_numpy(dtype=float), strict=True):
-        if number in feas_numbers:
-            pts.append(_normalise(row[None, :], ideal, ref)[0])
-        hv = hypervolume(np.array(pts), unit_ref, minimise) if pts else 0.0
-        rows.append({"number": int(number), "hypervolume": hv, "feasible_trials": len(pts)})
-    return pd.DataFrame(rows)
+    feas = df["number"].isin(set(view.feasible["number"])).to_numpy()
+    pts = df[view.objectives].to_numpy(dtype=float)
+    hv = basis.normalised(hypervolume_history(pts, feas, basis.reference, view.maximize))
+    return pd.DataFrame(
+        {"number": df["number"].astype(int), "hypervolume": hv, "feasible_trials": feas.cumsum()}
+    )
 
 
 def knee_index(view: StudyView) -> int | None:

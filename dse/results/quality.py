@@ -1,12 +1,18 @@
 """Search quality: hypervolume, IGD+ against the exact sweep front, hypervolume history.
 
-Conventions (all computed with moocore, never hand-written dominance loops):
+One hypervolume, the same in ``dse pareto --quality``, ``quality.json``, the report and the
+dashboard note (:class:`HypervolumeBasis`; all computed with moocore):
 
-- **Reference point** (hypervolume): per objective, the spec's ``threshold`` when set. Otherwise
-  the nadir of a reference set pushed 10 % of its range outwards (a common default: every front
-  point, including the extremes, then contributes volume). The reference set is the study's
-  exact sweep front when ``dse sweep`` has recorded one, else the study's own feasible front —
-  so hypervolumes of different runs are comparable only against the same sweep.
+- **Reference set**: the study's exact sweep front when ``dse sweep`` has recorded one, else
+  the study's own feasible front, so hypervolumes of different runs are comparable only
+  against the same sweep.
+- **Reference point**, per objective: the spec's ``threshold`` when set, else the reference
+  set's nadir pushed 10 % of its range outwards (every front point, the extremes included,
+  then contributes volume). **Ideal point**: the reference set's best value per objective.
+- **Hypervolume** is *normalised*: the dominated volume divided by the box between the ideal
+  and the reference point, i.e. computed after mapping each objective linearly to ideal = 0,
+  reference = 1 (all minimised). Unitless, 0..1 for points inside the box; the reference
+  and ideal points are printed beside it, the raw volume is kept as ``hypervolume_raw``.
 - **IGD+** (Ishibuchi et al. 2015): mean distance from each exact-front point to the nearest
   point of the study's front, counting only the directions in which the study is worse. Both
   sets are first normalised objective-wise by the exact front's ideal and nadir (``(f - ideal) /
@@ -21,7 +27,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +46,10 @@ QUALITY_JSON = "quality.json"
 HV_HISTORY_CSV = "hv_history.csv"
 
 __all__ = [
+    "HypervolumeBasis",
     "QualityReport",
     "front_hypervolume",
+    "hypervolume_basis",
     "hypervolume_history",
     "igd_plus",
     "reference_point",
@@ -59,6 +67,80 @@ def front_hypervolume(points: np.ndarray, ref: np.ndarray, maximize: Sequence[bo
     pts = pts[np.all(np.isfinite(pts), axis=1)]
     pts = pts[_dominating(pts, ref, maximize)]
     return hypervolume(pts, ref, maximize) if len(pts) else 0.0
+
+
+STUDY_NADIR = "study front nadir + 10% range"
+SWEEP_NADIR = "sweep nadir + 10% range"
+
+
+@dataclass
+class HypervolumeBasis:
+    """The reference and ideal points a hypervolume is normalised by, and their sources."""
+
+    reference: np.ndarray
+    ideal: np.ndarray
+    sources: list[str]  # per objective: "threshold", SWEEP_NADIR or STUDY_NADIR
+    maximize: list[bool]
+
+    @property
+    def box(self) -> float:
+        """Volume between ideal and reference (a zero-width or unknown side counts as 1)."""
+        span = np.abs(np.asarray(self.reference, float) - np.asarray(self.ideal, float))
+        return float(np.prod(np.where(np.isfinite(span) & (span > 0), span, 1.0)))
+
+    @property
+    def source(self) -> str:
+        """One phrase for all objectives (``quality.json``'s ``reference_from``)."""
+        kinds = list(dict.fromkeys(self.sources))
+        return kinds[0] if len(kinds) == 1 else " / ".join(self.sources)
+
+    def normalised(self, raw: Any) -> Any:
+        return raw / self.box
+
+    def hypervolume(self, points: np.ndarray) -> float:
+        """Normalised hypervolume of ``points`` (feasible objective vectors)."""
+        return float(self.normalised(front_hypervolume(points, self.reference, self.maximize)))
+
+
+def hypervolume_basis(
+    *,
+    thresholds: Sequence[float | None],
+    maximize: Sequence[bool],
+    front: np.ndarray,
+    sweep_front: np.ndarray | None = None,
+) -> HypervolumeBasis:
+    """The one basis: reference set = the sweep front when recorded, else the study's front."""
+    swept = sweep_front is not None and len(sweep_front) > 0
+    ref_set = sweep_front if swept else (front if len(front) else None)
+    ref = reference_point(thresholds=thresholds, maximize=maximize, reference_set=ref_set)
+    if ref_set is not None:
+        sign = np.where(np.asarray(maximize, dtype=bool), -1.0, 1.0)
+        ideal = as_min(ref_set, maximize).min(axis=0) * sign
+    else:
+        ideal = np.full(len(maximize), np.nan)
+    nadir = SWEEP_NADIR if swept else STUDY_NADIR
+    sources = ["threshold" if t is not None else nadir for t in thresholds]
+    return HypervolumeBasis(ref, ideal, sources, list(maximize))
+
+
+def study_basis(
+    name: str,
+    *,
+    objectives: Sequence[str],
+    maximize: Sequence[bool],
+    thresholds: Sequence[float | None],
+    front: pd.DataFrame,
+) -> HypervolumeBasis:
+    """:func:`hypervolume_basis` of a recorded study (its sweep front read when recorded)."""
+    names = list(objectives)
+    sweep = read_sweep(name)
+    exact = None
+    if sweep is not None and all(n in sweep[1] for n in names) and len(sweep[1]):
+        exact = sweep[1][names].to_numpy(dtype=float)
+    pts = front[names].to_numpy(dtype=float) if len(front) else np.empty((0, len(names)))
+    return hypervolume_basis(
+        thresholds=thresholds, maximize=maximize, front=pts, sweep_front=exact
+    )
 
 
 def igd_plus(points: np.ndarray, front: np.ndarray, maximize: Sequence[bool]) -> float:
@@ -96,7 +178,10 @@ def hypervolume_history(
 
 @dataclass
 class QualityReport:
-    """A study's search quality, for ``dse pareto --quality`` and the report."""
+    """A study's search quality, for ``dse pareto --quality`` and the report.
+
+    ``hypervolume`` and ``sweep_hypervolume`` are normalised (module docstring): divided by
+    the volume of the box between ``ideal_point`` and ``reference_point``."""
 
     study: str
     trials: int
@@ -109,6 +194,9 @@ class QualityReport:
     hypervolume_fraction: float | None
     igd_plus: float | None
     sweep_front_size: int | None
+    ideal_point: list[float] = field(default_factory=list)
+    reference_sources: list[str] = field(default_factory=list)
+    hypervolume_raw: float = 0.0
 
 
 def _objective_specs(lock: dict[str, Any]) -> tuple[list[str], list[bool], list[float | None]]:
@@ -141,32 +229,33 @@ def study_quality(
     if sweep is not None and all(n in sweep[1] for n in names) and len(sweep[1]):
         exact = sweep[1][names].to_numpy(dtype=float)
     study_pts = front[names].to_numpy(dtype=float) if len(front) else np.empty((0, len(names)))
-    ref_set = exact if exact is not None else (study_pts if len(study_pts) else None)
-    ref = reference_point(thresholds=thresholds, maximize=maximize, reference_set=ref_set)
-    from_ = (
-        "threshold"
-        if all(t is not None for t in thresholds)
-        else ("sweep nadir + 10% range" if exact is not None else "study front nadir + 10% range")
+    basis = hypervolume_basis(
+        thresholds=thresholds, maximize=maximize, front=study_pts, sweep_front=exact
     )
-    hv = front_hypervolume(study_pts, ref, maximize)
-    sweep_hv = front_hypervolume(exact, ref, maximize) if exact is not None else None
+    ref = basis.reference
+    raw = front_hypervolume(study_pts, ref, maximize)
+    hv = float(basis.normalised(raw))
+    sweep_hv = basis.hypervolume(exact) if exact is not None else None
     report = QualityReport(
         study=name,
         trials=len(df),
         feasible=int(df["feasible"].sum()) if len(df) else 0,
         front_size=len(front),
         reference_point=[float(v) for v in ref],
-        reference_from=from_,
+        reference_from=basis.source,
         hypervolume=hv,
         sweep_hypervolume=sweep_hv,
         hypervolume_fraction=hv / sweep_hv if sweep_hv else None,
         igd_plus=igd_plus(study_pts, exact, maximize) if exact is not None else None,
         sweep_front_size=len(exact) if exact is not None else None,
+        ideal_point=[float(v) for v in basis.ideal],
+        reference_sources=basis.sources,
+        hypervolume_raw=raw,
     )
     if len(df) and all(n in df for n in names):
         pts = df[names].to_numpy(dtype=float)
         feas = (df["state"] == "COMPLETE").to_numpy() & df["feasible"].astype(bool).to_numpy()
-        history = hypervolume_history(pts, feas, ref, maximize)
+        history = basis.normalised(hypervolume_history(pts, feas, ref, maximize))
     else:
         history = np.zeros(len(df))
     hist = pd.DataFrame(
@@ -190,7 +279,12 @@ def print_quality(name: str, *, storage: str | None = None, console: Any = None)
     con = console or Console()
     r, _ = study_quality(name, storage=storage)
     ref = ", ".join(f"{v:.6g}" for v in r.reference_point)
-    con.print(f"hypervolume {r.hypervolume:.6g} (reference point [{ref}] from {r.reference_from})")
+    ideal = ", ".join(f"{v:.6g}" for v in r.ideal_point)
+    con.print(
+        f"hypervolume {r.hypervolume:.6g}, normalised: ideal [{ideal}] -> 0, reference point "
+        f"[{ref}] -> 1 (reference from {r.reference_from}; raw {r.hypervolume_raw:.6g})",
+        highlight=False,
+    )
     if r.sweep_hypervolume is not None:
         pct = 100 * (r.hypervolume_fraction or 0.0)
         sweep = read_sweep(name)

@@ -96,12 +96,12 @@ def test_reference_point_hypervolume_and_knee_definitions(
 ) -> None:
     plain = load_view(run_small(tmp_path, name="plain"))
     ref, src = view_reference_point(plain)
-    feas = plain.feasible
+    front = plain.front  # the reference set: the study's feasible front (no sweep recorded)
     for r, obj, mx, s in zip(ref, plain.objectives, plain.maximize, src, strict=True):
-        vals = feas[obj].to_numpy(float)
+        vals = front[obj].to_numpy(float)
         span = vals.max() - vals.min()
         expect = vals.min() - 0.1 * span if mx else vals.max() + 0.1 * span
-        assert r == pytest.approx(expect) and s.startswith("nadir")
+        assert r == pytest.approx(expect) and s == "study front nadir + 10% range"
     hv = normalised_hypervolume_history(plain)["hypervolume"].to_numpy()
     assert len(hv) == len(plain.trials)
     assert np.all(np.diff(hv) >= -1e-12) and 0 < hv[-1] <= 1
@@ -162,3 +162,33 @@ def test_compare_table_csv_and_ratios(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "SPEC::name=value" in bad.stderr
     typo = run_dse("compare", f"{SPACES / 'h100.yaml'}::die_area=3")
     assert typo.returncode == 2 and "die_area_mm2" in typo.stderr
+
+
+def test_one_hypervolume_in_pareto_quality_report_and_dashboard_note(
+    studies_dir: Path, tmp_path: Path
+) -> None:
+    """dse pareto --quality, quality.json, the report's history and the dashboard note give
+    one number: the volume dominated by the front, divided by the box between the ideal and
+    the reference point (both printed)."""
+    from dse.inspect.dashboard import study_note
+    from dse.model.pareto import hypervolume
+
+    name = run_small(tmp_path, name="onehv")
+    res = run_dse("pareto", name, "--quality")
+    assert res.returncode == 0, res.stderr
+    q = json.loads((studies_dir / name / "quality.json").read_text())
+    view = load_view(name)
+    # by hand: raw moocore hypervolume of the front, over the ideal-to-reference box
+    pts = view.front[view.objectives].to_numpy(float)
+    ref = np.asarray(q["reference_point"])
+    ideal = np.where(view.maximize, pts.max(0), pts.min(0))
+    raw = hypervolume(pts, ref, view.maximize)
+    assert q["ideal_point"] == pytest.approx(list(ideal))
+    assert q["hypervolume"] == pytest.approx(raw / np.prod(np.abs(ref - ideal)), rel=1e-12)
+    assert 0 < q["hypervolume"] <= 1
+    assert f"hypervolume {q['hypervolume']:.6g}" in res.stdout
+    assert all(f"{v:.6g}" in res.stdout for v in q["reference_point"])  # reference printed
+    hist = normalised_hypervolume_history(view)
+    assert hist["hypervolume"].iloc[-1] == pytest.approx(q["hypervolume"], rel=1e-12)
+    assert view_reference_point(view)[0] == pytest.approx(q["reference_point"])
+    assert f"{q['hypervolume']:.4f}" in study_note(view)
