@@ -106,7 +106,7 @@ def validate(spec: str | Path) -> tuple[StudyModel | None, list[Problem]]:
     model, problems = check(spec)
     if model is not None:
         try:  # sampler options and storage: what 'dse run' checks before creating anything
-            preflight(model)
+            preflight(model, ready=False)
         except SpecError as exc:
             problems = [*problems, *exc.problems]
     return model, SpecError(problems).problems

@@ -60,6 +60,10 @@ def sweep_command(
 
         require("dask", "distributed", "dse sweep --scheduler")
     model = api.load(spec, nominal=True)
+    if scheduler is not None:  # one line, before anything is said or made
+        from dse.search.scheduler_address import check_scheduler
+
+        check_scheduler(scheduler)
     size = samples if samples is not None else space_size(dict(model.spec.space))
     if size is not None and not as_json:
         where = f"{jobs} local process{'es' if jobs > 1 else ''}" if not scheduler else scheduler

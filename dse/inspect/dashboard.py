@@ -22,8 +22,9 @@ import socket
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from socketserver import ThreadingMixIn
 from typing import Any
-from wsgiref.simple_server import WSGIServer, make_server
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import yaml
 from optuna_dashboard import save_note, save_plotly_graph_object, wsgi
@@ -272,13 +273,25 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+#: A connection that sends nothing for this long is closed (a client that never finishes its
+#: request headers must not hold a thread, or the port, forever).
+CONNECTION_TIMEOUT_S = 30.0
+
+
+class _Handler(WSGIRequestHandler):
+    timeout = CONNECTION_TIMEOUT_S  # applied to each connection's socket
+
+
 def _serve_wsgi(app: Callable[..., Any], host: str, port: int) -> None:
+    """Serve ``app`` with one thread per connection, each with a time-out, so one slow or
+    half-open client never blocks the others."""
     family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
 
-    class Server(WSGIServer):
+    class Server(ThreadingMixIn, WSGIServer):
         address_family = family
+        daemon_threads = True  # Ctrl-C ends the server without waiting for idle clients
 
-    with make_server(host, port, app, server_class=Server) as server:
+    with make_server(host, port, app, server_class=Server, handler_class=_Handler) as server:
         server.serve_forever()
 
 

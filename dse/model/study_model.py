@@ -210,11 +210,13 @@ def apply_dotted(
 def midpoint(p: ParamSpec) -> Any:
     if isinstance(p, CategoricalParam):
         return p.choices[0]
-    if p.log:
-        mid = math.sqrt(p.low * p.high)
+    if p.log and p.low > 0 and p.high > 0:  # a bad log range is reported; never a crash here
+        mid = math.sqrt(p.low) * math.sqrt(p.high)
     else:
-        mid = (p.low + p.high) / 2
-    return int(round(mid)) if isinstance(p, IntParam) else float(mid)
+        mid = p.low / 2 + p.high / 2  # no overflow at +/-1e308
+    if isinstance(p, IntParam):
+        return (p.low + p.high) // 2 if not p.log else int(round(mid))
+    return float(mid)
 
 
 def split_sets(

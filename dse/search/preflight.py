@@ -7,15 +7,25 @@ and the storage URL is checked for form, scheme, driver and a writable target.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from dse.model.study_model import StudyModel
 from dse.search import journal_read
 from dse.search.samplers import make_sampler
-from dse.search.storage import JOURNAL_FILE, absolute_url, storage_problem, study_dir
+from dse.search.storage import (
+    JOURNAL_FILE,
+    absolute_url,
+    storage_problem,
+    studies_root,
+    study_dir,
+)
 from dse.spec.errors import Problem, SpecError, StorageError, StudyDamagedError, shorten
 
 
-def preflight(model: StudyModel, *, storage: str | None = None) -> None:
-    """Raise SpecError (spec problems, with lines) or StorageError (``--storage``)."""
+def preflight(model: StudyModel, *, storage: str | None = None, ready: bool = True) -> None:
+    """Raise SpecError (spec problems, with lines) or StorageError (``--storage``). With
+    ``ready`` (a run, not ``dse validate``) also what the moment decides: the studies folder is
+    a folder, the storage's server answers, the default journal is a journal in its place."""
     problems: list[Problem] = []
     try:
         make_sampler(model)
@@ -36,8 +46,72 @@ def preflight(model: StudyModel, *, storage: str | None = None) -> None:
         )
         if why:
             raise StorageError(f"--storage {shorten(storage, 200)!r}: {why}")
+    if not ready:
+        return
+    root = studies_root()
+    if root.exists() and not root.is_dir():
+        raise StorageError(
+            f"the studies folder {root} ($DSE_STUDIES_DIR or ./studies) is not a folder"
+        )
+    url = storage if storage is not None else spec.storage
+    if url is not None:
+        why = reach_problem(absolute_url(url))
+        if why:
+            where = "--storage" if storage is not None else "storage"
+            raise StorageError(f"{where} {shorten(hide_password(url), 200)!r}: {why}")
     if spec.storage is None and storage is None:  # the default journal in the study's folder
         journal = study_dir(spec.study) / JOURNAL_FILE
         why = journal_read.path_problem(journal)
         if why:
             raise StudyDamagedError([Problem(str(journal), None, "", why)])
+
+
+#: How long a run waits for a database server before saying it cannot be reached.
+CONNECT_TIMEOUT_S = 10
+
+
+def hide_password(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (messages end up in logs)."""
+    if "://" not in url or "@" not in url:
+        return url
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - a malformed URL is reported elsewhere
+        return url
+
+
+def reach_problem(url: str) -> str:
+    """Why the storage cannot be used right now, checked before anything is created: an SQLite
+    file's folder must exist, a database server must accept a connection; ``""`` if fine."""
+    if url.startswith("journal:") or "://" not in url:
+        return ""
+    if url.startswith("sqlite:///"):
+        folder = Path(url.removeprefix("sqlite:///")).parent
+        if not folder.is_dir():
+            return f"the folder {folder} does not exist (create it, or give another path)"
+        return ""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception:  # noqa: BLE001 - storage_problem reports the form
+        return ""
+    args = (
+        {"connect_timeout": CONNECT_TIMEOUT_S} if parsed.get_backend_name() == "postgresql" else {}
+    )
+    try:
+        engine = create_engine(url, connect_args=args)
+    except Exception:  # noqa: BLE001 - storage_problem reports the form
+        return ""
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:  # noqa: BLE001 - the driver's words, in one line
+        why = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        return f"cannot connect to the database ({why[0] if why else type(exc).__name__})"
+    finally:
+        engine.dispose()
+    return ""

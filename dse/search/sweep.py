@@ -23,6 +23,7 @@ import pandas as pd
 
 from dse.model.pareto import as_min, reference_point
 from dse.model.study_model import StudyModel
+from dse.search.scheduler_address import check_scheduler
 from dse.search.storage import study_dir
 from dse.search.sweep_chunks import (
     ChunkFront,
@@ -116,13 +117,42 @@ def _axis(name: str, p: ParamSpec) -> np.ndarray:
     return p.low + p.step * np.arange(n + 1, dtype=float)
 
 
+#: The largest grid a sweep takes: ~3 hours at 1 M designs/s on one core. Sizes are counted
+#: before anything is allocated (one axis of 10**12 values would be 8 TB).
+MAX_GRID_DESIGNS = 10**10
+
+
+def _axis_length(p: ParamSpec) -> float:
+    """How many grid values a parameter has, computed without making them (inf: too many)."""
+    if isinstance(p, CategoricalParam):
+        return len(p.choices)
+    if isinstance(p, IntParam):
+        return (p.high - p.low) // p.step + 1
+    count = (p.high - p.low) / p.step if p.step else math.inf
+    return math.floor(count + 1e-9) + 1 if math.isfinite(count) else math.inf
+
+
+def grid_size(space: dict[str, ParamSpec]) -> float:
+    """The grid's design count (a float, so a huge one is inf rather than a huge int)."""
+    return math.prod(float(_axis_length(p)) for p in space.values())
+
+
 def grid_axes(space: dict[str, ParamSpec]) -> dict[str, np.ndarray]:
-    """Every parameter's grid values; continuous floats (no ``step``) are refused."""
+    """Every parameter's grid values; continuous floats (no ``step``) and grids over
+    :data:`MAX_GRID_DESIGNS` are refused before anything is allocated."""
     bad = [n for n, p in space.items() if isinstance(p, FloatParam) and p.step is None]
     if bad:
         raise SweepError(
             f"a grid needs a 'step' for float parameters: {', '.join(bad)} "
             "(add step: ..., or use --samples N)"
+        )
+    size = grid_size(space)
+    if size > MAX_GRID_DESIGNS:
+        widest = max(space, key=lambda n: _axis_length(space[n]))
+        raise SweepError(
+            f"the grid has {size:.3g} designs, more than a sweep takes ({MAX_GRID_DESIGNS:.0e}; "
+            f"{widest} alone has {float(_axis_length(space[widest])):.3g} values): use a coarser "
+            "step, or --samples N for N quasi-random designs"
         )
     return {n: _axis(n, p) for n, p in space.items()}
 
@@ -141,11 +171,12 @@ def _sample_chunks(
 
 
 def space_size(space: dict[str, ParamSpec]) -> int | None:
-    """Number of grid points, or None when a float has no step."""
-    try:
-        return math.prod(len(a) for a in grid_axes(space).values())
-    except SweepError:
+    """Number of grid points, or None when a float has no step or the grid is over the cap
+    (counted, never allocated)."""
+    if any(isinstance(p, FloatParam) and p.step is None for p in space.values()):
         return None
+    size = grid_size(space)
+    return int(size) if size <= MAX_GRID_DESIGNS else None
 
 
 def sweep(
@@ -172,6 +203,8 @@ def sweep(
     cluster; the front is the same in every case (:mod:`dse.search.sweep_chunks`).
     """
     plan = _plan(model, samples=samples, chunk=chunk, seed=seed, jobs=jobs)
+    if scheduler is not None:  # before the study folder is made
+        check_scheduler(scheduler)
     tally = SweepTally(model.objective_names, model.maximize)
     key = sweep_key(model, plan)
     store = ChunkStore(study_dir(model.spec.study, create=True), key) if write else None

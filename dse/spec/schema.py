@@ -367,6 +367,59 @@ def _pydantic_problems(exc: ValidationError, raw: dict[str, Any], loaded: Any) -
     return problems
 
 
+#: Integers Optuna keeps exactly: it stores every parameter as a float (and the records as
+#: int64), so an integer bound beyond 2**53 would come back as another number.
+MAX_EXACT_INT = 2**53
+
+
+def _holdable_problems(loaded: LoadedSpec, loc: Loc, p: FloatParam | IntParam) -> list[Problem]:
+    """Bounds the run can use: a float range numpy can span, integers a float holds exactly,
+    and a step that divides the range (Optuna would move ``high`` without a word)."""
+    if not (math.isfinite(p.low) and math.isfinite(p.high)) or p.low >= p.high:
+        return []  # reported above
+    span = p.high - p.low
+    if isinstance(p, IntParam):
+        big = max(abs(p.low), abs(p.high))
+        if big > MAX_EXACT_INT:
+            return [
+                loaded.problem(
+                    (*loc, "low" if abs(p.low) == big else "high"),
+                    f"integer bounds must lie within +/-2**53 ({MAX_EXACT_INT:,}): Optuna stores "
+                    "parameters as floats, which hold no larger integer exactly",
+                )
+            ]
+        if span % p.step:
+            last = p.low + span // p.step * p.step
+            return [
+                loaded.problem(
+                    (*loc, "step"),
+                    f"step ({p.step}) does not divide high - low ({span}): the last value would "
+                    f"be {last}, not high ({p.high}); make high - low a multiple of step",
+                )
+            ]
+        return []
+    if not math.isfinite(span):
+        return [
+            loaded.problem(
+                (*loc, "high"),
+                f"high - low overflows a float ({p.low:g} to {p.high:g}); narrow the range",
+            )
+        ]
+    if p.step is not None:
+        count = span / p.step
+        if abs(count - round(count)) > 1e-9 * max(1.0, count):
+            last = p.low + math.floor(count + 1e-9) * p.step
+            return [
+                loaded.problem(
+                    (*loc, "step"),
+                    f"step ({p.step:g}) does not divide high - low ({span:g}): the last value "
+                    f"would be {last:g}, not high ({p.high:g}); make high - low a multiple of "
+                    "step",
+                )
+            ]
+    return []
+
+
 def _range_problems(loaded: LoadedSpec) -> list[Problem]:
     problems = []
     for name, p in loaded.spec.space.items():
@@ -394,6 +447,7 @@ def _range_problems(loaded: LoadedSpec) -> list[Problem]:
                 problems.append(
                     loaded.problem((*loc, "step"), f"step ({p.step}) is larger than high - low")
                 )
+            problems += _holdable_problems(loaded, loc, p)
         elif isinstance(p, CategoricalParam):
             # Optuna finds a choice by ==, so 1, 1.0 and true are one choice to it.
             c = p.choices

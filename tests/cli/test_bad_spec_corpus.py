@@ -1133,6 +1133,22 @@ CASES: list[Case] = [
         "journal_outside_studies",
         "valid boolean",
     ),
+    # --- derived -------------------------------------------------------------------------------
+    add("derived_not_mapping", "derived: 5\n", "derived", "valid dictionary"),
+    whole(
+        "derived_unknown_name",
+        GOOD + "derived:\n  dd: '1 +'\n",
+        GOOD.count("\n") + 2,
+        "derived.dd",
+        "unknown design parameter",
+    ),
+    whole(
+        "derived_also_searched",
+        GOOD + "derived:\n  die_area_mm2: '2 * hbm_stacks_per_die'\n",
+        GOOD.count("\n") + 2,
+        "derived.die_area_mm2",
+        "cannot also be searched",
+    ),
     # --- the file as a whole --------------------------------------------------------------------
     add("unknown_top_field", "serch: {}\n", "serch", "did you mean 'search'"),
     add("duplicate_key", "study: again\n", "study", "duplicate key"),

@@ -18,7 +18,7 @@ from tests.conftest import SPACES, run_dse
 
 SMALL_SPACE = {
     "die_area_mm2": {"type": "float", "low": 100, "high": 800, "step": 100},
-    "hbm_stacks_per_die": {"type": "int", "low": 1, "high": 8, "step": 3},
+    "hbm_stacks_per_die": {"type": "int", "low": 1, "high": 7, "step": 3},
     "optics_per_link": {"type": "categorical", "choices": [1, 4]},
     "cluster_size": {"type": "int", "low": 8, "high": 64, "log": True},
 }
