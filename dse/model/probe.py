@@ -3,14 +3,14 @@
 Each evaluator is called once on the midpoint design, and a vectorized one also on a batch of
 two, in a child process bounded by a short time limit; the returned object is checked against
 the contract (docs/evaluators.md): a mapping of metric names (non-empty strings without dots)
-to real, finite numbers, or, when vectorized, arrays of the batch's shape. The hooks an
-evaluator carries as attributes are checked for their types when it is loaded. Each problem is
-one line that the caller puts at the evaluator's place in the spec.
+to real numbers a float holds, or, when vectorized, arrays of the batch's shape (NaN or inf at
+the midpoint fails that trial in a run, so it is no spec error). The hooks an evaluator
+carries are checked for their types when it is loaded. Each problem is one line that the
+caller puts at the evaluator's place in the spec.
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
@@ -97,20 +97,16 @@ def value_problem(value: Any, shape: tuple[int, ...]) -> str | None:
         if value.shape not in ((), shape):
             want = f"{shape} (the batch's)" if shape else "() (one design)"
             return f"is an array of shape {value.shape}, expected {want} or a single number"
-        if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
-            return f"is not finite on the probe design ({short_repr(value)})"
-        return None
+        return None  # NaN/inf at the midpoint fails that trial, as in a run
     if isinstance(value, complex | np.complexfloating):
         return f"is the complex number {value!r}, expected a real number"
     if not isinstance(value, numbers.Real | np.number):
         return f"is {_kind(value)}, expected a real number"
     try:
-        as_float = float(value)
+        float(value)
     except (OverflowError, TypeError, ValueError):
         return f"is {short_repr(value)}, which does not fit a float"
-    if not math.isfinite(as_float):
-        return f"is not finite on the probe design ({value!r})"
-    return None
+    return None  # NaN/inf at the midpoint fails that trial, as in a run, not the spec
 
 
 def output_problem(result: Any, shape: tuple[int, ...]) -> str | None:

@@ -388,7 +388,7 @@ def _holdable_problems(loaded: LoadedSpec, loc: Loc, p: FloatParam | IntParam) -
                     "parameters as floats, which hold no larger integer exactly",
                 )
             ]
-        if span % p.step:
+        if span % p.step and p.step <= span and not p.log:  # else reported above
             last = p.low + span // p.step * p.step
             return [
                 loaded.problem(
@@ -405,7 +405,7 @@ def _holdable_problems(loaded: LoadedSpec, loc: Loc, p: FloatParam | IntParam) -
                 f"high - low overflows a float ({p.low:g} to {p.high:g}); narrow the range",
             )
         ]
-    if p.step is not None:
+    if p.step is not None and p.step <= span and not p.log:  # else reported above
         count = span / p.step
         if abs(count - round(count)) > 1e-9 * max(1.0, count):
             last = p.low + math.floor(count + 1e-9) * p.step
