@@ -38,7 +38,12 @@ from dse.search.recovery import (
     study_load,
 )
 from dse.search.sampler_plugin import sampler_of
-from dse.search.samplers import distribution, enqueue_warm_start, make_sampler
+from dse.search.samplers import (
+    distribution,
+    enqueue_warm_start,
+    make_sampler,
+    warm_start_samples,
+)
 from dse.search.spec_check import check_spec
 from dse.search.storage import (
     HEARTBEAT_S,
@@ -211,7 +216,7 @@ def run_study(
         if sampler.enqueue is not None:
             search = model.spec.search
             trials = min(trials, sampler.enqueue(model.spec.space, search.seed, study, trials))
-        elif model.spec.search.warm_start:
+        elif warm_start_samples(model):
             enqueue_warm_start(model, study)
     evaluate, close_evaluator = trial_evaluator(model)
     reseed = seed_offset is None and model.spec.search.seed is not None

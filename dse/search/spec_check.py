@@ -12,13 +12,14 @@ import optuna
 from dse.search.stored import META_KEY, plain
 from dse.spec.errors import SpecMismatchError
 
-#: Keys that may differ between workers of one study: how each reaches the storage, and the
-#: total each is asked to reach (raising it extends the study).
+#: Keys that may differ between workers of one study: how each reaches the storage, the
+#: total each is asked to reach (raising it extends the study), and the warm start.
 VOLATILE_KEYS = (
     "storage",
     "journal_outside_studies",
     "search.trials",
     "search.trial_timeout_s",
+    "search.warm_start",  # seeds a new study only; the creator stores the designs it chose
     "dse_version",
     "description",
 )

@@ -189,12 +189,14 @@ class SearchSpec(_Model):
     options: dict[str, Any] = Field(
         default_factory=dict, description="Keyword arguments of the named sampler's factory"
     )
-    warm_start: Int = Field(
-        default=0,
+    warm_start: Int | None = Field(
+        default=None,
         ge=0,
         le=10**7,
         description="Designs of a quasi-random vectorized sweep whose feasible front seeds the "
-        "first trials (one population); 0: off. See docs/search.md",
+        "first trials (one population); 0: off; unset: 20,000 when every evaluator is "
+        "vectorized, the sampler has a population and no trial_timeout_s is set, else off. "
+        "See docs/search.md",
     )
     trial_timeout_s: float | None = Field(
         default=None,
