@@ -47,6 +47,7 @@ def report_command(study: StudyArg, storage: StorageOpt = None, as_json: JsonOpt
     require("dashboard", "plotly", "dse report")
     require("dashboard", "matplotlib", "dse report")
     name = study_name(study)
+    api.open_study(name, storage=storage)  # a damaged or missing study: its one line alone
     note(f"report {name}: figures, tables and importances (about a minute for a large study)")
     t0 = time.monotonic()
     result = api.report(name, storage=storage)
