@@ -4,7 +4,7 @@ A vectorized evaluation makes hundreds of short-lived arrays of 0.1-30 MB. By de
 serves blocks that large with ``mmap`` and unmaps them on free, or trims the heap top once
 twice the last such block is free there, so the next array is fresh memory: a page fault and
 zero fill per 4 KiB, about a sixth of the evaluators' time on distinct designs (measured on
-``spaces/litegpu.yaml``; ``benchmarks/RESULTS.md``). Serving blocks up to 32 MiB from the heap
+the shipped example spec; ``benchmarks/RESULTS.md``). Serving blocks up to 32 MiB from the heap
 and trimming only past 256 MiB free reuses that memory: the peak is the same, at most 256 MiB
 of freed memory is kept. A process-wide setting, so it is never done on import: the ``dse``
 command calls :func:`keep_freed_arrays` in its own processes (and its workers), a script or

@@ -16,7 +16,9 @@ DSE = ROOT / "dse"
 #: is the public facade over every layer, imported only by the CLI; ``testing`` re-exports
 #: ``dse.model.testing`` and ``dse.search.testing``.
 LAYERS = {"spec": 0, "model": 1, "search": 2, "testing": 2, "results": 3, "inspect": 4}
-LAYERS |= {"api": 5, "cli": 6}
+LAYERS |= {"api": 5, "cli": 6, "__main__": 7}
+#: ``heap`` is process set-up (the allocator), importing no other dse module.
+LAYERS |= {"heap": 0}
 
 
 def module_name(path: Path) -> str:
