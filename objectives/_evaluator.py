@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from objectives.errors import ContextError
+from objectives.fixed_schema import fixed_json_schema
 from objectives.param_check import check_param_value
 from objectives.params import PARAMS
 from objectives.presets import resolve_context
@@ -80,6 +81,7 @@ def builtin_evaluator(*, metrics: Mapping[str, tuple[str, str]]) -> Callable[[F]
         fn.context_path = context_path  # type: ignore[attr-defined]
         fn.as_mapping = as_mapping  # type: ignore[attr-defined]
         fn.assumptions = assumptions  # type: ignore[attr-defined]
+        fn.fixed_schema = fixed_json_schema  # type: ignore[attr-defined]
         return fn
 
     return wrap

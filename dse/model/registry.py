@@ -96,6 +96,9 @@ class Evaluator:
     #: ``simulate(design, *, years, runs, seed) -> {name: samples}``: ``dse evaluate
     #: --simulate`` (Monte Carlo cross-checks).
     simulate: Callable[..., Mapping[str, Any]] | None = None
+    #: ``fixed_schema() -> {"properties": ..., "$defs": ...}``: JSON Schema of the ``fixed``
+    #: keys it reads (presets, constants), merged into ``dse schema`` for editor completion.
+    fixed_schema: Callable[[], Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if not callable(self.fn):

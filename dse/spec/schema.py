@@ -583,6 +583,29 @@ def load_spec(path: str | Path) -> LoadedSpec:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a spec, for editors (``dse schema``)."""
     schema = StudySpec.model_json_schema()
+    # The evaluators' list form (README, docs/evaluators.md) is accepted by a validator before
+    # the model sees it, so pydantic's schema knows only the mapping: say both.
+    mapping = schema["properties"]["evaluators"]
+    listed = {
+        "type": "array",
+        "items": {
+            "anyOf": [
+                {"type": "string", "description": "An installed evaluator by name"},
+                {
+                    "type": "object",
+                    "description": "name: 'module:function', a custom evaluator",
+                    "additionalProperties": {"type": "string"},
+                    "minProperties": 1,
+                    "maxProperties": 1,
+                },
+            ]
+        },
+    }
+    description = mapping.pop("description", None)
+    schema["properties"]["evaluators"] = {
+        "description": description,
+        "anyOf": [{k: v for k, v in mapping.items() if k != "title"}, listed],
+    }
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "litegpu-dse study spec"
     return schema

@@ -30,6 +30,7 @@ ALL_HOOKS = {
     "assumptions",
     "waterfall",
     "simulate",
+    "fixed_schema",
 }
 
 
