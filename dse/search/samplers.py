@@ -202,7 +202,11 @@ def warm_start_samples(model: StudyModel) -> int:
     """How many designs the warm start sweeps: the spec's ``warm_start``, else
     :data:`AUTO_WARM_START` when the sweep is cheap and useful (every evaluator vectorized,
     no per-trial time limit, not robust, a sampler with a first population), else 0 (off)."""
+    from dse.model.robust import RobustStudyModel
+
     search = model.spec.search
+    if isinstance(model, RobustStudyModel):
+        return 0  # a robust model scores one design at a time over its scenarios: no sweep
     if search.warm_start is not None:
         return search.warm_start
     if search.trial_timeout_s is not None or model.spec.robust is not None:

@@ -17,6 +17,7 @@ from dse.model.robust import (
     sample,
 )
 from dse.spec.errors import SpecError
+from tests.conftest import SPACES as ROOT_SPACES
 from tests.conftest import run_dse
 
 SPEC = """\
@@ -236,3 +237,14 @@ def test_cli_robust_run_records_beside_nominal(spec: Path, studies_dir: Path) ->
     assert (b["cost.usd_per_mtok"] >= b["nominal.cost.usd_per_mtok"] - 1e-12).all()
     bad = run_dse("run", str(spec), "--robust", "8", "--statistic", "median")
     assert bad.returncode == 2 and "valid choices: mean, p10, p90" in bad.stderr
+
+
+def test_robust_run_of_a_population_sampler_gets_no_warm_start(tmp_path: Path) -> None:
+    """The default warm start sweeps batches; a robust model scores one design at a time, so
+    ``--robust`` on an NSGA-II spec (spaces/paper/robust.yaml) runs without one."""
+    from dse.search.samplers import warm_start_samples
+
+    nominal = api.load(ROOT_SPACES / "paper" / "robust.yaml")
+    assert warm_start_samples(nominal) > 0 or nominal.spec.search.warm_start == 0
+    rm = robust_model(nominal, k=2, statistic="pessimistic")
+    assert warm_start_samples(rm) == 0
