@@ -65,8 +65,34 @@ def assumptions(context: Mapping[str, Any]) -> dict[str, float]:
     return {
         f"technology.{k}": v
         for k, v in table.items()
-        if isinstance(v, int | float) and not isinstance(v, bool)
+        if isinstance(v, int | float) and not isinstance(v, bool) and not _definition(k)
     }
+
+
+#: Technology constants that are definitions, not estimates (a unit conversion, a standard's
+#: or a machine's fixed dimension, a reference point of a fit, a scheduler's cap): a default
+#: sensitivity never swings them. A spec may still declare a distribution on any of them.
+NOT_UNCERTAIN = frozenset(
+    {
+        "hbm_bytes_per_gb",  # GiB: a unit conversion
+        "wafer_diameter_mm",
+        "reticle_width_mm",
+        "reticle_height_mm",
+        "wdm_wavelengths_per_fibre",
+        "ocs_ports_per_fibre",
+        "spare_lanes_per_link",
+        "packet_switch_max_ports",
+        "cb_max_num_tokens",
+        "cb_max_batch",
+        "cooling_reference_die_mm2",
+        "reliability_reference_die_area_mm2",
+    }
+)
+_DEFINITION_SUFFIXES = ("_interface_bits",)  # JEDEC interface widths
+
+
+def _definition(key: str) -> bool:
+    return key in NOT_UNCERTAIN or key.endswith(_DEFINITION_SUFFIXES)
 
 
 def builtin_evaluator(*, metrics: Mapping[str, tuple[str, str]]) -> Callable[[F], F]:

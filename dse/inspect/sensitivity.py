@@ -78,6 +78,14 @@ def assumptions_source(model: StudyModel) -> str:
     return f"{', '.join(groups) or 'no constants'} +/-{DEFAULT_RELATIVE_SWING * 100:g} %"
 
 
+#: Names of constants that are shares of a whole (at most 1): yields, efficiencies, fractions.
+FRACTION_WORDS = ("yield", "efficiency", "fraction", "utilization", "utilisation")
+
+
+def _is_fraction(key: str) -> bool:
+    return any(w in key.rsplit(".", 1)[-1] for w in FRACTION_WORDS)
+
+
 def assumptions_of(model: StudyModel) -> list[tuple[Uncertain, float, float]]:
     """(assumption, low, high): declared distributions' p10/p90, else the evaluators' default
     assumptions +/-20 %."""
@@ -87,9 +95,13 @@ def assumptions_of(model: StudyModel) -> list[tuple[Uncertain, float, float]]:
     for key, v in default_assumptions(model).items():
         if v == 0:
             continue
-        lo, hi = sorted((v * (1 - DEFAULT_RELATIVE_SWING), v * (1 + DEFAULT_RELATIVE_SWING)))
-        if 0 < v <= 1:  # yields, efficiencies and fractions cannot pass 1
-            hi = min(hi, 1.0)
+        if 0 < v < 1 and _is_fraction(key):  # its shortfall from 1 is what is uncertain
+            gap = 1.0 - v
+            lo, hi = v - DEFAULT_RELATIVE_SWING * gap, min(v + DEFAULT_RELATIVE_SWING * gap, 1.0)
+        else:
+            lo, hi = sorted((v * (1 - DEFAULT_RELATIVE_SWING), v * (1 + DEFAULT_RELATIVE_SWING)))
+            if 0 < v <= 1:  # a share by another name (an efficiency) cannot pass 1 either
+                hi = min(hi, 1.0)
         if hi == lo:
             continue
         # triangular only so that the nominal (its mode) is the constant itself

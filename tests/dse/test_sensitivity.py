@@ -46,8 +46,13 @@ def test_default_swings_are_technology_plus_minus_20_percent() -> None:
     lo, hi, nominal = rows["technology.defect_density_per_cm2"]
     assert (lo, hi, nominal) == pytest.approx((0.056, 0.084, 0.07))
     lo, hi, nominal = rows["technology.bond_yield"]
-    assert (lo, hi, nominal) == pytest.approx((0.792, 1.0, 0.99))  # capped at 1
+    # a yield's shortfall from 1 (0.01) swings +/-20 %: 0.988 to 0.992
+    assert (lo, hi, nominal) == pytest.approx((0.988, 0.992, 0.99))
     assert "technology.yield_model" not in rows  # names are not swung
+    # definitions are not uncertainties: a unit conversion, a JEDEC width, the wafer's size
+    for definition in ("hbm_bytes_per_gb", "hbm3_interface_bits", "wafer_diameter_mm"):
+        assert f"technology.{definition}" not in rows
+    assert "technology.wafer_cost_usd" in rows  # an integer estimate is still swung
     table = sensitivity(model, params, metrics=["cost.die_yield"])
     top = {s.assumption: s for s in table["cost.die_yield"][:3]}
     assert "technology.defect_density_per_cm2" in top
