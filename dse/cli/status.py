@@ -28,10 +28,13 @@ def status_command(
     if as_json:
         print(json.dumps(info, indent=2))
         return
-    target = f" of {info['spec_trials']} in the spec" if info["spec_trials"] else ""
+    from dse.results.counts import counts_from_states, counts_line
+
+    counts = counts_from_states(info["states"], feasible=info["feasible"])
+    target = f" (the spec's total: {info['spec_trials']})" if info["spec_trials"] else ""
     out.print(
-        f"[bold]{info['study']}[/bold]: {info['finished']} finished{target}, "
-        f"{info['feasible']} feasible, front {info['front_size']}  ({info['storage']})",
+        f"[bold]{info['study']}[/bold]: {counts_line(counts)}{target}; front "
+        f"{info['front_size']}  ({info['storage']})",
         highlight=False,
     )
     states = "  ".join(f"{k} {v}" for k, v in info["states"].items()) or "no trials yet"

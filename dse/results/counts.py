@@ -31,6 +31,20 @@ def trial_counts(trials: Any) -> dict[str, int]:
     return counts
 
 
+def counts_from_states(states: dict[str, int], *, feasible: int) -> dict[str, int]:
+    """The same buckets from a ``{STATE: n}`` tally (``dse status``; ``STALE`` counted apart)."""
+    counts = dict.fromkeys(BUCKETS, 0)
+    counts["complete"] = states.get("COMPLETE", 0)
+    counts["failed"] = states.get("FAIL", 0)
+    counts["pruned"] = states.get("PRUNED", 0)
+    counts["running"] = states.get("RUNNING", 0)
+    counts["waiting"] = states.get("WAITING", 0)
+    counts["stale"] = states.get("STALE", 0)
+    counts["feasible"] = feasible
+    counts["finished"] = counts["complete"] + counts["failed"] + counts["pruned"]
+    return counts
+
+
 def counts_line(counts: dict[str, int]) -> str:
     """``"50 trials finished (50 complete, 42 feasible, 0 failed); 50 waiting (...)"``."""
     c = counts

@@ -250,3 +250,19 @@ def test_a_missing_extra_is_named_with_its_install_command(
     assert res.returncode == 2, res.stderr
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and f"pip install 'litegpu-dse[{extra}]'" in lines[0], lines
+
+
+def test_status_counts_add_up(tmp_path: Path) -> None:
+    env = {"DSE_STUDIES_DIR": str(tmp_path)}
+    assert (
+        run_dse("run", str(SPACES / "zdt1" / "spec.yaml"), "--trials", "6", env=env).returncode
+        == 0
+    )
+    info = json.loads(run_dse("status", "zdt1", "--json", env=env).stdout)
+    text = run_dse("status", "zdt1", env=env).stdout
+    s = info["states"]
+    finished = s.get("COMPLETE", 0) + s.get("FAIL", 0) + s.get("PRUNED", 0)
+    assert finished == info["finished"] == 6
+    assert f"{finished} trials finished ({s.get('COMPLETE', 0)} complete, " in text
+    if s.get("WAITING"):
+        assert f"{s['WAITING']} waiting" in text  # queued designs said apart, not as trials run
