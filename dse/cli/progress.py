@@ -102,7 +102,7 @@ class Progress:
         left = (self.total or 0) - self.done
         if left > 0 and self.done > self._done0 and elapsed_s > 0:
             rate = (self.done - self._done0) / elapsed_s
-            line += f", about {(self.total - self.done) / rate:.0f} s to go"
+            line += f", about {left / rate:.0f} s to go"
         return line
 
     def stop(self) -> None:

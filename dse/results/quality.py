@@ -66,7 +66,7 @@ def front_hypervolume(points: np.ndarray, ref: np.ndarray, maximize: Sequence[bo
     pts = np.asarray(points, dtype=float).reshape(-1, len(maximize))
     pts = pts[np.all(np.isfinite(pts), axis=1)]
     pts = pts[_dominating(pts, ref, maximize)]
-    return hypervolume(pts, ref, maximize) if len(pts) else 0.0
+    return hypervolume(pts, [float(v) for v in ref], maximize) if len(pts) else 0.0
 
 
 STUDY_NADIR = "study front nadir + 10% range"
