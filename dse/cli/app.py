@@ -152,7 +152,9 @@ def run(
         # Progress appears only once the study is open and there is work to do: a refused run
         # prints its one line alone, and a finished study shows no 0/N bar.
         if before < total:
-            note(f"{model.spec.study}: {total - before} trials to run ({before} of {total} done)")
+            if progress and not as_json:  # --no-progress: the error or summary alone
+                todo = total - before
+                note(f"{model.spec.study}: {todo} trials to run ({before} of {total} done)")
             bar.start(before)
             shown.append(True)
 
