@@ -10,11 +10,15 @@ so a re-run reproduces every file byte for byte.
 
 from __future__ import annotations
 
+import argparse
 import json
+import multiprocessing
 import os
 import shutil
 import sys
 import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +28,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 # $PAPER_OUT redirects the output (the test suite regenerates into a temporary folder and
 # compares with the committed files).
-OUT = Path(os.environ.get("PAPER_OUT", Path(__file__).resolve().parent))
+OUT = Path(os.environ.get("PAPER_OUT", "paper-results"))  # set from --out by main()
 SPACES = ROOT / "spaces" / "paper"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import classes  # noqa: E402
+import findings  # noqa: E402
 
 from dse import api  # noqa: E402
 from dse.inspect.compare import compare, to_csv  # noqa: E402
@@ -68,7 +76,17 @@ def designs() -> list[tuple[str, str, list[str]]]:
     return out
 
 
+#: The user's ``--set key=value`` overrides, applied to every design this script evaluates
+#: (after the design's own values), the robust spec's distributions included.
+USER_SETS: list[str] = []
+
+
+def _load_for_evaluate(spec: str | Path, sets: list[str]) -> tuple[Any, dict[str, Any]]:
+    return api.load_for_evaluate(spec, [*sets, *USER_SETS])
+
+
 def arg(spec: str, sets: list[str]) -> str:
+    sets = [*sets, *USER_SETS]
     return spec + ("::" + ",".join(sets) if sets else "")
 
 
@@ -225,13 +243,13 @@ def _cross_text(x: float | None, ratio: Any, unit: str) -> str:
 
 
 def area_sweep(summary: list[str], results: dict[str, Any]) -> None:
-    base_model, base_params = api.load_for_evaluate(SPACES / "h100.yaml", [])
+    base_model, base_params = _load_for_evaluate(SPACES / "h100.yaml", [])
     base = api.evaluate(base_model, base_params)
     n = np.array(
         [64, 72, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 1024]
     )
     frac = BASE_N / n
-    model, _ = api.load_for_evaluate(SPACES / "lite-quarter.yaml", [])
+    model, _ = _load_for_evaluate(SPACES / "lite-quarter.yaml", [])
     rows = []
     summary.append("\n## Equal-compute die-size sweep (Llama-3-70B decode; ratio to H100 x 64)\n")
     summary.append("| link | shoreline gain | metric | crossover die area mm2 (ratio = 1) |")
@@ -297,7 +315,7 @@ def area_sweep(summary: list[str], results: dict[str, Any]) -> None:
 def scenario_sweep(
     spec: Path, sets: list[str], key: str, values: np.ndarray
 ) -> dict[str, np.ndarray]:
-    model, params = api.load_for_evaluate(spec, sets)
+    model, params = _load_for_evaluate(spec, sets)
     model.uncertain = [Uncertain(("technology", key), "uniform", {"low": 0.0, "high": 1.0})]
     return evaluate_under(model, params, {f"technology.{key}": values}, strict=False)
 
@@ -338,7 +356,7 @@ def port_sweep(summary: list[str], results: dict[str, Any]) -> None:
     so port count, not bandwidth, sets the network bill; this sweep keeps 1.8 Tb/s per GPU and
     trades ports for lanes per port.
     """
-    h100 = api.evaluate(*api.load_for_evaluate(SPACES / "h100.yaml", []))
+    h100 = api.evaluate(*_load_for_evaluate(SPACES / "h100.yaml", []))
     rows = []
     summary.append(
         "\n## Scale-up ports: 1/4 die + gain, CPO, 1.8 Tb/s per GPU (Llama-3-70B decode)\n"
@@ -353,7 +371,7 @@ def port_sweep(summary: list[str], results: dict[str, Any]) -> None:
                 "lane_gbps=100",
                 f"technology.optical_fabric={fabric}",
             ]
-            m = api.evaluate(*api.load_for_evaluate(SPACES / "lite-quarter-shoreline.yaml", sets))
+            m = api.evaluate(*_load_for_evaluate(SPACES / "lite-quarter-shoreline.yaml", sets))
             ratio = m["cost.usd_per_mtok"] / h100["cost.usd_per_mtok"]
             rows.append(
                 {
@@ -389,10 +407,10 @@ def quarter_case(summary: list[str], results: dict[str, Any]) -> None:
         for link in ("pluggable", "cpo"):
             for d0 in (0.05, 0.15):
                 sets = [f"technology.defect_density_per_cm2={d0}"]
-                lm, lp = api.load_for_evaluate(
+                lm, lp = _load_for_evaluate(
                     SPACES / f"lite-quarter{gain}.yaml", [*sets, f"link_type={link}"]
                 )
-                hm, hp = api.load_for_evaluate(SPACES / "h100.yaml", sets)
+                hm, hp = _load_for_evaluate(SPACES / "h100.yaml", sets)
                 lite = api.evaluate(lm, lp)["cost.usd_per_mtok"]
                 h100 = api.evaluate(hm, hp)["cost.usd_per_mtok"]
                 rows.append(
@@ -412,7 +430,7 @@ def tornado(summary: list[str]) -> None:
         ("quarter-shoreline-cpo", "lite-quarter-shoreline.yaml"),
         ("h100", "h100.yaml"),
     ):
-        model, params = api.load_for_evaluate(SPACES / spec, [])
+        model, params = _load_for_evaluate(SPACES / spec, [])
         table = sensitivity(model, params)
         payload[name] = {
             m: [
@@ -466,8 +484,8 @@ def drivers(summary: list[str], results: dict[str, Any]) -> None:
     summary.append("|---|---|---|---|")
     payload: dict[str, Any] = {}
     for name, lite_spec, sets in HEADLINES:
-        lm, lp = api.load_for_evaluate(SPACES / lite_spec, sets)
-        hm, hp = api.load_for_evaluate(SPACES / "h100.yaml", sets)
+        lm, lp = _load_for_evaluate(SPACES / lite_spec, sets)
+        hm, hp = _load_for_evaluate(SPACES / "h100.yaml", sets)
         lt, ht = sensitivity(lm, lp), sensitivity(hm, hp)
         payload[name] = {}
         for metric in OBJECTIVES:
@@ -505,7 +523,7 @@ def fronts(summary: list[str], results: dict[str, Any]) -> None:
         "\n## spaces/paper/robust.yaml: nominal and robust (pessimistic, K=16) fronts\n"
     )
     for label, robust in (("nominal", False), ("robust-pessimistic-k16", True)):
-        model = api.load(spec)
+        model = api.load(spec, sets=USER_SETS)
         if robust:
             model = robust_model(model, k=16, statistic="pessimistic")
         result = api.run(model)
@@ -541,13 +559,140 @@ def report(scratch: str) -> None:
     (OUT / "report.html").write_text(html, encoding="utf-8")
 
 
-def main() -> None:
+def class_study(scratch: str, *, jobs: int, only: list[str] | None) -> list[dict[str, Any]]:
+    """Every case x die class x price basis swept exactly and searched (classes.py), on
+    ``jobs`` processes, with a progress line per finished search."""
+    todo = classes.jobs(only)
+    expected = EXPECTED_MIN_PER_JOB * len(todo) / jobs
+    classes.progress(
+        f"class study: {len(todo)} case x die class x price basis, each an exact sweep of its "
+        f"grid, at cost also an NSGA-II search; about {expected:.0f} min on {jobs} idle cores"
+    )
+    presets = os.environ.get("DSE_PRESETS")
+    t0 = time.perf_counter()
+    done: list[dict[str, Any]] = []
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futures = [pool.submit(classes.run_job, j, scratch, USER_SETS, presets) for j in todo]
+        for k, fut in enumerate(as_completed(futures), 1):
+            r = fut.result()
+            done.append(r)
+            j, el = r["job"], time.perf_counter() - t0
+            if r["found_by"] == "search":
+                hv = r["hv_search"] / max(r["hv_exact"], 1e-300)
+                what = f"{r['trials']} trials, hypervolume {hv:.2%} of the exact front"
+            else:
+                what = "the exact front (no search at this price basis)"
+            classes.progress(
+                f"  [{k}/{len(todo)}] {j.path}: {r['grid']} grid designs, {what} "
+                f"({r['cpu_s']:.0f} CPU s; {el:.0f} s so far, about "
+                f"{el / k * (len(todo) - k):.0f} s left)"
+            )
+    order = {j: i for i, j in enumerate(todo)}
+    return sorted(done, key=lambda r: order[r["job"]])
+
+
+#: Minutes of one search on one idle core (measured: benchmarks/RESULTS.md, reproduce.py).
+EXPECTED_MIN_PER_JOB = 0.5
+COMMITTED = Path(__file__).resolve().parent
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        description="Regenerate the Lite-GPU paper study (studies/paper) into --out.",
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=Path(os.environ.get("PAPER_OUT", "paper-results")),
+        help="folder to write (default ./paper-results; the committed results are "
+        "studies/paper, written only when named)",
+    )
+    ap.add_argument("--presets", type=Path, help="a folder of preset files (like $DSE_PRESETS)")
+    ap.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a design or technology value everywhere (repeatable), e.g. "
+        "technology.defect_density_per_cm2=0.1",
+    )
+    ap.add_argument(
+        "--only",
+        action="append",
+        help="run only the class searches whose case/class/basis starts with this "
+        "(repeatable; skips the files that need every search)",
+    )
+    ap.add_argument("--jobs", type=int, default=2, help="processes for the class searches")
+    ap.add_argument(
+        "--no-illustrations",
+        action="store_true",
+        help="skip the hand-made designs (compare tables, sweeps, robust fronts)",
+    )
+    ap.add_argument(
+        "--findings-only",
+        action="store_true",
+        help="only re-render FINDINGS.md (and model_error.csv when missing) from --out's files",
+    )
+    args = ap.parse_args(argv)
+    if args.out.resolve() == COMMITTED and (args.sets or args.presets or args.only):
+        ap.error(
+            "the committed results in studies/paper are made with the shipped constants and "
+            "every search; write runs with --set, --presets or --only to another --out DIR"
+        )
+    if any("=" not in s for s in args.sets):
+        ap.error("--set takes KEY=VALUE")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    global OUT
+    args = parse_args(argv)
+    OUT = args.out
+    OUT.mkdir(parents=True, exist_ok=True)
+    USER_SETS[:] = args.sets
+    if args.presets:
+        os.environ["DSE_PRESETS"] = str(args.presets.resolve())
     scratch = tempfile.mkdtemp(prefix="paper-studies-")
     os.environ["DSE_STUDIES_DIR"] = scratch
     try:
-        _generate(scratch)
+        t0 = time.perf_counter()
+        if args.findings_only:
+            if not (OUT / "model_error.csv").exists():
+                table = pd.read_csv(OUT / "classes.csv")
+                bias = classes.model_error_rows(table, scratch, USER_SETS)
+                bias.to_csv(OUT / "model_error.csv", index=False, float_format="%.6g")
+            findings.write(OUT)
+            return
+        if not args.no_illustrations:
+            classes.progress("illustrations: hand-made designs, sweeps and the robust fronts")
+            _generate(scratch)
+        _classes(scratch, jobs=args.jobs, only=args.only)
+        classes.progress(f"wrote {OUT} in {time.perf_counter() - t0:.0f} s")
     finally:  # the scratch journals (~15 MB a run) are not results: leave no trace in $TMPDIR
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _classes(scratch: str, *, jobs: int, only: list[str] | None) -> None:
+    results = class_study(scratch, jobs=jobs, only=only)
+    table = classes.class_rows(results)
+    table.to_csv(OUT / "classes.csv", index=False, float_format="%.6g")
+    classes.quality_rows(results).to_csv(OUT / "quality.csv", index=False, float_format="%.6g")
+    products = classes.product_rows(USER_SETS)
+    products.to_csv(OUT / "products.csv", index=False, float_format="%.6g")
+    if only:
+        return
+    classes.winners(table).to_csv(OUT / "winners.csv", index=False, float_format="%.6g")
+    classes.progress("spread over the uncertain assumptions")
+    spread = classes.spread_rows(table, scratch, USER_SETS)
+    spread.to_csv(OUT / "spread.csv", index=False, float_format="%.6g")
+    classes.progress("the validated model error's effect on each class / full ratio")
+    bias = classes.model_error_rows(table, scratch, USER_SETS)
+    bias.to_csv(OUT / "model_error.csv", index=False, float_format="%.6g")
+    for case in classes.CASES:
+        classes.figure(case, results, products, OUT / f"fig-{case}.png")
+    findings.write(OUT)
 
 
 def _generate(scratch: str) -> None:
@@ -566,7 +711,6 @@ def _generate(scratch: str) -> None:
     report(scratch)
     (OUT / "summary.md").write_text("\n".join(summary) + "\n", encoding="utf-8")
     (OUT / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {OUT} (scratch studies in {scratch}, removed on exit)")
 
 
 if __name__ == "__main__":

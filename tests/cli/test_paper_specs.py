@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import io
 
+import numpy as np
 import pytest
 
 from dse import api
 from tests.conftest import SPACES, run_dse
 
 PAPER = sorted((SPACES / "paper").glob("*.yaml"))
-FIXED = [p for p in PAPER if p.stem != "robust"]
+FIXED = [p for p in PAPER if p.stem not in ("robust", "search")]
 
 
 def test_there_are_paper_specs() -> None:
@@ -89,3 +90,15 @@ def test_evaluate_training_case() -> None:
     )
     assert r.returncode == 0, r.stderr
     assert '"perf.step_s"' in r.stdout
+
+
+def test_search_space_holds_equal_compute_and_real_hbm_stacks() -> None:
+    """spaces/paper/search.yaml: the cluster keeps 64 x 814 mm2 of compute dies whatever the
+    die area, and every stack size runs at its generation's full speed."""
+    model = api.load(SPACES / "paper" / "search.yaml")
+    d = model.design(
+        {"die_area_mm2": np.array([814.0, 407.0, 203.5, 101.75]),
+         "hbm_gb_per_stack": np.array([16.0, 24.0, 36.0, 48.0])}
+    )  # fmt: skip
+    np.testing.assert_array_equal(d["cluster_size"], [64, 128, 256, 512])
+    np.testing.assert_allclose(d["hbm_tbps_per_stack"], [0.8192, 1.2288, 1.2288, 2.048])

@@ -1,0 +1,509 @@
+"""Every die class searched to its own best: the paper's question answered by search.
+
+For each case (workload) and die class, ``spaces/paper/search.yaml`` with its die area narrowed
+to the class is (1) swept exactly on its grid and (2) searched by the engine (NSGA-II), at two
+price bases. The search's front is checked against the exact front (hypervolume); the best
+design the search found for each objective is a row of ``classes.csv``. Shipped products are
+evaluated on the same cases as reference points (``products.csv``), and the headline ratios get
+their spread over the uncertain assumptions (``spread.csv``).
+
+Imported by ``reproduce.py``; ``run_job`` runs in worker processes.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SPACES = ROOT / "spaces" / "paper"
+TEMPLATE = SPACES / "search.yaml"
+
+#: Case name -> the overrides of the template's workload (``--set`` syntax).
+CASES: dict[str, list[str]] = {
+    "llama3-70b-decode": [],
+    "llama3-70b-prefill": ["workload.phase=prefill"],
+    "llama3-405b-decode": ["workload.model=llama3-405b"],
+    "llama3-405b-prefill": ["workload.model=llama3-405b", "workload.phase=prefill"],
+    "llama3-70b-train": ["workload.phase=train"],
+}
+#: Die classes by compute-die area, halving from 700 mm2 (the reticle-class die is >= 700 mm2;
+#: 858 mm2 is the 26 x 33 mm field): (low, high, step) of the searched and swept grid, about 13
+#: areas each so that every class's exact sweep has the same size.
+CLASSES: dict[str, tuple[float, float, float]] = {
+    "full": (700.0, 854.0, 14.0),
+    "half": (350.0, 686.0, 28.0),
+    "quarter": (175.0, 343.0, 14.0),
+    "eighth": (88.0, 172.0, 7.0),
+    "chiplet": (175.0, 343.0, 14.0),
+}
+#: Fixed values of a class beyond the template's. The chiplet class: four quarter-size compute
+#: dies in one CoWoS-L package (RDL interposer with silicon bridges: the in-package way to
+#: small-die yield, as in B200's two dies or MI300X's eight XCDs) joined at B200's NV-HBI
+#: 10 TB/s (NVIDIA Blackwell architecture technical brief, 2024); HBM stacks per die as for
+#: every class, so a package carries up to 4 x 8.
+CLASS_FIXED: dict[str, dict[str, Any]] = {
+    "chiplet": {"dies_per_gpu": 4, "packaging": "cowos-l", "d2d_tbps": 10.0},
+}
+#: Who pays the margin. "cost": a buyer who builds at manufacturing cost (a hyperscaler's own
+#: silicon and network). "market": the vendors' gross margins on top: GPUs at NVIDIA's FY2025
+#: GAAP gross margin of 75.0 % (NVIDIA Form 10-K, fiscal year ended 26 Jan 2025) -> price /
+#: cost = 1 / (1 - 0.75) = 4.0; network gear at Arista's ~62 % (2023 annual report) -> 2.6.
+BASES: dict[str, list[str]] = {
+    "cost": [],
+    "market": ["technology.hardware_price_markup=4.0", "technology.network_price_markup=2.6"],
+}
+#: Bases searched by the engine (and checked against the exact sweep); at the others the
+#: exact sweep's front gives the answer (the same grid, every design evaluated).
+SEARCHED_BASES = ("cost",)
+COST = "cost.usd_per_mtok_delivered"
+TPJ = "availability.delivered_tokens_per_joule"
+SERVE_AVAIL = "availability.capacity_availability"
+TRAIN_AVAIL = "availability.goodput_fraction"
+#: Shipped products as reference points: label -> (GPU preset, extra overrides).
+#: 64 GPUs each (72, one rack, for the NVL72 systems), on their own fabric and node; their
+#: compute silicon per GPU differs (a B200 has two ~800 mm2 dies), which per-token figures
+#: do not depend on.
+PRODUCTS: dict[str, tuple[str, list[str]]] = {
+    "h100-sxm": ("h100-sxm", []),
+    "h200": ("h200", []),
+    "h100-die-7-stacks": ("h100-sxm", ["hbm_stacks_per_die=7"]),
+    "b200": ("b200", []),
+    "b300": ("b300", []),
+    "gb200-nvl72": ("gb200-nvl72", ["cluster_size=72"]),
+    "gb300-nvl72": ("gb300-nvl72", ["cluster_size=72"]),
+    "mi300x": ("mi300x", []),
+    "mi355x": ("mi355x", []),
+    "tpu-v5p": ("tpu-v5p", []),
+    "tpu-ironwood": ("tpu-ironwood", []),
+}
+BASE_N = 64  # the products' cluster: 64 GPUs (8 HGX nodes), like the classes' total die area
+
+
+def objectives(case: str) -> list[str]:
+    return [COST, TPJ, TRAIN_AVAIL if case.endswith("-train") else SERVE_AVAIL]
+
+
+def maximize(case: str) -> list[bool]:
+    return [False, True, True]
+
+
+@dataclass(frozen=True)
+class Job:
+    case: str
+    die_class: str
+    basis: str
+
+    @property
+    def path(self) -> str:
+        return f"{self.case}/{self.die_class}/{self.basis}"
+
+    @property
+    def study(self) -> str:
+        return f"paper-{self.case}-{self.die_class}-{self.basis}"
+
+
+def jobs(only: list[str] | None = None) -> list[Job]:
+    """Every case x class x basis; ``only`` keeps those whose 'case/class/basis' path starts
+    with one of its entries (``llama3-70b-decode/quarter``)."""
+    out = [Job(c, k, b) for c in CASES for k in CLASSES for b in BASES]
+    if only:
+        out = [
+            j for j in out if any(f"{j.case}/{j.die_class}/{j.basis}".startswith(o) for o in only)
+        ]
+    return out
+
+
+def class_spec(job: Job, scratch: Path) -> Path:
+    """The template with the class's die area, the case's objectives and a study name."""
+    spec = yaml.safe_load(TEMPLATE.read_text(encoding="utf-8"))
+    low, high, step = CLASSES[job.die_class]
+    spec["study"] = job.study
+    spec["description"] = f"{job.die_class} die class, {job.case}, price basis {job.basis}"
+    spec["space"]["die_area_mm2"] = {"type": "float", "low": low, "high": high, "step": step}
+    extra = CLASS_FIXED.get(job.die_class, {})
+    spec["fixed"].update(extra)
+    dies = int(extra.get("dies_per_gpu", 1))
+    if dies > 1:  # equal compute silicon: dies x area per GPU
+        spec["derived"]["cluster_size"] = f"52096 // ({dies} * die_area_mm2)"
+    for obj, metric in zip(spec["objectives"], objectives(job.case), strict=True):
+        obj["metric"] = metric
+    path = scratch / "specs" / f"{job.study}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _sets(job: Job, user_sets: list[str]) -> list[str]:
+    return [*CASES[job.case], *BASES[job.basis], *user_sets]
+
+
+def run_job(job: Job, scratch: str, user_sets: list[str], presets: str | None) -> dict[str, Any]:
+    """Sweep and search one case x class x basis; the two fronts and their hypervolumes."""
+    os.environ["DSE_STUDIES_DIR"] = str(Path(scratch) / "studies")
+    if presets:
+        os.environ["DSE_PRESETS"] = presets
+    import optuna
+
+    from dse import api
+    from dse.model.pareto import reference_point
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # this worker process's own logging
+    from dse.results.quality import front_hypervolume
+    from dse.search.sweep import sweep
+
+    t0 = time.process_time()
+    model = api.load(class_spec(job, Path(scratch)), sets=_sets(job, user_sets))
+    exact = sweep(model, write=False)
+    _add_derived(model, exact.front)
+    out: dict[str, Any] = {
+        "job": job,
+        "exact": exact.front,
+        "grid": int(exact.designs_evaluated),
+        "grid_feasible": int(exact.feasible),
+    }
+    if job.basis not in SEARCHED_BASES:  # the exact front answers; no search to check
+        out.update(search=exact.front, found_by="sweep", trials=0, trials_feasible=0,
+                   hv_exact=float("nan"), hv_search=float("nan"))  # fmt: skip
+        return {**out, "cpu_s": time.process_time() - t0}
+    result = api.run(model)
+    _add_derived(model, result.front)
+    objs, mx = objectives(job.case), maximize(job.case)
+    ref = reference_point(
+        thresholds=[None] * len(objs), maximize=mx, reference_set=exact.front[objs].to_numpy()
+    )
+    out.update(
+        search=result.front,
+        found_by="search",
+        trials=int(len(result.trials)),
+        trials_feasible=int(result.trials["feasible"].sum()),
+        hv_exact=front_hypervolume(exact.front[objs].to_numpy(), ref, mx),
+        hv_search=front_hypervolume(result.front[objs].to_numpy(), ref, mx),
+    )
+    return {**out, "cpu_s": time.process_time() - t0}
+
+
+def _add_derived(model: Any, front: pd.DataFrame) -> None:
+    """The spec's derived values (cluster size, HBM speed) as ``params.`` columns."""
+    if front.empty:
+        return
+    params = {n: front[f"params.{n}"].to_numpy() for n in model.spec.space}
+    design = model.design(params)
+    for name in model.derived:
+        front[f"params.{name}"] = np.broadcast_to(np.asarray(design[name], float), len(front))
+
+
+def progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+PARAMS = [
+    "die_area_mm2",
+    "hbm_stacks_per_die",
+    "hbm_gb_per_stack",
+    "hbm_tbps_per_stack",
+    "links_per_gpu",
+    "optics_per_link",
+    "lane_gbps",
+    "link_type",
+    "scaleup_fabric",
+    "clock_ghz",
+    "cluster_size",
+]
+
+
+#: The searched parameters (PARAMS less the derived ones).
+SEARCHED = [p for p in PARAMS if p not in ("hbm_tbps_per_stack", "cluster_size")]
+
+
+def _best_row(front: pd.DataFrame, objs: list[str], mx: list[bool], i: int) -> pd.Series:
+    """The front's best design for objective ``i``; ties go to the better other objectives."""
+    keys = [objs[i], *[o for j, o in enumerate(objs) if j != i]]
+    asc = [not mx[i], *[not m for j, m in enumerate(mx) if j != i]]
+    return front.sort_values(keys, ascending=asc, kind="mergesort").iloc[0]
+
+
+def class_rows(results: list[dict[str, Any]]) -> pd.DataFrame:
+    """classes.csv: per case x class x basis x objective, the best design the search found,
+    every searched parameter and metric, and the exact sweep's best value beside it."""
+    rows = []
+    for r in results:
+        job: Job = r["job"]
+        objs, mx = objectives(job.case), maximize(job.case)
+        front, exact = r["search"], r["exact"]
+        for i, obj in enumerate(objs):
+            best = _best_row(front, objs, mx, i)
+            ex = exact[obj].max() if mx[i] else exact[obj].min()
+            row: dict[str, Any] = {
+                "case": job.case,
+                "die_class": job.die_class,
+                "price_basis": job.basis,
+                "objective": obj,
+                "found_by": r["found_by"],
+                "value": float(best[obj]),
+                "exact_value": float(ex),
+                "search_gap": float(abs(best[obj] - ex) / abs(ex)),
+            }
+            for p in PARAMS:
+                row[p] = best[f"params.{p}"]
+            row["dies_per_gpu"] = int(CLASS_FIXED.get(job.die_class, {}).get("dies_per_gpu", 1))
+            metrics = sorted(c for c in front.columns if c.split(".")[0] in METRIC_GROUPS)
+            for m in metrics:
+                row[m] = float(best[m])
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+METRIC_GROUPS = ("cost", "perf", "availability")
+
+
+def quality_rows(results: list[dict[str, Any]]) -> pd.DataFrame:
+    rows = []
+    for r in results:
+        job: Job = r["job"]
+        rows.append(
+            {
+                "case": job.case,
+                "die_class": job.die_class,
+                "price_basis": job.basis,
+                "grid_designs": r["grid"],
+                "grid_feasible": r["grid_feasible"],
+                "exact_front": len(r["exact"]),
+                "trials": r["trials"],
+                "trials_feasible": r["trials_feasible"],
+                "found_by": r["found_by"],
+                "search_front": len(r["search"]) if r["found_by"] == "search" else 0,
+                "hypervolume_fraction": r["hv_search"] / r["hv_exact"] if r["hv_exact"] else 0.0,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def product_rows(user_sets: list[str]) -> pd.DataFrame:
+    """Shipped products on every case and basis, as they ship (64 GPUs, their own fabric)."""
+    from dse import api
+
+    rows = []
+    for case, case_sets in CASES.items():
+        for basis, basis_sets in BASES.items():
+            for label, (preset, extra) in PRODUCTS.items():
+                sets = [f"gpu={preset}", *extra, *case_sets, *basis_sets, *user_sets]
+                m = api.evaluate(*api.load_for_evaluate(SPACES / "h100.yaml", sets))
+                feasible = all(
+                    m[k] > 0 for k in ("perf.model_fits", "perf.slo_met", "perf.topology_ok")
+                )
+                rows.append(
+                    {
+                        "case": case,
+                        "price_basis": basis,
+                        "product": label,
+                        "feasible": float(feasible),
+                        **{k: float(v) for k, v in sorted(m.items())},
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def winners(classes: pd.DataFrame) -> pd.DataFrame:
+    """Per case x basis x objective: the winning class and each class's value / the full's."""
+    rows = []
+    for (case, basis, obj), g in classes.groupby(["case", "price_basis", "objective"], sort=False):
+        mx = obj != COST
+        full = float(g.loc[g["die_class"] == "full", "value"].iloc[0])
+        order = g.sort_values("value", ascending=not mx, kind="mergesort")
+        win = order.iloc[0]
+        rows.append(
+            {
+                "case": case,
+                "price_basis": basis,
+                "objective": obj,
+                "winner": win["die_class"],
+                "winner_value": float(win["value"]),
+                "full_value": full,
+                **{
+                    f"{k}_vs_full": float(v) / full
+                    for k, v in zip(g["die_class"], g["value"], strict=True)
+                },
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def uncertain_assumptions(context: dict[str, Any]) -> list[Any]:
+    """The robust study's four uncertain assumptions, centred on the resolved (possibly
+    user-set) nominal values: D0 lognormal with sigma 0.4 (public N5/N4 estimates 0.05-0.10
+    /cm2), wafer cost triangular from -12 % to +47 % (N4 quotes of 15-25 k USD around 17 k),
+    CPO USD/Gb/s lognormal with sigma 0.5 (targets of 0.3-1 USD/Gb/s), electricity uniform
+    +/-37.5 % (industrial 0.05-0.11 USD/kWh around 0.08)."""
+    from dse.model.uncertain import Uncertain
+
+    t = context["technology"]
+    d0, wafer = float(t["defect_density_per_cm2"]), float(t["wafer_cost_usd"])
+    cpo, kwh = float(t["cpo_usd_per_gbps"]), float(t["electricity_usd_per_kwh"])
+    return [
+        Uncertain(("technology", "defect_density_per_cm2"), "lognormal",
+                  {"median": d0, "sigma": 0.4}),
+        Uncertain(("technology", "wafer_cost_usd"), "triangular",
+                  {"low": wafer * 15 / 17, "mode": wafer, "high": wafer * 25 / 17}),
+        Uncertain(("technology", "cpo_usd_per_gbps"), "lognormal",
+                  {"median": cpo, "sigma": 0.5}),
+        Uncertain(("technology", "electricity_usd_per_kwh"), "uniform",
+                  {"low": kwh * 0.625, "high": kwh * 1.375}),
+    ]  # fmt: skip
+
+
+SCENARIOS = 64
+
+
+def spread_rows(
+    classes: pd.DataFrame, scratch: str, user_sets: list[str], *, basis: str = "cost"
+) -> pd.DataFrame:
+    """Each class's best design / the full class's best, per objective, over SCENARIOS paired
+    Latin-hypercube draws of the uncertain assumptions: nominal, p10, p50, p90."""
+    from dse import api
+    from dse.model.robust import evaluate_under
+    from dse.model.uncertain import sample
+
+    rows = []
+    for case in CASES:
+        models = {}
+        for cls in CLASSES:
+            job = Job(case, cls, basis)
+            models[cls] = api.load(class_spec(job, Path(scratch)), sets=_sets(job, user_sets))
+            models[cls].uncertain = uncertain_assumptions(models[cls].context)
+        # the same scenarios for every class (paired): drawn from the full die's nominal values
+        values = sample(models["full"].uncertain, SCENARIOS, seed=0)
+        sub = classes[(classes["case"] == case) & (classes["price_basis"] == basis)]
+        for obj in objectives(case)[:2]:
+            g = sub[sub["objective"] == obj]
+            under = {}
+            for _, r in g.iterrows():
+                params = {p: r[p] for p in SEARCHED}
+                model = models[r["die_class"]]
+                under[r["die_class"]] = evaluate_under(model, params, values, strict=False)[obj]
+            for cls, v in under.items():
+                ratio = v / under["full"]
+                nominal = float(g.loc[g["die_class"] == cls, obj].iloc[0]) / float(
+                    g.loc[g["die_class"] == "full", obj].iloc[0]
+                )
+                rows.append(
+                    {
+                        "case": case,
+                        "price_basis": basis,
+                        "objective": obj,
+                        "die_class": cls,
+                        "ratio_vs_full": nominal,
+                        "p10": float(np.percentile(ratio, 10)),
+                        "p50": float(np.percentile(ratio, 50)),
+                        "p90": float(np.percentile(ratio, 90)),
+                        "wins_fraction": float(np.mean(ratio < 1 if obj == COST else ratio > 1)),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+MARKERS = {"full": "s", "half": "D", "quarter": "o", "eighth": "^", "chiplet": "P"}
+
+
+def figure(case: str, results: list[dict[str, Any]], products: pd.DataFrame, out: Path) -> None:
+    """The classes' searched fronts (cost basis) in cost per token x tokens per joule, die area
+    as colour, shipped products marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 5.2), dpi=110)
+    sc = None
+    for r in results:
+        job = r["job"]
+        if job.case != case or job.basis != "cost":
+            continue
+        f = r["search"]
+        sc = ax.scatter(
+            f[COST], f[TPJ], c=f["params.die_area_mm2"], cmap="viridis", vmin=88, vmax=858,
+            marker=MARKERS[job.die_class], s=28, edgecolors="k", linewidths=0.3,
+            label=f"{job.die_class} die (searched front)",
+        )  # fmt: skip
+    prod = products[(products["case"] == case) & (products["price_basis"] == "cost")]
+    for _, p in prod.iterrows():
+        ax.scatter(p[COST], p[TPJ], marker="*", s=180, c="red", edgecolors="k", zorder=5)
+        ax.annotate(p["product"], (p[COST], p[TPJ]), textcoords="offset points",
+                    xytext=(6, 4), fontsize=8, color="darkred")  # fmt: skip
+    if sc is not None:
+        fig.colorbar(sc, ax=ax, label="compute die area (mm²)")
+    ax.set_xlabel("USD per million tokens delivered (manufacturing cost basis)")
+    ax.set_ylabel("tokens per joule delivered")
+    ax.set_title(f"{case}: each die class searched to its own best; ★ shipped products")
+    ax.legend(fontsize=8, loc="best")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out, metadata={"Software": None})
+    plt.close(fig)
+
+
+def model_error_rows(
+    classes: pd.DataFrame, scratch: str, user_sets: list[str], *, basis: str = "cost"
+) -> pd.DataFrame:
+    """What the serving model's validated error pattern does to each class / full ratio.
+
+    benchmarks/validation_bias.py regresses the log error of every validated continuous-batching
+    throughput row on where its step time goes (GEMM compute, weight streaming, attention,
+    all-reduce, per-layer cost); each class's best design is split the same way at its own
+    operating point, and exp(implied error of the class - that of the full die) is the bias the
+    known error pattern puts into the ratio of their tokens/s (so of tokens/J and cost per
+    token). Serving cases only: training is validated separately (docs/validation.md)."""
+    import math
+
+    from dse import api
+    from objectives.perf import evaluate_perf
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import validation_bias as vb
+
+    x, y, _ = vb.rows()
+    beta = vb.regress(x, y)["beta"]
+    rows = []
+    for case in CASES:
+        if case.endswith("-train"):
+            continue
+        models = {
+            cls: api.load(class_spec(Job(case, cls, basis), Path(scratch)),
+                          sets=_sets(Job(case, cls, basis), user_sets))
+            for cls in CLASSES
+        }  # fmt: skip
+        sub = classes[(classes["case"] == case) & (classes["price_basis"] == basis)]
+        for obj in objectives(case)[:2]:
+            implied = {}
+            for _, r in sub[sub["objective"] == obj].iterrows():
+                d = models[r["die_class"]].design({p: r[p] for p in SEARCHED})
+                m = evaluate_perf(copy.deepcopy(d))
+                wl = {k: v for k, v in d["workload"].items() if k not in vb._OPEN}
+                wl.update(batch=max(1, math.floor(float(m["batch"]))), tp=int(m["tp"]),
+                          pp=int(m["pp"]))  # fmt: skip
+
+                def step(over: dict[str, float], d: dict[str, Any] = d, wl=wl) -> float:
+                    e = {**d, "workload": wl, "technology": {**d["technology"], **over}}
+                    return float(evaluate_perf(e)["step_s"])
+
+                implied[r["die_class"]] = float(vb.shares(step) @ beta)
+            for cls, e in implied.items():
+                rows.append(
+                    {
+                        "case": case,
+                        "objective": obj,
+                        "die_class": cls,
+                        "implied_tokens_per_s_error": math.exp(e) - 1,
+                        "ratio_bias_vs_full": math.exp(e - implied["full"]),
+                    }
+                )
+    return pd.DataFrame(rows)
