@@ -17,16 +17,12 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from dse.search import optuna_private
 from dse.search.storage import studies_root
 from dse.spec.errors import Problem, StudyDamagedError, short_repr
 
 #: Optuna's journal op codes (optuna.storages.journal JournalOperation, Optuna 5: 0..10).
-try:  # a private enum: read it where it is, else the values Optuna 5 writes
-    from optuna.storages.journal._storage import JournalOperation
-
-    OP_CODES = frozenset(int(op) for op in JournalOperation)
-except ImportError:  # pragma: no cover - another Optuna layout
-    OP_CODES = frozenset(range(11))
+OP_CODES = optuna_private.journal_op_codes()
 
 
 def _damaged(path: Path | str, line: int | None, message: str) -> StudyDamagedError:
@@ -99,11 +95,10 @@ def first_damage(path: Path) -> tuple[int | None, str]:
             problem = _record_problem(line)
             if problem is not None:
                 return n, problem
-    try:  # every line is a record: replay them one by one to find the one Optuna rejects
-        from optuna.storages.journal._storage import JournalStorageReplayResult
-    except ImportError:  # pragma: no cover - another Optuna layout
+    # every line is a record: replay them one by one to find the one Optuna rejects
+    replay = optuna_private.journal_replay_result("dse-check")
+    if replay is None:
         return None, ""
-    replay = JournalStorageReplayResult("dse-check")
     with open(path, "rb") as f:
         for n, line in enumerate(f, 1):
             if not line.endswith(b"\n"):

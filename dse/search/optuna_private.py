@@ -478,3 +478,21 @@ def rdb_pop_waiting(
             {tid: TrialWrites(user_attrs=dict(user_attrs)) for tid in ids},
         )
     return ids
+
+
+def journal_op_codes() -> frozenset[int]:
+    """Optuna's journal op codes (a private enum; the values Optuna 5 writes when it moved)."""
+    try:
+        from optuna.storages.journal._storage import JournalOperation
+    except ImportError:  # pragma: no cover - another Optuna layout
+        return frozenset(range(11))
+    return frozenset(int(op) for op in JournalOperation)
+
+
+def journal_replay_result(name: str) -> Any:
+    """Optuna's private journal replayer, or None where Optuna has moved it."""
+    try:
+        from optuna.storages.journal._storage import JournalStorageReplayResult
+    except ImportError:  # pragma: no cover - another Optuna layout
+        return None
+    return JournalStorageReplayResult(name)
