@@ -43,6 +43,7 @@ per micro-batch of ``micro_batch`` sequences (``tokens`` = micro_batch x sequenc
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -165,77 +166,135 @@ def _dp_gather_s(
     return np.where(switched & spans, inside + across, flat)
 
 
-def train(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: np.ndarray,
-    pp: np.ndarray,
-    batch: np.ndarray,
-    replicas: np.ndarray,
-) -> dict[str, np.ndarray]:
-    """Step time and memory of one data-parallel replica (tp x pp x cp GPUs); ``batch``
-    sequences per replica and step, ``micro_batch`` of them per micro-batch."""
+@dataclass(frozen=True)
+class _Step:
+    """What every part of one training step needs: the design, its hardware, the model, the
+    parallel layout (tp x pp x cp GPUs per replica, ``ep`` of the dp x cp ranks sharing experts)
+    and the achieved rates (FLOP/s, bytes/s)."""
+
+    d: Mapping[str, Any]
+    hw: Mapping[str, np.ndarray]
+    a: Arch
+    opt: dict[str, Any]
+    tp: np.ndarray
+    pp: np.ndarray
+    cp: Any
+    mbs: Any
+    ep: Any
+    shard: Any  # dp x cp ranks hold the same weights: gradients reduce, ZeRO shards over them
+    moe: bool
+    fp8: Any
+    seq: Any
+    tokens: Any  # tokens of one micro-batch on one GPU
+    n_l: Any  # layers of the slowest stage
+    peak: Any  # FLOP/s at the workload precision
+    gemm_rate: Any  # BF16 GEMMs
+    block_rate: Any  # the blocks' linear layers (FP8 GEMMs with FP8)
+    attn_rate: Any
+    hbm_rate: Any
+    alpha: Any
+    launch: Any
+
+
+def _step(
+    d: Mapping[str, Any], hw: Mapping[str, np.ndarray], a: Arch, s: Serving, layout: Any
+) -> _Step:
+    """The step's context; ``layout`` = (tp, pp, data-parallel replicas)."""
+    tp, pp, replicas = layout
     opt = options(d["workload"])
-    recompute, zero, v_req = opt["recompute"], opt["zero_stage"], opt["pp_interleave"]
     cp, mbs = opt["cp"], opt["micro_batch"]
     moe = a.experts > 1
-    ep = np.minimum(opt["ep"], a.experts) if moe else np.ones(1)
-    seq = s.input_tokens
     fp8 = s.bytes_per_elem < _BF16
-    peak = hw["tflops_per_gpu"] * 1e12  # at the workload precision
+    peak = hw["tflops_per_gpu"] * 1e12
     bf16_peak = peak / tech(d, "fp8_flops_multiplier") if fp8 else peak
     gemm_rate = bf16_peak * tech(d, "train_gemm_compute_efficiency")
-    block_rate = gemm_rate * (tech(d, "train_fp8_gemm_speedup") if fp8 else 1.0)
-    attn_rate = bf16_peak * tech(d, "train_attention_compute_efficiency")
-    hbm_rate = hw["hbm_tbps_per_gpu"] * 1e12 * tech(d, "train_elementwise_memory_efficiency")
-    alpha = tech(d, "collective_step_latency_s")
-    launch = np.where(tp > 1, tech(d, "collective_launch_s"), 0.0)
-    dp = np.maximum(replicas, 1.0)
-    shard = dp * cp  # ranks holding the same weights: gradients reduce and ZeRO shards over them
-    micro = np.maximum(batch / mbs, 1.0)  # micro-batches per step
-    tokens = mbs * seq / cp  # tokens of one micro-batch on one GPU
+    return _Step(
+        d=d,
+        hw=hw,
+        a=a,
+        opt=opt,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        mbs=mbs,
+        ep=np.minimum(opt["ep"], a.experts) if moe else np.ones(1),
+        shard=np.maximum(replicas, 1.0) * cp,
+        moe=moe,
+        fp8=fp8,
+        seq=s.input_tokens,
+        tokens=mbs * s.input_tokens / cp,
+        n_l=np.ceil(a.layers / pp),
+        peak=peak,
+        gemm_rate=gemm_rate,
+        block_rate=gemm_rate * (tech(d, "train_fp8_gemm_speedup") if fp8 else 1.0),
+        attn_rate=bf16_peak * tech(d, "train_attention_compute_efficiency"),
+        hbm_rate=hw["hbm_tbps_per_gpu"] * 1e12 * tech(d, "train_elementwise_memory_efficiency"),
+        alpha=tech(d, "collective_step_latency_s"),
+        launch=np.where(tp > 1, tech(d, "collective_launch_s"), 0.0),
+    )
 
-    # Slowest stage: ceil(L/p) layers, or the last stage's layers plus the LM head when there
-    # are too few spare layers to make room for it.
-    n_l = np.ceil(a.layers / pp)
-    spare = np.minimum(pp * n_l - a.layers, n_l)
-    v = np.minimum(v_req, n_l)  # at least one layer per virtual stage
 
-    # One layer, forward + backward, one micro-batch (seconds).
+def _layer(st: _Step) -> dict[str, Any]:
+    """One layer, forward + backward, one micro-batch (seconds); the bytes per token it streams
+    through HBM; and the weights one GPU holds of it (experts / ep of the routed experts, all of
+    the rest)."""
+    d, a, tp, tokens = st.d, st.a, st.tp, st.tokens
     ffn = a.mlp_active_ffn  # the MLP width one token runs through (mean layer)
     # MoE layers' share of the layers, and the routed experts' weights of the mean layer
-    moe_share = (1.0 if a.legacy else a.moe_fraction) if moe else 0.0
-    routed_params = moe_share * a.experts * a.expert_params if moe else 0.0
-    t_gemm = 3 * 2 * tokens * a.layer_active_params / tp / block_rate
-    t_attn = 3 * mbs * a.attn_flops_per_query(seq * (seq + 1) / 2) / (tp * cp) / attn_rate
+    moe_share = (1.0 if a.legacy else a.moe_fraction) if st.moe else 0.0
+    routed_params = moe_share * a.experts * a.expert_params if st.moe else 0.0
+    t_gemm = 3 * 2 * tokens * a.layer_active_params / tp / st.block_rate
+    scored = a.attn_flops_per_query(st.seq * (st.seq + 1) / 2)
+    t_attn = 3 * st.mbs * scored / (tp * st.cp) / st.attn_rate
     elem = (
         tech(d, "train_elementwise_bytes_per_hidden") * a.hidden
         + tech(d, "train_elementwise_bytes_per_ffn") * ffn
     )
-    if fp8:
+    if st.fp8:
         elem = (
             elem
             + tech(d, "train_fp8_cast_bytes_per_hidden") * a.hidden
             + tech(d, "train_fp8_cast_bytes_per_ffn") * ffn
         )
-    if moe:  # each token's top-k copies are permuted to their experts and back
+    if st.moe:  # each token's top-k copies are permuted to their experts and back
         elem = elem + tech(d, "train_moe_permute_bytes_per_hidden") * moe_share * (
             a.experts_per_token * a.hidden
         )
-    # the weights one GPU holds of a layer: experts / ep of the experts, all of the rest
-    local_layer = a.layer_params - (1 - 1 / ep) * routed_params
+    local_layer = a.layer_params - (1 - 1 / st.ep) * routed_params
     grad_acc = tech(d, "train_grad_accum_bytes_per_param") * local_layer / tp
-    t_mem = (tokens * elem / tp + grad_acc) / hbm_rate
-    t_layer = t_gemm + t_attn + t_mem + tech(d, "train_layer_overhead_s")
-    head_gemm = 3 * 2 * tokens * a.embedding_params / tp / gemm_rate
-    head_mem = tokens * a.vocab / tp * tech(d, "train_logit_bytes_per_vocab") / hbm_rate
-    t_head = head_gemm + head_mem
-    t_stage = np.maximum(n_l * t_layer, (n_l - spare) * t_layer + t_head)
+    t_mem = (tokens * elem / tp + grad_acc) / st.hbm_rate
+    return {
+        "t_gemm": t_gemm,
+        "t_attn": t_attn,
+        "t_layer": t_gemm + t_attn + t_mem + tech(d, "train_layer_overhead_s"),
+        "elem": elem,
+        "local_layer": local_layer,
+        "grad_acc": grad_acc,
+        "moe_share": moe_share,
+    }
 
-    # Memory of the first stage: ZeRO-sharded state, then activations of the micro-batches in
-    # flight (p for 1F1B; p + (p-1)/v stage-loads for the interleaved schedule).
+
+def _recompute_fraction(st: _Step, state: Any, in_flight: Any, kept: Any, full: Any) -> Any:
+    """Share of the stage's layers whose forward is recomputed (whole layers)."""
+    recompute, n_l = st.opt["recompute"], st.n_l
+    if st.opt["recompute_layers"] is not None:
+        return np.minimum(st.opt["recompute_layers"], n_l) / n_l
+    if recompute == "full":
+        return np.ones(1)
+    if recompute == "auto":  # the fewest whole layers per stage that make it fit
+        usable = st.hw["hbm_gb_per_gpu"] * 1e9 * tech(st.d, "hbm_usable_fraction")
+        over = state + in_flight * kept - usable
+        need = np.where(over > 0, (over + kept) / (in_flight * (kept - full)), 0.0)
+        return np.ceil(np.clip(need, 0.0, 1.0) * n_l - 1e-9) / n_l
+    return np.zeros(1)
+
+
+def _memory(st: _Step, local_layer: Any, micro: Any, v: Any) -> dict[str, Any]:
+    """Memory of the first stage: ZeRO-sharded state, then activations of the micro-batches in
+    flight (p for 1F1B; p + (p-1)/v stage-loads for the interleaved schedule), and the share of
+    its layers recomputed to make them fit."""
+    d, a, tp, pp, n_l = st.d, st.a, st.tp, st.pp, st.n_l
+    zero, shard = st.opt["zero_stage"], st.shard
     params_gpu = (n_l * local_layer + a.embedding_params) / tp
     w_b = tech(d, "train_weight_grad_bytes_per_param") - tech(d, "train_grad_bytes_per_param")
     g_b = tech(d, "train_grad_bytes_per_param")
@@ -252,74 +311,114 @@ def train(
         "per_score": tech(d, "train_activation_bytes_per_score"),
         "full_per_elem": tech(d, "train_full_recompute_bytes_per_elem"),
     }
-    kept_mode = "none" if recompute == "none" else "selective"
+    kept_mode = "none" if st.opt["recompute"] == "none" else "selective"
     kept = activation_bytes_per_layer(
-        tokens, a.hidden, a.heads, tp, kept_mode, context=seq / cp, **consts
+        st.tokens, a.hidden, a.heads, tp, kept_mode, context=st.seq / st.cp, **consts
     )
-    full = activation_bytes_per_layer(tokens, a.hidden, a.heads, tp, "full", **consts)
-    usable = hw["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
-    if opt["recompute_layers"] is not None:
-        frac = np.minimum(opt["recompute_layers"], n_l) / n_l
-    elif recompute == "full":
-        frac = np.ones(1)
-    elif recompute == "auto":  # the fewest whole layers per stage that make it fit
-        over = state + in_flight * kept - usable
-        need = np.where(over > 0, (over + kept) / (in_flight * (kept - full)), 0.0)
-        frac = np.ceil(np.clip(need, 0.0, 1.0) * n_l - 1e-9) / n_l
-    else:
-        frac = np.zeros(1)
+    full = activation_bytes_per_layer(st.tokens, a.hidden, a.heads, tp, "full", **consts)
+    frac = _recompute_fraction(st, state, in_flight, kept, full)
     # A recomputed layer's full activations exist again while its backward runs.
     act = in_flight * ((1 - frac) * kept + frac * full) + np.where(frac > 0, kept, 0.0)
+    return {"params_gpu": params_gpu, "state": state, "act": act, "frac": frac}
 
-    # Per micro-batch: compute (with the recomputed forwards), TP and CP traffic, stage sends.
-    t_compute = t_stage + frac * n_l * t_layer / 3
+
+def _comm(st: _Step, ly: Mapping[str, Any], frac: Any, v: Any) -> tuple[Any, Any, Any, Any]:
+    """Exposed communication of one micro-batch on one GPU: (tensor-, context-, expert-parallel,
+    pipeline sends) seconds."""
+    a, hw, tp, cp, ep, alpha = st.a, st.hw, st.tp, st.cp, st.ep, st.alpha
+    n_l, tokens = st.n_l, st.tokens
     ar = allreduce_s(tokens * a.hidden * _BF16, tp, hw["net_bytes_per_s"], alpha, hw)
-    t_tp_layer = (4 + 2 * frac) * (ar + launch)
-    if opt["tp_comm_overlap"]:
-        t_tp_layer = np.maximum(t_tp_layer - t_gemm, 0.0) + t_tp_layer / np.maximum(tp, 1.0)
+    t_tp_layer = (4 + 2 * frac) * (ar + st.launch)
+    if st.opt["tp_comm_overlap"]:
+        t_tp_layer = np.maximum(t_tp_layer - ly["t_gemm"], 0.0) + t_tp_layer / np.maximum(tp, 1.0)
     t_tp = n_l * t_tp_layer
     kv_bytes = tokens * a.kv_elems_per_token_layer * _BF16 / tp
-    cp_bw = np.where(tp * cp > hw["domain_gpus"], _scaleout_bytes_per_s(d, hw),
-                     hw["net_bytes_per_s"])  # fmt: skip
-    t_ring = 3 * (cp - 1) * (kv_bytes / cp_bw + alpha)
-    t_cp = n_l * np.maximum(t_ring - t_attn, 0.0)
-    if moe:  # dispatch + combine, forward and backward: 4 all-to-alls of the routed copies
+    t_ring = 3 * (cp - 1) * (kv_bytes / _bytes_per_s(st, tp * cp) + alpha)
+    t_cp = n_l * np.maximum(t_ring - ly["t_attn"], 0.0)
+    t_ep: Any = 0.0
+    if st.moe:  # dispatch + combine, forward and backward: 4 all-to-alls of the routed copies
         routed = tokens * a.experts_per_token * a.hidden * _BF16 / tp
-        a2a_bw = np.where(tp * ep > hw["domain_gpus"], _scaleout_bytes_per_s(d, hw),
-                          hw["net_bytes_per_s"])  # fmt: skip
-        a2a = (ep - 1) / ep * routed / a2a_bw + (ep - 1) * alpha
-        t_ep = n_l * moe_share * 4 * np.where(ep > 1, a2a, 0.0)
-    else:
-        t_ep = 0.0
+        a2a = (ep - 1) / ep * routed / _bytes_per_s(st, tp * ep) + (ep - 1) * alpha
+        t_ep = n_l * ly["moe_share"] * 4 * np.where(ep > 1, a2a, 0.0)
     send = p2p_s(tokens * a.hidden * _BF16 / tp, hw["p2p_bytes_per_s"], alpha, hw)
-    t_p2p = np.where(pp > 1, 2 * v * send, 0.0)
-    t_micro = t_compute + t_tp + t_cp + t_ep + t_p2p
-    t_pipe = micro * t_micro * (1 + bubble_fraction(pp, micro, v))
+    t_p2p = np.where(st.pp > 1, 2 * v * send, 0.0)
+    return t_tp, t_cp, t_ep, t_p2p
 
-    # Data parallelism: reduce-scatter of the bf16 gradients behind one micro-batch's backward
-    # (every micro-batch from ZeRO-2 on), all-gather of the updated bf16 weights behind the next
-    # step's first forward (and every forward and backward with ZeRO-3); then the optimizer
-    # step streams its (sharded) state through HBM.
+
+def _bytes_per_s(st: _Step, group: Any) -> Any:
+    """Per-GPU bandwidth of a group of ``group`` GPUs: the scale-up fabric's, or the scale-out
+    NIC's once the group leaves the scale-up domain."""
+    return np.where(group > st.hw["domain_gpus"], _scaleout_bytes_per_s(st.d, st.hw),
+                    st.hw["net_bytes_per_s"])  # fmt: skip
+
+
+def _data_parallel(st: _Step, params_gpu: Any, t_micro: Any, micro: Any) -> tuple[Any, Any]:
+    """(exposed gradient / weight collectives, optimizer step) seconds per step.
+
+    Reduce-scatter of the bf16 gradients behind one micro-batch's backward (every micro-batch
+    from ZeRO-2 on), all-gather of the updated bf16 weights behind the next step's first forward
+    (and every forward and backward with ZeRO-3); then the optimizer step streams its (sharded)
+    state through HBM."""
+    zero, shard = st.opt["zero_stage"], st.shard
     grads = params_gpu * _BF16
-    t_rs = _dp_gather_s(d, hw, grads, shard, tp, alpha)  # a reduce-scatter costs the same
+    t_rs = _dp_gather_s(st.d, st.hw, grads, shard, st.tp, st.alpha)  # reduce-scatter: same
     t_fwd = t_micro / 3
     t_bwd = 2 * t_fwd
     rs_x, ag_fwd_x = np.maximum(t_rs - t_bwd, 0.0), np.maximum(t_rs - t_fwd, 0.0)
     t_dp = np.where(zero >= 2, micro, 1.0) * rs_x + np.where(
         zero >= 3, micro * (ag_fwd_x + rs_x), ag_fwd_x
     )
-    opt_bytes = tech(d, "train_optimizer_step_bytes_per_param") * params_gpu
-    t_opt = opt_bytes / np.where(zero >= 1, shard, 1.0) / hbm_rate
+    opt_bytes = tech(st.d, "train_optimizer_step_bytes_per_param") * params_gpu
+    t_opt = opt_bytes / np.where(zero >= 1, shard, 1.0) / st.hbm_rate
+    return t_dp, t_opt
+
+
+def train(
+    d: Mapping[str, Any],
+    hw: Mapping[str, np.ndarray],
+    a: Arch,
+    s: Serving,
+    tp: np.ndarray,
+    pp: np.ndarray,
+    batch: np.ndarray,
+    replicas: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Step time and memory of one data-parallel replica (tp x pp x cp GPUs); ``batch``
+    sequences per replica and step, ``micro_batch`` of them per micro-batch."""
+    st = _step(d, hw, a, s, (tp, pp, replicas))
+    micro = np.maximum(batch / st.mbs, 1.0)  # micro-batches per step
+    n_l, seq, tokens = st.n_l, st.seq, st.tokens
+
+    # Slowest stage: ceil(L/p) layers, or the last stage's layers plus the LM head when there
+    # are too few spare layers to make room for it.
+    spare = np.minimum(pp * n_l - a.layers, n_l)
+    v = np.minimum(st.opt["pp_interleave"], n_l)  # at least one layer per virtual stage
+    ly = _layer(st)
+    t_layer = ly["t_layer"]
+    head_gemm = 3 * 2 * tokens * a.embedding_params / tp / st.gemm_rate
+    head_mem = tokens * a.vocab / tp * tech(d, "train_logit_bytes_per_vocab") / st.hbm_rate
+    t_head = head_gemm + head_mem
+    t_stage = np.maximum(n_l * t_layer, (n_l - spare) * t_layer + t_head)
+    mem = _memory(st, ly["local_layer"], micro, v)
+    frac, params_gpu = mem["frac"], mem["params_gpu"]
+
+    # Per micro-batch: compute (with the recomputed forwards), TP, CP and EP traffic, stage
+    # sends; the pipeline's bubble; then data parallelism and the optimizer.
+    t_compute = t_stage + frac * n_l * t_layer / 3
+    t_tp, t_cp, t_ep, t_p2p = _comm(st, ly, frac, v)
+    t_micro = t_compute + t_tp + t_cp + t_ep + t_p2p
+    t_pipe = micro * t_micro * (1 + bubble_fraction(pp, micro, v))
+    t_dp, t_opt = _data_parallel(st, params_gpu, t_micro, micro)
     t_step = t_pipe + t_dp + t_opt
 
     model_flops = batch * (
         6 * seq * (a.layers * a.layer_active_params + a.embedding_params)
         + 3 * a.layers * a.attn_flops_per_query(seq * (seq + 1) / 2)
     )
-    gpus = tp * pp * cp
-    util = model_flops / (t_step * gpus * peak)
+    util = model_flops / (t_step * (tp * pp * st.cp) * st.peak)
     # HBM traffic per GPU: weights read fwd, bwd-data, bwd-weight, plus the streamed work
-    hbm = micro * (3 * params_gpu * s.bytes_per_elem + n_l * (tokens * elem / tp + grad_acc))
+    streamed = n_l * (tokens * ly["elem"] / tp + ly["grad_acc"])
+    hbm = micro * (3 * params_gpu * s.bytes_per_elem + streamed)
     return {
         "replica_tokens_per_s": batch * seq / t_step,
         "ttft_s": t_step,
@@ -327,7 +426,7 @@ def train(
         "step_s": t_step,
         "compute_utilization": util,
         "hbm_bytes_per_s": hbm / t_step,
-        "mem_need_bytes": state + act,
+        "mem_need_bytes": mem["state"] + mem["act"],
         "kv_bytes": np.zeros_like(t_step),
         "batch": batch + np.zeros_like(t_step),
     }
