@@ -23,7 +23,12 @@ per micro-batch of ``micro_batch`` sequences (``tokens`` = micro_batch x sequenc
 * expert parallelism (mixture-of-experts models): the experts of a layer are spread over ``ep``
   GPUs of the data-parallel group (Megatron-Core EP), each GPU holding experts / ep of them;
   every MoE layer sends each token's top-k copies to their experts and back, an all-to-all
-  forward and backward (4 per layer, exposed), and permutes them in HBM on each side;
+  forward and backward (4 per layer, exposed), and permutes them in HBM on each side; the
+  routed experts' grouped GEMMs run at ``train_moe_gemm_efficiency`` of the dense rate and each
+  MoE layer pays ``train_moe_layer_overhead_s`` (router, permutation bookkeeping, the dropless
+  dispatcher's host synchronisation); the experts' gradients, ZeRO shards and optimizer step
+  live on their expert-data-parallel group (dp x cp / ep ranks), and an MoE layer keeps the
+  activations of its top-k routed copies;
 * pipeline: interleaved 1F1B with ``v`` virtual stages per GPU, bubble (p-1)/(m·v) of the
   m = batch / micro_batch micro-batches (Narayanan et al., SC21), and the activation sends at
   stage boundaries; the LM head sits on the last stage, which gets the spare layers when there
@@ -234,6 +239,19 @@ def _step(
     )
 
 
+def _moe_extra_s(st: _Step, moe_share: Any) -> Any:
+    """What a mixture-of-experts layer costs beyond its FLOPs at the dense GEMM rate, forward +
+    backward, one micro-batch: the routed experts' grouped GEMMs run at
+    ``train_moe_gemm_efficiency`` of the dense GEMMs' rate (many GEMMs of tokens x ep x k /
+    experts rows each, with their tile and wave tails), and each MoE layer pays
+    ``train_moe_layer_overhead_s`` for the router, the permutation bookkeeping and the
+    dropless dispatcher's host synchronisation on the token counts."""
+    a, d = st.a, st.d
+    routed_flops = 3 * 2 * st.tokens * moe_share * a.experts_per_token * a.expert_params / st.tp
+    slow = 1.0 / tech(d, "train_moe_gemm_efficiency") - 1.0
+    return routed_flops / st.block_rate * slow + moe_share * tech(d, "train_moe_layer_overhead_s")
+
+
 def _layer(st: _Step) -> dict[str, Any]:
     """One layer, forward + backward, one micro-batch (seconds); the bytes per token it streams
     through HBM; and the weights one GPU holds of it (experts / ep of the routed experts, all of
@@ -263,12 +281,16 @@ def _layer(st: _Step) -> dict[str, Any]:
     local_layer = a.layer_params - (1 - 1 / st.ep) * routed_params
     grad_acc = tech(d, "train_grad_accum_bytes_per_param") * local_layer / tp
     t_mem = (tokens * elem / tp + grad_acc) / st.hbm_rate
+    t_layer = t_gemm + t_attn + t_mem + tech(d, "train_layer_overhead_s")
+    if st.moe:
+        t_layer = t_layer + _moe_extra_s(st, moe_share)
     return {
         "t_gemm": t_gemm,
         "t_attn": t_attn,
-        "t_layer": t_gemm + t_attn + t_mem + tech(d, "train_layer_overhead_s"),
+        "t_layer": t_layer,
         "elem": elem,
         "local_layer": local_layer,
+        "expert_layer": routed_params / st.ep,  # the routed experts one GPU holds of a layer
         "grad_acc": grad_acc,
         "moe_share": moe_share,
     }
@@ -289,22 +311,56 @@ def _recompute_fraction(st: _Step, state: Any, in_flight: Any, kept: Any, full: 
     return np.zeros(1)
 
 
-def _memory(st: _Step, local_layer: Any, micro: Any, v: Any) -> dict[str, Any]:
+def _zero_bytes_per_param(st: _Step, group: Any) -> Any:
+    """Bytes per parameter of weights, gradients and optimizer state when the ``group`` ranks
+    holding the parameter shard them by the ZeRO stage."""
+    zero, d = st.opt["zero_stage"], st.d
+    w_b = tech(d, "train_weight_grad_bytes_per_param") - tech(d, "train_grad_bytes_per_param")
+    g_b = tech(d, "train_grad_bytes_per_param")
+    o_b = tech(d, "train_optimizer_bytes_per_param")
+    return (
+        w_b / np.where(zero >= 3, group, 1.0)
+        + g_b / np.where(zero >= 2, group, 1.0)
+        + o_b / np.where(zero >= 1, group, 1.0)
+    )
+
+
+def _expert_shard(st: _Step) -> Any:
+    """Ranks holding the same routed experts: the expert-data-parallel group, dp x cp / ep."""
+    return np.maximum(st.shard / st.ep, 1.0)
+
+
+#: The MLP's share of the 34 s·b·h activation bytes (a 4h GELU MLP: its input 2, the FC1 output
+#: 8, the GELU output 8, the dropout mask 1; Korthikanti et al. 2022, s4.1).
+_MLP_ACT_PER_ELEM = 19.0
+
+
+def _moe_activation_bytes(st: _Step, moe_share: Any) -> Any:
+    """Activation bytes an MoE layer keeps beyond the dense formula's MLP share, one micro-batch
+    per GPU: the router input (2 h) and, for each of the top-k routed copies, its permuted input
+    (2 h) and the expert's FC1 outputs and activation output (2 x ffn_matrices x expert ffn), in
+    bf16, in place of the 19 s·b·h of a 4h dense MLP."""
+    a = st.a
+    h, k = a.hidden, a.experts_per_token
+    per_token = 2 * h + k * (2 * h + 2 * a.ffn_matrices * a.ffn) - _MLP_ACT_PER_ELEM * h
+    return st.tokens * moe_share * per_token / st.tp
+
+
+def _memory(st: _Step, ly: Mapping[str, Any], micro: Any, v: Any) -> dict[str, Any]:
     """Memory of the first stage: ZeRO-sharded state, then activations of the micro-batches in
     flight (p for 1F1B; p + (p-1)/v stage-loads for the interleaved schedule), and the share of
     its layers recomputed to make them fit."""
     d, a, tp, pp, n_l = st.d, st.a, st.tp, st.pp, st.n_l
-    zero, shard = st.opt["zero_stage"], st.shard
+    zero, shard, local_layer = st.opt["zero_stage"], st.shard, ly["local_layer"]
     params_gpu = (n_l * local_layer + a.embedding_params) / tp
     w_b = tech(d, "train_weight_grad_bytes_per_param") - tech(d, "train_grad_bytes_per_param")
-    g_b = tech(d, "train_grad_bytes_per_param")
-    o_b = tech(d, "train_optimizer_bytes_per_param")
-    per_param = (
-        w_b / np.where(zero >= 3, shard, 1.0)
-        + g_b / np.where(zero >= 2, shard, 1.0)
-        + o_b / np.where(zero >= 1, shard, 1.0)
+    state = params_gpu * _zero_bytes_per_param(st, shard) + np.where(
+        zero >= 3, local_layer / tp * w_b, 0.0
     )
-    state = params_gpu * per_param + np.where(zero >= 3, local_layer / tp * w_b, 0.0)
+    if st.moe:  # the routed experts shard over their expert-data-parallel group only
+        experts_gpu = n_l * ly["expert_layer"] / tp
+        extra = _zero_bytes_per_param(st, _expert_shard(st)) - _zero_bytes_per_param(st, shard)
+        state = state + experts_gpu * extra
     in_flight = np.minimum(np.where(v > 1, pp + (pp - 1) / v, pp), micro) * n_l
     consts = {
         "per_elem": tech(d, "train_activation_bytes_per_elem"),
@@ -316,6 +372,8 @@ def _memory(st: _Step, local_layer: Any, micro: Any, v: Any) -> dict[str, Any]:
         st.tokens, a.hidden, a.heads, tp, kept_mode, context=st.seq / st.cp, **consts
     )
     full = activation_bytes_per_layer(st.tokens, a.hidden, a.heads, tp, "full", **consts)
+    if st.moe:
+        kept = kept + _moe_activation_bytes(st, ly["moe_share"])
     frac = _recompute_fraction(st, state, in_flight, kept, full)
     # A recomputed layer's full activations exist again while its backward runs.
     act = in_flight * ((1 - frac) * kept + frac * full) + np.where(frac > 0, kept, 0.0)
@@ -352,24 +410,38 @@ def _bytes_per_s(st: _Step, group: Any) -> Any:
                     st.hw["net_bytes_per_s"])  # fmt: skip
 
 
-def _data_parallel(st: _Step, params_gpu: Any, t_micro: Any, micro: Any) -> tuple[Any, Any]:
+def _data_parallel(
+    st: _Step, params_gpu: Any, experts_gpu: Any, t_micro: Any, micro: Any
+) -> tuple[Any, Any]:
     """(exposed gradient / weight collectives, optimizer step) seconds per step.
 
     Reduce-scatter of the bf16 gradients behind one micro-batch's backward (every micro-batch
     from ZeRO-2 on), all-gather of the updated bf16 weights behind the next step's first forward
     (and every forward and backward with ZeRO-3); then the optimizer step streams its (sharded)
-    state through HBM."""
+    state through HBM. The routed experts' gradients reduce over their own expert-data-parallel
+    group (dp x cp / ep ranks, ``ep`` apart: Megatron-Core places EP inside DP), a second
+    collective after the dense weights' one; its members leave the scale-up domain as soon as
+    tp x ep fills it."""
     zero, shard = st.opt["zero_stage"], st.shard
     grads = params_gpu * _BF16
     t_rs = _dp_gather_s(st.d, st.hw, grads, shard, st.tp, st.alpha)  # reduce-scatter: same
+    opt_params = params_gpu / np.where(zero >= 1, shard, 1.0)
+    if st.moe:
+        edp = _expert_shard(st)
+        dense = (params_gpu - experts_gpu) * _BF16
+        t_rs = _dp_gather_s(st.d, st.hw, dense, shard, st.tp, st.alpha) + _dp_gather_s(
+            st.d, st.hw, experts_gpu * _BF16, edp, st.tp * st.ep, st.alpha
+        )
+        opt_params = (params_gpu - experts_gpu) / np.where(
+            zero >= 1, shard, 1.0
+        ) + experts_gpu / np.where(zero >= 1, edp, 1.0)
     t_fwd = t_micro / 3
     t_bwd = 2 * t_fwd
     rs_x, ag_fwd_x = np.maximum(t_rs - t_bwd, 0.0), np.maximum(t_rs - t_fwd, 0.0)
     t_dp = np.where(zero >= 2, micro, 1.0) * rs_x + np.where(
         zero >= 3, micro * (ag_fwd_x + rs_x), ag_fwd_x
     )
-    opt_bytes = tech(st.d, "train_optimizer_step_bytes_per_param") * params_gpu
-    t_opt = opt_bytes / np.where(zero >= 1, shard, 1.0) / st.hbm_rate
+    t_opt = tech(st.d, "train_optimizer_step_bytes_per_param") * opt_params / st.hbm_rate
     return t_dp, t_opt
 
 
@@ -399,7 +471,7 @@ def train(
     head_mem = tokens * a.vocab / tp * tech(d, "train_logit_bytes_per_vocab") / st.hbm_rate
     t_head = head_gemm + head_mem
     t_stage = np.maximum(n_l * t_layer, (n_l - spare) * t_layer + t_head)
-    mem = _memory(st, ly["local_layer"], micro, v)
+    mem = _memory(st, ly, micro, v)
     frac, params_gpu = mem["frac"], mem["params_gpu"]
 
     # Per micro-batch: compute (with the recomputed forwards), TP, CP and EP traffic, stage
@@ -408,7 +480,8 @@ def train(
     t_tp, t_cp, t_ep, t_p2p = _comm(st, ly, frac, v)
     t_micro = t_compute + t_tp + t_cp + t_ep + t_p2p
     t_pipe = micro * t_micro * (1 + bubble_fraction(pp, micro, v))
-    t_dp, t_opt = _data_parallel(st, params_gpu, t_micro, micro)
+    experts_gpu = n_l * ly["expert_layer"] / tp
+    t_dp, t_opt = _data_parallel(st, params_gpu, experts_gpu, t_micro, micro)
     t_step = t_pipe + t_dp + t_opt
 
     model_flops = batch * (
