@@ -32,6 +32,7 @@ from objectives.cost.silicon import (
 from objectives.errors import ContextError
 from objectives.package import (
     COWOS_L,
+    HBM_FIELDS,
     ORGANIC,
     bridges,
     check_base_dies,
@@ -143,13 +144,20 @@ def _interposer(
     return ip_area, ip_usd, ip_yield, ip
 
 
+def physical_stack_gb(gb_per_stack: Any, die_gb: Any) -> np.ndarray:
+    """The capacity an HBM stack is built and bought with: whole DRAM core dies of its
+    generation (a product may expose less, as the B200's 180 GB of 8 x 24 GB stacks)."""
+    dies = np.ceil(np.asarray(gb_per_stack, float) / np.asarray(die_gb, float) - 1e-9)
+    return dies * die_gb
+
+
 def gpu_lines(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -> dict[str, Any]:
     """Per-GPU manufacturing cost lines of the package the design describes."""
     area, dies = value(d, "die_area_mm2"), value(d, "dies_per_gpu")
     stacks = dies * value(d, "hbm_stacks_per_die")
-    hbm_gen = hbm_spec(d)
+    hbm_gen = hbm_spec(d, (*HBM_FIELDS, "die_gb"))
     per_stack = hbm_stack_cost(
-        value(d, "hbm_gb_per_stack"),
+        physical_stack_gb(value(d, "hbm_gb_per_stack"), hbm_gen["die_gb"]),
         usd_per_gb=hbm_gen["usd_per_gb"],
         usd_per_stack=hbm_gen["usd_per_stack"],
     )
