@@ -13,10 +13,14 @@ else predicted / nearest bound - 1.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import validation_doc  # noqa: E402
 
 from objectives.cost import evaluate_cost
 from objectives.presets import gpu_presets, resolve_context
@@ -25,7 +29,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "cost_estimates.yaml"
 DOC = ROOT / "docs" / "validation.md"
 MARK = "\n<!-- section: cost (benchmarks/validate_cost.py) -->\n"
-SECTION_MARK = "\n<!-- section: "
 LINES = ("die", "hbm", "packaging", "test_assembly", "total")
 
 
@@ -119,18 +122,6 @@ def markdown(res: list[dict[str, Any]], missing: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(text: str) -> None:
-    """Replace (or append) this script's section of docs/validation.md, keeping the rest."""
-    old = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-    at = old.find(MARK)
-    if at < 0:
-        DOC.write_text(old.rstrip("\n") + "\n\n" + text, encoding="utf-8")
-        return
-    nxt = old.find(SECTION_MARK, at + len(MARK))
-    tail = "" if nxt < 0 else old[nxt:]
-    DOC.write_text(old[:at].rstrip("\n") + "\n\n" + text + tail, encoding="utf-8")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="print, write nothing")
@@ -142,7 +133,7 @@ def main() -> None:
     if missing:
         print("no preset:", ", ".join(missing))
     if not args.check:
-        write_section(markdown(res, missing))
+        validation_doc.write_section(MARK, markdown(res, missing))
         print(f"wrote the cost section of {DOC.relative_to(ROOT)}")
 
 

@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import validation_doc  # noqa: E402
 
 from objectives.perf import arch_of, evaluate_perf
 from objectives.presets import gpu_presets, resolve_context
@@ -34,7 +38,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "train_measurements.yaml"
 DOC = ROOT / "docs" / "validation.md"
 MARK = "\n<!-- section: training (benchmarks/validate_train.py) -->\n"
-SECTION_MARK = "\n<!-- section: "
 FITTED = ("train_gemm_compute_efficiency", "train_fp8_gemm_speedup")
 #: Fitted on the MoE FIT rows (split ``fit-moe``) with FITTED held.
 FITTED_MOE = ("train_moe_gemm_efficiency", "train_moe_layer_overhead_s")
@@ -266,18 +269,6 @@ def markdown(res: list[dict[str, Any]], missing: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(text: str) -> None:
-    """Replace (or append) this script's section of docs/validation.md, keeping the rest."""
-    old = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-    at = old.find(MARK)
-    if at < 0:
-        DOC.write_text(old.rstrip("\n") + "\n" + "\n" + text, encoding="utf-8")
-        return
-    nxt = old.find(SECTION_MARK, at + len(MARK))
-    tail = "" if nxt < 0 else old[nxt:]
-    DOC.write_text(old[:at].rstrip("\n") + "\n\n" + text + tail, encoding="utf-8")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="print the summary, write nothing")
@@ -297,7 +288,7 @@ def main() -> None:
         print(f"{name:<24} n={v['n']:<3} median {v['median']:.1%} p90 {v['p90']:.1%} "
               f"max {v['max']:.1%}")  # fmt: skip
     if not args.check:
-        write_section(markdown(res, usable(load())[1]))
+        validation_doc.write_section(MARK, markdown(res, usable(load())[1]))
         print(f"wrote the training section of {DOC.relative_to(ROOT)}")
 
 
