@@ -450,13 +450,14 @@ def train(
     hw: Mapping[str, np.ndarray],
     a: Arch,
     s: Serving,
-    tp: np.ndarray,
-    pp: np.ndarray,
+    model_parallel: tuple[np.ndarray, np.ndarray],
     batch: np.ndarray,
     replicas: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """Step time and memory of one data-parallel replica (tp x pp x cp GPUs); ``batch``
-    sequences per replica and step, ``micro_batch`` of them per micro-batch."""
+    """Step time and memory of one data-parallel replica (tp x pp x cp GPUs, ``model_parallel``
+    = (tp, pp)); ``batch`` sequences per replica and step, ``micro_batch`` of them per
+    micro-batch."""
+    tp, pp = model_parallel
     st = _step(d, hw, a, s, (tp, pp, replicas))
     micro = np.maximum(batch / st.mbs, 1.0)  # micro-batches per step
     n_l, seq, tokens = st.n_l, st.seq, st.tokens
