@@ -116,6 +116,8 @@ def markdown(res: list[dict[str, Any]], missing: list[str]) -> str:
         "package plus the module board, with the known-good dies and stacks scrapped in failed "
         f"packages, which no published split shows as a line ({scrap}).",
     ]
+    if data.get("notes"):
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in data["notes"]]
     if missing:
         lines += ["", f"Not evaluated (no GPU preset yet): {', '.join(missing)}."]
     lines += ["", "## Sources", ""] + [f"- {k}: {v}" for k, v in data["sources"].items()]
