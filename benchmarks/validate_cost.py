@@ -13,10 +13,14 @@ else predicted / nearest bound - 1.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import validation_doc  # noqa: E402
 
 from objectives.cost import evaluate_cost
 from objectives.presets import gpu_presets, resolve_context
@@ -25,7 +29,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "cost_estimates.yaml"
 DOC = ROOT / "docs" / "validation.md"
 MARK = "\n<!-- section: cost (benchmarks/validate_cost.py) -->\n"
-SECTION_MARK = "\n<!-- section: "
 LINES = ("die", "hbm", "packaging", "test_assembly", "total")
 
 
@@ -38,7 +41,10 @@ def model_lines(gpu: str) -> dict[str, float]:
     return {
         "die": m["silicon_cost_usd"],
         "hbm": m["hbm_cost_usd"],
-        "packaging": m["package_cost_usd"] - m["final_test_cost_usd"],
+        # the packaging service (interposer, substrate, bonding); the known-good dies and
+        # stacks scrapped with failed packages are the owner's loss, in the total only
+        "packaging": m["interposer_cost_usd"] + m["substrate_cost_usd"] + m["assembly_cost_usd"],
+        "scrap": m["assembly_scrap_usd"],
         "test_assembly": m["final_test_cost_usd"] + m["board_cost_usd"],
         "total": m["gpu_cost_usd"] + m["board_cost_usd"],
     }
@@ -70,6 +76,11 @@ def results() -> tuple[list[dict[str, Any]], list[str]]:
     return out, missing
 
 
+def scrap_by_gpu(res: list[dict[str, Any]]) -> dict[str, float]:
+    """The assembly scrap of each evaluated GPU (part of its total, no published line)."""
+    return {g: model_lines(g)["scrap"] for g in dict.fromkeys(x["gpu"] for x in res)}
+
+
 def _pct(x: float) -> str:
     return "inside" if x == 0 else f"{100 * x:+.1f}%"
 
@@ -94,29 +105,23 @@ def markdown(res: list[dict[str, Any]], missing: list[str]) -> str:
         pub = f"{x['low']:,.0f}" if x["low"] == x["high"] else f"{x['low']:,.0f}-{x['high']:,.0f}"
         lines.append(f"| {x['gpu']} | {x['line']} | {x['pred']:,.0f} | {pub} | "
                      f"{_pct(x['err'])} | {x['src']} |")  # fmt: skip
+    scrap = ", ".join(f"{g} ${v:,.0f}" for g, v in scrap_by_gpu(res).items())
     lines += [
         "",
         "Lines: die = known-good compute dies (with yield harvesting: 12 of GH100's 144 SMs may "
-        "be defective); hbm = the stacks; packaging = interposer, substrate, bonding and "
-        "assembly scrap; test_assembly = final test and the GPU module board; total = the "
-        "package plus the module board.",
+        "be defective); hbm = the stacks, priced at whole DRAM dies of their generation (an "
+        "H200's 141 GB and a B200's 180 GB are 6 and 8 physical 24 GB stacks); packaging = the "
+        "packaging service (interposer with its bridges, substrate, bonding), as the published "
+        "CoWoS charges are; test_assembly = final test and the GPU module board; total = the "
+        "package plus the module board, with the known-good dies and stacks scrapped in failed "
+        f"packages, which no published split shows as a line ({scrap}).",
     ]
+    if data.get("notes"):
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in data["notes"]]
     if missing:
         lines += ["", f"Not evaluated (no GPU preset yet): {', '.join(missing)}."]
     lines += ["", "## Sources", ""] + [f"- {k}: {v}" for k, v in data["sources"].items()]
     return "\n".join(lines) + "\n"
-
-
-def write_section(text: str) -> None:
-    """Replace (or append) this script's section of docs/validation.md, keeping the rest."""
-    old = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-    at = old.find(MARK)
-    if at < 0:
-        DOC.write_text(old.rstrip("\n") + "\n\n" + text, encoding="utf-8")
-        return
-    nxt = old.find(SECTION_MARK, at + len(MARK))
-    tail = "" if nxt < 0 else old[nxt:]
-    DOC.write_text(old[:at].rstrip("\n") + "\n\n" + text + tail, encoding="utf-8")
 
 
 def main() -> None:
@@ -130,7 +135,7 @@ def main() -> None:
     if missing:
         print("no preset:", ", ".join(missing))
     if not args.check:
-        write_section(markdown(res, missing))
+        validation_doc.write_section(MARK, markdown(res, missing))
         print(f"wrote the cost section of {DOC.relative_to(ROOT)}")
 
 

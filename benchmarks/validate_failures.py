@@ -12,10 +12,14 @@ fleet (``technology.fleet_kind``) and the job mean time to failure at the point'
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import validation_doc  # noqa: E402
 
 from objectives.availability import evaluate_availability
 from objectives.availability.rates import component_fit, gpu_rates_per_hour
@@ -26,7 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "failure_studies.yaml"
 DOC = ROOT / "docs" / "validation.md"
 MARK = "\n<!-- section: failures (benchmarks/validate_failures.py) -->\n"
-SECTION_MARK = "\n<!-- section: "
 KINDS = ("dedicated", "research", "cloud")
 
 
@@ -98,18 +101,6 @@ def markdown(res: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(text: str) -> None:
-    """Replace (or append) this script's section of docs/validation.md, keeping the rest."""
-    old = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-    at = old.find(MARK)
-    if at < 0:
-        DOC.write_text(old.rstrip("\n") + "\n\n" + text, encoding="utf-8")
-        return
-    nxt = old.find(SECTION_MARK, at + len(MARK))
-    tail = "" if nxt < 0 else old[nxt:]
-    DOC.write_text(old[:at].rstrip("\n") + "\n\n" + text + tail, encoding="utf-8")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="print, write nothing")
@@ -120,7 +111,7 @@ def main() -> None:
               f"model {x['pred_h']:>9.4g} h  x{x['ratio']:.2f}")  # fmt: skip
     print("goodput:", {k: round(v, 3) for k, v in goodput().items()})
     if not args.check:
-        write_section(markdown(res))
+        validation_doc.write_section(MARK, markdown(res))
         print(f"wrote the failures section of {DOC.relative_to(ROOT)}")
 
 

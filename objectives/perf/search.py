@@ -315,7 +315,7 @@ def select_train(
     _links(d, h, tp, pp, cl)
     group = tp * pp * cp_of(d["workload"])  # a replica spans tp x pp x cp GPUs
     replicas = np.floor(cl / group)
-    r = train(d, h, a, s, tp, pp, batch, replicas)
+    r = train(d, h, a, s, (tp, pp), batch, replicas)
     usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
     mem_ratio = r["mem_need_bytes"] / usable
     fits = (mem_ratio <= 1) & (replicas >= 1)

@@ -185,3 +185,13 @@ def test_unknown_link_type():
     with pytest.raises(ContextError) as err:
         link_masks(np.array(["cpo", "optical"]))
     assert err.value.path == "link_type" and "pluggable" in str(err.value)
+
+
+def test_hbm_stacks_are_priced_at_whole_dram_dies_by_hand():
+    """A stack is built from whole core dies of its generation: the B200's 22.5 GB per stack
+    (180 GB shipped) is 8 x 3 GB HBM3e dies = 24 GB, the H200's 23.5 GB too; an H100's 16 GB
+    HBM3 stack is 8 x 2 GB exactly; 36 GB 12-high HBM3e is 12 dies."""
+    from objectives.cost.gpu import physical_stack_gb
+
+    got = physical_stack_gb(np.array([22.5, 23.5, 24.0, 16.0, 36.0, 16.1]), [3, 3, 3, 2, 3, 2])
+    np.testing.assert_allclose(got, [24.0, 24.0, 24.0, 16.0, 36.0, 18.0])

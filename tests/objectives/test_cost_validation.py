@@ -49,15 +49,27 @@ def test_error_is_zero_inside_the_range_and_to_the_nearest_bound_outside():
 
 
 def test_lines_within_25_percent_of_the_public_splits(res):
-    """Issue 30: the die and HBM lines and the totals within +-25 % of the public estimates,
-    for every GPU with a preset. The packaging and test lines are reported in
-    docs/validation.md, not asserted here: they are split by packaging technology in the
-    package-as-data model (issue 25), and today's H100 test line ($392 against $920, which
-    includes the SXM module) and the CoWoS-L/SoIC packaging lines miss."""
+    """Issue 30: the die, HBM and packaging lines and the totals within +-25 % of the public
+    estimates, for every GPU with a preset (packaging = the packaging service; the dies and
+    stacks scrapped in failed packages are in the total). Not asserted: the H100 test line
+    ($392 against $920, which includes the SXM module, see docs/validation.md), and the totals
+    being inside their ranges, which they are not (H100 -10.9 %, H200 -17.3 %, B200 -5.1 %)."""
     _, r = res
-    checked = [x for x in r if x["line"] in ("die", "hbm", "total")]
-    assert {x["gpu"] for x in checked} >= {"h100-sxm", "h200"}
+    checked = [x for x in r if x["line"] in ("die", "hbm", "packaging", "total")]
+    assert {x["gpu"] for x in checked} >= {"h100-sxm", "h200", "b200", "mi300x"}
+    assert len([x for x in checked if x["line"] == "packaging"]) == 3
     for x in checked:
         assert abs(x["err"]) <= 0.25, x
     die = next(x for x in r if (x["gpu"], x["line"]) == ("h100-sxm", "die"))
     assert die["low"] / 1.25 <= die["pred"] <= die["high"] * 1.25
+
+
+def test_totals_keep_their_distance_to_the_published_ranges(res):
+    """The totals' misses, kept so they cannot grow unnoticed (before issue 30's second round:
+    H100 -10.9 %, H200 -18.2 %, B200 -7.8 %, MI300X +14.2 %)."""
+    _, r = res
+    total = {x["gpu"]: x["err"] for x in r if x["line"] == "total"}
+    assert total["h100-sxm"] == pytest.approx(-0.109, abs=0.002)
+    assert total["h200"] == pytest.approx(-0.173, abs=0.002)
+    assert total["b200"] == pytest.approx(-0.051, abs=0.002)
+    assert total["mi300x"] == pytest.approx(0.142, abs=0.002)

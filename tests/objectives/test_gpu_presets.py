@@ -126,7 +126,7 @@ def test_b200_as_two_dies_and_eight_stacks_on_cowos_l_costs_the_sum_of_its_parts
     dpw = gross_dies_per_wafer(800.0, 1.18, **geo)
     y = float(c["die_yield"])  # the die yield model (with harvesting): test_cost_silicon.py
     kgd = (17000 + 1000) / (dpw * y)
-    hbm = 8 * (60 + 13 * 22.5)  # HBM3e 8-high: $60 + $13/GB, 22.5 GB shipped per stack
+    hbm = 8 * (60 + 13 * 24)  # HBM3e 8-high: $60 + $13/GB of 8 x 3 GB dies (22.5 GB shipped)
     ip_area = (2 * 800 + 8 * 121) * 1.2  # RDL interposer under both dies and eight stacks
     y_ip = yield_negative_binomial(ip_area / 100 * 0.01, 6.0)
     bridges = 8 + 1  # one under each stack, one between the two dies

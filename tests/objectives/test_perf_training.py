@@ -214,6 +214,44 @@ def test_expert_parallelism_spreads_the_experts_and_pays_all_to_alls():
     assert _train(8, ep=4, **dense)["ep"] == 1
 
 
+def test_moe_layers_pay_their_grouped_gemm_and_fixed_overhead_by_hand():
+    """Mixtral (32 MoE layers, top-2 of 8 experts of 3 x 4096 x 14336) on 64 H100s, EP 8:
+    halving the grouped-GEMM efficiency from 1 adds, per layer and micro-batch, the routed
+    experts' forward + backward FLOPs 6 x 8192 tokens x 2 x 176,160,768 at the BF16 GEMM rate
+    (989.4 TFLOPS x 0.775) once more; each millisecond of layer overhead adds 32 ms per
+    micro-batch. Two micro-batches per step."""
+    tech = {"train_moe_gemm_efficiency": 1.0, "train_moe_layer_overhead_s": 0.0}
+
+    def step(**t: float) -> float:
+        d = resolve_context({"gpu": "h100-sxm", "cluster_size": 64, "technology": {**tech, **t},
+                             "workload": {"model": "mixtral-8x7b", "phase": "train",
+                                          "precision": "bf16", "input_tokens": 4096, "batch": 4,
+                                          "micro_batch": 2, "tp": 1, "pp": 1, "ep": 8,
+                                          "recompute": "selective"}})  # fmt: skip
+        return float(evaluate_perf(d)["step_s"])
+
+    base = step()
+    routed = 6 * 8192 * 2 * (3 * 4096 * 14336) / (989.4e12 * 0.775)
+    assert step(train_moe_gemm_efficiency=0.5) - base == pytest.approx(2 * 32 * routed, rel=1e-3)
+    assert step(train_moe_layer_overhead_s=1e-3) - base == pytest.approx(2 * 32 * 1e-3, rel=1e-6)
+
+
+def test_expert_state_shards_over_the_expert_data_parallel_group_by_hand():
+    """Mixtral on 64 GPUs (TP = PP = 1: DP 64) with EP 8: ZeRO-1 shards the dense weights'
+    fp32 optimizer state (12 B per parameter; attention 41,943,040 + router 32,768 per layer x
+    32, + the 131,072,000 embedding) over all 64 ranks, but each GPU's 8 / 8 experts only over
+    the 64 / 8 = 8 ranks that hold the same experts (Megatron-Core's expert-data-parallel
+    group), so against ZeRO-0 it saves 12 x (1 - 1/64) and 12 x (1 - 1/8) bytes of them."""
+    z0, z1 = (_moe(8, batch=2, zero_stage=z)["memory_used_fraction"] for z in (0, 1))
+    d = resolve_context({"gpu": "h100-sxm", "workload": {"model": "mixtral-8x7b"}})
+    usable = 80e9 * float(d["technology"]["hbm_usable_fraction"])
+    dense = 32 * (2 * 4096**2 + 2 * 4096 * 1024 + 4096 * 8) + 32000 * 4096
+    saved = (z0 - z1) * usable
+    experts = 32 * 8 / 8 * 3 * 4096 * 14336
+    want = dense * 12 * (1 - 1 / 64) + experts * 12 * (1 - 1 / 8)
+    assert saved == pytest.approx(want, rel=1e-6)
+
+
 @pytest.mark.parametrize(
     ("field", "bad"),
     [

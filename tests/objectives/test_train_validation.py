@@ -49,26 +49,39 @@ def test_doc_summary_matches_the_model(res):
 
 def test_validation_split_meets_its_targets(res):
     """Issue 30's bar, median |error| <= 15 %, p90 <= 25 %, on the dense models' validation
-    rows, with and without the rows that repeat a fit row's configuration. The MoE rows are
-    reported, not held to it: the model over-predicts them (docs/validation.md, notes)."""
+    rows, with and without the rows that repeat a fit row's configuration. The MoE validation
+    rows meet the median, not the p90 (DGX-B200 gpt-oss row 34 and GB200 Qwen3 row 39, see the
+    notes): their figures are kept so they cannot get worse unnoticed."""
     vt, r = res
     s = vt.summary(r)
     for split in ("validation dense", "validation dense (no repeats)"):
         assert s[split]["n"] >= 15
         assert s[split]["median"] <= 0.15 and s[split]["p90"] <= 0.25, (split, s[split])
+    moe = s["validation moe"]
+    assert moe["n"] == 7 and moe["median"] <= 0.15, moe
+    assert moe["p90"] <= 0.56 and moe["max"] <= 0.95, moe  # before issue 30's MoE work: 1.31, 2.77
+    assert s["fit moe"]["n"] == 3 and s["fit moe"]["max"] <= 0.10, s["fit moe"]
     # the groups the model misses are reported, not dropped
-    assert s["validation moe"]["n"] >= 8 and s["validation dense, llm-foundry"]["n"] >= 20
+    assert s["validation dense, llm-foundry"]["n"] >= 20
     assert s["validation all"]["n"] == sum(
         s[k]["n"] for k in ("validation dense", "validation dense, llm-foundry", "validation moe")
     )
 
 
-def test_split_is_declared_and_only_two_constants_are_fitted():
+def test_split_is_declared_and_only_the_declared_constants_are_fitted():
     data = yaml.safe_load((ROOT / "benchmarks" / "train_measurements.yaml").read_text())
     splits = {r["split"] for r in data["rows"]}
-    assert splits == {"fit", "validation"}
+    assert splits == {"fit", "fit-moe", "validation"}
     fit = [r["id"] for r in data["rows"] if r["split"] == "fit"]
     assert fit == [1, 2, 3, 4]
+    # the MoE fit rows are, by the declared rule, the first row of each MoE model in the file
+    vt = _vt()
+    first: dict[str, int] = {}
+    for r in data["rows"]:
+        if r.get("ep", 1) > 1:
+            first.setdefault(r["model"], r["id"])
+    moe_fit = [r["id"] for r in data["rows"] if r["split"] == "fit-moe"]
+    assert moe_fit == sorted(first.values()) == [30, 32, 35]
     assert all(r["src"] in data["sources"] for r in data["rows"])
     ids = [r["id"] for r in data["rows"]]
     assert len(ids) == len(set(ids))
@@ -78,7 +91,7 @@ def test_split_is_declared_and_only_two_constants_are_fitted():
             assert r["split"] == "validation" and "repeat of row" in r["note"]
     perf = (ROOT / "objectives" / "presets" / "technology" / "performance.yaml").read_text()
     fitted = re.findall(r"^  (train_\w+): \{[^\n]*source: \"F:", perf, re.M)
-    assert sorted(fitted) == sorted(_vt().FITTED)
+    assert sorted(fitted) == sorted(vt.FITTED + vt.FITTED_MOE)
 
 
 def test_every_row_runs_under_its_published_parallelism(res):
