@@ -102,6 +102,19 @@ def _roofline(flops: Any, nbytes: Any, peak_flops: Any, peak_bw: Any, ec: Any, e
     return np.maximum(flops / (peak_flops * ec), nbytes / (peak_bw * em))
 
 
+def _efficiencies(d: Mapping[str, Any], a: Arch, s: Serving) -> tuple[Any, Any, Any, Any, Any]:
+    """(GEMM compute, GEMM memory, attention compute, attention memory efficiency, per-layer
+    overhead) of the scheduler, the continuous GEMMs scaled for MoE and for FP4."""
+    ec, em, ac, am, overhead = (tech(d, k) for k in _EFF[s.scheduler])
+    if a.experts > 1 and s.scheduler == "continuous":  # grouped expert GEMMs, routing, imbalance
+        moe_eff = tech(d, "cb_moe_gemm_efficiency")
+        ec, em = ec * moe_eff, em * moe_eff
+    if s.fp4 and s.scheduler == "continuous":  # NVFP4 GEMMs: block scales, dequantization
+        fp4_eff = tech(d, "cb_fp4_gemm_efficiency")
+        ec, em = ec * fp4_eff, em * fp4_eff
+    return ec, em, ac, am, overhead
+
+
 def stage_step(
     d: Mapping[str, Any],
     hw: Mapping[str, np.ndarray],
@@ -136,27 +149,20 @@ def mixed_step(
     """One stage over ``tokens`` new tokens of ``seqs`` sequences; ``attention`` lists parts
     (keys attended summed over the queries, KV entries read), each its own roofline: a decode
     part is memory-bound, a prefill chunk compute-bound, and they do not hide each other."""
-    ec, em, ac, am, overhead = (tech(d, k) for k in _EFF[s.scheduler])
+    # The continuous engines keep activations in 16 bits between FP8 GEMMs, so all-reduces
+    # move 2 bytes per element (TensorRT-LLM all-reduce plugin runs in the activation dtype).
+    ce = 2.0 if s.scheduler == "continuous" else s.bytes_per_elem
+    layers_stage = np.ceil(a.layers / pp)
+    ep = hw.get("ep")
+    if ep is not None or not a.legacy:  # today's MoE models, expert parallelism, MLA
+        return _general_step(d, hw, a, s, tp, layers_stage, tokens, seqs, attention, ep, ce)
+    ec, em, ac, am, overhead = _efficiencies(d, a, s)
     peak_f = hw["tflops_per_gpu"] * 1e12
     peak_bw = hw["hbm_tbps_per_gpu"] * 1e12
     net_bw = hw["net_bytes_per_s"]
     alpha = tech(d, "collective_step_latency_s")
     launch = tech(d, "collective_launch_s")
     e, ekv = s.bytes_per_elem, s.kv_elem
-    # The continuous engines keep activations in 16 bits between FP8 GEMMs, so all-reduces
-    # move 2 bytes per element (TensorRT-LLM all-reduce plugin runs in the activation dtype).
-    ce = 2.0 if s.scheduler == "continuous" else e
-    layers_stage = np.ceil(a.layers / pp)
-    if a.experts > 1 and s.scheduler == "continuous":  # grouped expert GEMMs, routing, imbalance
-        moe_eff = tech(d, "cb_moe_gemm_efficiency")
-        ec, em = ec * moe_eff, em * moe_eff
-    if s.fp4 and s.scheduler == "continuous":  # NVFP4 GEMMs: block scales, dequantization
-        fp4_eff = tech(d, "cb_fp4_gemm_efficiency")
-        ec, em = ec * fp4_eff, em * fp4_eff
-
-    ep = hw.get("ep")
-    if ep is not None or not a.legacy:  # today's MoE models, expert parallelism, MLA
-        return _general_step(d, hw, a, s, tp, layers_stage, tokens, seqs, attention, ep, ce)
     inv_f, inv_bw = 1.0 / (peak_f * ec), 1.0 / (peak_bw * em)  # s per FLOP, s per byte
 
     # GEMMs: MoE layers stream only the experts the micro-batch's tokens are routed to
@@ -223,13 +229,7 @@ def _general_step(
 ) -> Step:
     """``mixed_step`` through ``objectives.perf.moe.layer`` (expert and attention data
     parallelism, MLA, dense layers among MoE ones)."""
-    ec, em, ac, am, overhead = (tech(d, k) for k in _EFF[s.scheduler])
-    if a.experts > 1 and s.scheduler == "continuous":
-        m = tech(d, "cb_moe_gemm_efficiency")
-        ec, em = ec * m, em * m
-    if s.fp4 and s.scheduler == "continuous":
-        f4 = tech(d, "cb_fp4_gemm_efficiency")
-        ec, em = ec * f4, em * f4
+    ec, em, ac, am, overhead = _efficiencies(d, a, s)
     core, comm, flops, nbytes = moe.layer(
         d,
         hw,
