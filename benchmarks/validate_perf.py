@@ -225,7 +225,7 @@ class Row:
 
 H1, H2 = "h100-sxm", "h200"
 B2, DS, MAV = "b200", "deepseek-v3", "llama4-maverick"
-BW = {"section": "blackwell_moe"}
+BW: dict[str, Any] = {"section": "blackwell_moe"}
 L8, L70, L405, L2, MX = "llama3-8b", "llama3-70b", "llama3-405b", "llama2-70b", "mixtral-8x7b"
 ST = {"scheduler": "static"}
 #: MLPerf Server: Poisson arrivals with the SLOs on the 99th percentile (mlcommons/inference
