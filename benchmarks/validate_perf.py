@@ -9,10 +9,11 @@ the rows of the FIT split only; every other row is validation.
 
 FIT split, declared before any fit: the in-flight-batching throughput rows of the TensorRT-LLM
 perf-overview revisions v0.11.0 and v0.17 (sources T011, T017); for the Blackwell and MoE rows
-(group blackwell_moe, round 8; round 9) rows 74, 156 and 130 (``BLACKWELL_MOE_FIT``: one FP4 row per
-software stack, PyTorch backend and TensorRT engines, then one expert-parallel row). Validation: everything else
-(v0.10, v0.12-v0.15, v0.20 perf-overview, the Triton online rows, MLPerf v4.0/v5.0, the static
-gptSessionBenchmark rows, first-token latencies and the energy rows).
+(group blackwell_moe, round 8; round 9) rows 74, 156 and 130 (``BLACKWELL_MOE_FIT``: one FP4
+row per software stack, PyTorch backend and TensorRT engines, then one expert-parallel row).
+Validation: everything else (v0.10, v0.12-v0.15, v0.20 perf-overview, the Triton online rows,
+MLPerf v4.0/v5.0, the static gptSessionBenchmark rows, first-token latencies and the energy
+rows).
 
 Published conditions (rule declared 2026-11-30, before the rows were re-evaluated under it, and
 applied to fit and validation rows alike; the fit was then redone on the same FIT split): a row
