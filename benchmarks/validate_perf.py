@@ -141,7 +141,9 @@ FIT_SOURCES = ("T011", "T017")
 #: PyTorch backend (``cb_fp4_gemm_efficiency_pytorch``, as in round 8) and row 156, the one
 #: MLPerf Blackwell FP4 row on Llama-3.1-405B, the model of row 74 (v5.0 B200 Offline, not used
 #: before), for the TensorRT engines (``cb_fp4_gemm_efficiency``, the model's default). New
-#: validation row: 160 (GB200 NVL72 Llama-3.1-405B Offline, same config class family). Rows
+#: validation rows: 157 (B200 Llama-3.1-405B Server: TP2 x PP2 x 2, gpu_batch_size 128,
+#: max_num_tokens 1024, KV 0.95, closed/Cisco/configs/llama3_1-405b/Server/__init__.py) and 160
+#: (GB200 NVL72 Llama-3.1-405B Offline, same config class family). Rows
 #: 151-153 now run under NVIDIA's published v5.0 config classes (the round-5 rule of rows
 #: 155/158/159, extended to them before re-evaluating): TP1 x 8, FP4 weights, FP8 KV; Offline
 #: and Server gpu_batch_size 2048, max_num_tokens 3584, KV fraction 0.95; Interactive
@@ -666,6 +668,22 @@ _ROWS: tuple[Row, ...] = (
         **BW,
     ),  # fmt: skip
     Row(
+        157,
+        "M50",
+        B2,
+        8,
+        2,
+        L405,
+        "fp4",
+        MLPERF405_IN,
+        MLPERF405_OUT,
+        845.82,
+        wl={**SET_405B, "pp": 2, "ttft_slo_s": 6.0, "tpot_slo_s": 0.175},
+        note="Server: TTFT 6 s, TPOT 175 ms; TP2 x PP2",
+        tech=_engine(128, 1024, 0.95),
+        **BW,
+    ),  # fmt: skip
+    Row(
         160,
         "M50",
         "gb200-nvl72",
@@ -685,10 +703,11 @@ _ROWS: tuple[Row, ...] = (
 
 #: Rows of the table left out, and why (printed in docs/validation.md).
 LEFT_OUT = (
-    "GH200 rows: no preset for that GPU. B200/GB200/GB300 MLPerf v5.0/v5.1 rows 157 and "
-    "161-170 (Llama-3.1-405B Server, Mixtral, Llama-3.1-8B, DeepSeek-R1, GB300 NVL72): their "
-    "config classes (precision, parallelism, engine limits) were not read from the "
-    "submissions (rows 156 and 160 were, round 9).",
+    "GH200 rows: no preset for that GPU. B200/GB300 MLPerf v5.0/v5.1 rows 161-170 (Mixtral, "
+    "Llama-3.1-8B, DeepSeek-R1, v5.1 llama2-70b and 405B, GB300 NVL72): their config classes "
+    "(precision, parallelism, engine limits) were not found in a stored copy of the v5.1 "
+    "submissions, and the Mixtral and Llama-3.1-8B sets' mean lengths were not read (rows "
+    "156, 157 and 160 were, round 9). ML.ENERGY B200 row 181: no Qwen3-32B preset.",
     "DeepSeek-R1 min-latency rows 129 and 132 (concurrency 1 with multi-token prediction): "
     "MTP is modelled (workload.mtp_tokens, mtp_acceptance) but the acceptance those runs saw "
     "is not published, and row 132 does not give its draft count; not used.",
@@ -1054,7 +1073,8 @@ def markdown(res: list[dict[str, Any]]) -> str:
         "MoE preset model whose precision and parallelism are published is validation: the "
         "v0.20 perf-overview rows 66-68 (CUDA graphs off: lower bounds) and 71 (Llama 4 "
         "Maverick), DeepSeek-R1 rows 131 and 133 (B200 with an FP16 KV cache; H200 FP8), "
-        "NVIDIA's MLPerf v5.0 B200 llama2-70b rows 151-153 and GB200 NVL72 405B row 160, each "
+        "NVIDIA's MLPerf v5.0 B200 llama2-70b rows 151-153, B200 405B Server row 157 and "
+        "GB200 NVL72 405B Offline row 160, each "
         "under NVIDIA's published config class (TP, batch, max_num_tokens, KV fraction). The "
         "two fitted factors differ by 1.48x (0.7055 vs 0.4771): until round 8 the PyTorch "
         "factor stood for both stacks and rows 151-152 read -34 %. Remaining miss: row 153 "

@@ -255,14 +255,14 @@ def test_mlperf_405b_rows_run_under_nvidias_published_configs(res):
 def test_blackwell_and_moe_rows_validate_out_of_sample(res):
     """Blackwell and today's MoE rows (group blackwell_moe): three factors fitted on the declared
     rows 74 (FP4, PyTorch backend), 156 (FP4, TensorRT engines, MLPerf) and 130 (expert
-    parallelism) by benchmarks/calibrate_perf.py --blackwell, ten validation rows. Target:
-    median |error| <= 15 % and p90 <= 30 % (met: 9.3 % and 16.5 %); the worst row, MLPerf
+    parallelism) by benchmarks/calibrate_perf.py --blackwell, eleven validation rows. Target:
+    median |error| <= 15 % and p90 <= 30 % (met: 10.9 % and 26.4 %); the worst row, MLPerf
     Interactive 153 (+40 %, small steps near the FP4 ridge point), is bounded so it cannot grow."""
     vp, r = res
     s = vp.summary(r)
     assert s[("fit", "blackwell_moe")]["max"] <= 0.001
     v = s[("validation", "blackwell_moe")]
-    assert v["n"] == 10 and v["median"] <= 0.15 and v["p90"] <= 0.30 and v["max"] <= 0.41
+    assert v["n"] == 11 and v["median"] <= 0.15 and v["p90"] <= 0.30 and v["max"] <= 0.41
     assert vp.BLACKWELL_MOE_FIT == ((74, "T020b"), (156, "M50"), (130, "DSR1"))
     rows = {x["row"].row: x for x in r if x["row"].group == "blackwell_moe"}
     for n in (131, 133):  # DeepSeek-R1 expert-parallel, out of sample (FP16 KV; H200 FP8)
