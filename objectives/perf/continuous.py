@@ -66,17 +66,20 @@ from objectives.perf.queueing import (
     solve_batch,
     tpot_quantile_s,
 )
-from objectives.perf.rounds import _alpha, _bound, _chunk, _memory, _prefill_one, _round
+from objectives.perf.rounds import (
+    Replica,
+    _alpha,
+    _bound,
+    _chunk,
+    _memory,
+    _prefill_one,
+    _round,
+)
 from objectives.perf.serving import Serving, stage_step
 
 
 def _open_system_s(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
+    r: Replica,
     batch: Any,
     t_round: Any,
     slots: Any,
@@ -94,10 +97,11 @@ def _open_system_s(
     prompt-token time at the full-budget rate), independent from round to round
     (:func:`objectives.perf.queueing.tpot_quantile_s`).
     """
+    d, hw, a, s, tp, pp = r
     S, out, q = s.input_tokens, s.output_tokens, s.slo_quantile
     hold = out * t_round
     # the prompt-token rate: rounds that fill their token budget beside the running batch
-    t_full, _, n_micro = _round(d, hw, a, s, tp, pp, batch, True, full_budget=True)
+    t_full, _, n_micro = _round(r, batch, True, full_budget=True)
     tokens = n_micro * _chunk(d, batch / n_micro)
     with np.errstate(divide="ignore"):
         service = S * t_full / tokens  # inf: no budget left beside the batch
@@ -110,9 +114,9 @@ def _open_system_s(
         return wait, t_round
 
     with np.errstate(divide="ignore", invalid="ignore"):
-        per_token = np.maximum(t_full - _round(d, hw, a, s, tp, pp, batch, False)[0], 0.0)
+        per_token = np.maximum(t_full - _round(r, batch, False)[0], 0.0)
         per_token = np.where(tokens > 0, per_token / tokens, 0.0)
-    t_more = _round(d, hw, a, s, tp, pp, batch * 1.01, True)[0]
+    t_more = _round(r, batch * 1.01, True)[0]
     elasticity = np.log(t_more / t_round) / np.log(1.01)
     common = t_round * elasticity / np.sqrt(np.maximum(batch, 1.0))
     step = per_token * S * np.sqrt(batch / out * (1 + np.square(s.input_tokens_cv)))
@@ -145,14 +149,15 @@ def serve_continuous(
     slo: tuple[Any, Any],
 ) -> dict[str, np.ndarray]:
     """``serve``'s figures for the continuous scheduler (see the module docstring)."""
+    r = Replica(d, hw, a, s, tp, pp)
     peak = hw["tflops_per_gpu"] * 1e12
     # ``cap`` is +inf where the batch is auto (solved); a finite value is a pinned batch
     pinned = bool(np.all(np.isfinite(cap)))
-    t_one = _prefill_one(d, hw, a, s, tp, pp)
+    t_one = _prefill_one(r)
     if s.phase == "prefill":
-        o = _prefill_phase(d, hw, a, s, tp, pp, cap, pinned, t_one)
+        o = _prefill_phase(r, cap, pinned, t_one)
     else:
-        o = _running(d, hw, a, s, tp, pp, cap, slo, pinned, t_one, peak)
+        o = _running(r, cap, slo, pinned, t_one, peak)
     need = o.mem["fixed"] + np.maximum(o.batch, 1.0) * (o.mem["kv_seq"] / o.mem["frac"])
     return {
         **o.load,
@@ -170,19 +175,15 @@ def serve_continuous(
 
 
 def _prefill_phase(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
+    r: Replica,
     cap: Any,
     pinned: bool,
     t_one: Any,
 ) -> _Served:
     """Prompts in token-budget chunks; tokens/s counts prompt tokens."""
+    d, hw, a, s, tp, pp = r
     S = s.input_tokens
-    bmax, mem = _bound(d, hw, a, s, tp, pp, cap, False)
+    bmax, mem = _bound(r, cap, False)
     per_step = np.maximum(np.floor(tech(d, "cb_max_num_tokens") / S), 1.0)
     batch = cap if pinned else np.minimum(bmax, per_step)
     bt = np.maximum(batch, 1.0)
@@ -193,18 +194,13 @@ def _prefill_phase(
     hop = np.where(pp > 1, p2p_s(b * S * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw), 0)
     cycle = (n_micro + pp - 1) * (pre.time_s + hop)
     # TPOT as the static model reports it in this phase: a decode step of this batch
-    tpot = _round(d, hw, a, s, tp, pp, bt, False)[0]
+    tpot = _round(r, bt, False)[0]
     return _Served(batch, bt * S, cycle, n_micro * pre.flops, n_micro * pre.hbm_bytes, t_one,
                    tpot, mem)  # fmt: skip
 
 
 def _running(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
+    r: Replica,
     cap: Any,
     slo: tuple[Any, Any],
     pinned: bool,
@@ -212,41 +208,42 @@ def _running(
     peak: Any,
 ) -> _Served:
     """Decode (or serve) with a running batch: solve the batch, then time its round."""
+    d, hw, a, s, tp, pp = r
     disagg = s.disaggregated and s.phase == "serve"
     mixed = s.phase == "serve" and not disagg
     kv_move: Any = 0.0
     if disagg:  # the prompt's KV cache moves from the prefill to the decode group
-        mem0 = _memory(d, hw, a, s, tp, pp)
+        mem0 = _memory(r)
         kv_move = s.input_tokens * mem0["kv_token"] / hw["p2p_bytes_per_s"] + _alpha(d)
     poisson = s.arrivals == "poisson"
     if pinned:  # a pinned running batch is served as given; it must fit the KV cache
-        mem = _memory(d, hw, a, s, tp, pp)
+        mem = _memory(r)
         bmax = cap
     else:
-        bmax, mem = _bound(d, hw, a, s, tp, pp, cap, mixed)
+        bmax, mem = _bound(r, cap, mixed)
     # An open system's batch slots are the KV cache's and the caps' (a pinned batch is its
     # mean occupancy); the token budget is the prefill queue's to bound.
-    slots = _bound(d, hw, a, s, tp, pp, np.inf if pinned else cap, False)[0] if poisson else bmax
-    ok = _meets_slos(d, hw, a, s, tp, pp, slo, mixed, slots, t_one, kv_move if disagg else None)
+    slots = _bound(r, np.inf if pinned else cap, False)[0] if poisson else bmax
+    ok = _meets_slos(r, slo, mixed, slots, t_one, kv_move if disagg else None)
     rate = s.arrival_rate_per_s if poisson else None
     if rate is not None:  # the load is given: Little's law sets the mean batch
 
         def round_s(bb: Any) -> Any:
-            return _round(d, hw, a, s, tp, pp, bb, mixed)[0]
+            return _round(r, bb, mixed)[0]
 
         batch = batch_at_rate(round_s, slots, rate, s.output_tokens)
     else:
         solve = not pinned and (slo[1] is not None or slo[0] is not None or poisson)
         batch = solve_batch(slots if poisson else bmax, ok) if solve else bmax
     bt = batch if pinned else np.maximum(batch, 1.0)
-    t_round, st, n_micro = _round(d, hw, a, s, tp, pp, bt, mixed)
+    t_round, st, n_micro = _round(r, bt, mixed)
     # (not disaggregated: t_one + t_round, the same as t_one + 0.0 + 1.0 x t_round)
     ttft = t_one + kv_move + 0.0 * t_round if disagg else t_one + t_round
     o = _Served(batch, bt, t_round, n_micro * st.flops, n_micro * st.hbm_bytes, ttft, t_round,
                 mem)  # fmt: skip
     wait = None
     if poisson:  # the SLO percentiles (or means), as the SLOs bound them
-        wait, o.tpot = _open_system_s(d, hw, a, s, tp, pp, bt, t_round, slots)
+        wait, o.tpot = _open_system_s(r, bt, t_round, slots)
         # No stable queue at any batch (no slot fits, say): the TTFT without waits, and
         # the candidate counts as missing the SLOs (every metric stays finite).
         stable = np.isfinite(wait)
@@ -255,19 +252,14 @@ def _running(
             o.load["excess_load"] = np.where(stable, 0.0, 1.0)
     if rate is not None:
         assert wait is not None  # a given rate is a poisson workload's
-        _at_rate(d, hw, a, s, tp, pp, o, rate, bmax, slots, wait, t_one, mixed)
+        _at_rate(r, o, rate, bmax, slots, wait, t_one, mixed)
     if disagg:
-        _disaggregated(d, hw, a, s, tp, pp, o, t_round, bt, peak)
+        _disaggregated(r, o, t_round, bt, peak)
     return o
 
 
 def _meets_slos(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
+    r: Replica,
     slo: tuple[Any, Any],
     mixed: bool,
     slots: Any,
@@ -276,16 +268,15 @@ def _meets_slos(
 ) -> Callable[[Any], Any]:
     """ok(B): the running batch B meets the SLOs (and, under poisson arrivals, its queues are
     stable); ``kv_move`` is None unless disaggregated."""
+    d, hw, a, s, tp, pp = r
     ttft_slo, tpot_slo = slo
     poisson = s.arrivals == "poisson"
 
     def ok(bb: Any) -> Any:
-        t = _round(d, hw, a, s, tp, pp, bb, mixed)[0]
+        t = _round(r, bb, mixed)[0]
         good = np.ones(np.shape(t), dtype=bool)
         if poisson:  # stable queues, and the SLO percentiles within the SLOs
-            wait, tpot_q = _open_system_s(
-                d, hw, a, s, tp, pp, bb, t, slots, tpot=tpot_slo is not None
-            )
+            wait, tpot_q = _open_system_s(r, bb, t, slots, tpot=tpot_slo is not None)
             good = good & np.isfinite(wait)
             if tpot_slo is not None:
                 good = good & (tpot_q <= tpot_slo)
@@ -302,12 +293,7 @@ def _meets_slos(
 
 
 def _at_rate(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
+    r: Replica,
     o: _Served,
     rate: Any,
     bmax: Any,
@@ -317,6 +303,7 @@ def _at_rate(
     mixed: bool,
 ) -> None:
     """At a given arrival rate: the replica's rate is the offered one where it keeps up."""
+    d, hw, a, s, tp, pp = r
     # Below one request on average the engine idles between them: a mean batch of
     # B < 1 runs one-sequence steps a fraction B of the time.
     duty = np.minimum(o.batch, 1.0)
@@ -328,7 +315,7 @@ def _at_rate(
     over = ~(o.batch < slots) | ~np.isfinite(wait)
     excess = np.zeros(np.shape(over))
     if np.any(over):
-        sat, st_s, nm_s = _round(d, hw, a, s, tp, pp, np.maximum(bmax, 1.0), mixed)
+        sat, st_s, nm_s = _round(r, np.maximum(bmax, 1.0), mixed)
         o.batch = np.where(over, np.maximum(bmax, 1.0), o.batch)
         o.tokens, o.cycle = np.where(over, o.batch, o.tokens), np.where(over, sat, o.cycle)
         o.flops = np.where(over, nm_s * st_s.flops, o.flops)
@@ -340,18 +327,14 @@ def _at_rate(
 
 
 def _disaggregated(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
+    r: Replica,
     o: _Served,
     t_round: Any,
     bt: Any,
     peak: Any,
 ) -> None:
     """One prefill group runs budget-sized chunks back to back, pipelined over pp."""
+    d, hw, a, s, tp, pp = r
     S, out = s.input_tokens, s.output_tokens
     bp = np.maximum(tech(d, "cb_max_num_tokens") / S, 1.0)
     pre = stage_step(d, hw, a, s, tp, pp, bp, S, S * (S + 1) / 2, S)

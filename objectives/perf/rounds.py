@@ -10,7 +10,7 @@ KV cache, the step budget and the caps allow.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -22,10 +22,21 @@ from objectives.perf.network import p2p_s, plus_where
 from objectives.perf.serving import Serving, Step, mixed_step
 
 
-def _memory(
-    d: Mapping[str, Any], hw: Mapping[str, np.ndarray], a: Arch, s: Serving, tp: Any, pp: Any
-) -> dict[str, Any]:
+class Replica(NamedTuple):
+    """What every step of one replica's timing reads: the design, its hardware, the model's
+    architecture, the workload and the parallelism candidates (``tp``, ``pp``)."""
+
+    d: Mapping[str, Any]
+    hw: Mapping[str, Any]
+    a: Arch
+    s: Serving
+    tp: Any
+    pp: Any
+
+
+def _memory(r: Replica) -> dict[str, Any]:
     """Per-GPU bytes of the bottleneck stage (``_kv_batch``: the batch the KV cache holds)."""
+    d, hw, a, s, tp, pp = r
     e = s.bytes_per_elem
     layers_stage = np.ceil(a.layers / pp)
     emb_copies = np.where(pp > 1, 1.0, 2.0)
@@ -56,10 +67,9 @@ def _kv_batch(mem: Mapping[str, Any]) -> Any:
     return np.floor(np.maximum(mem["capacity"] - mem["fixed"], 0.0) * mem["frac"] / mem["kv_seq"])
 
 
-def _prefill_one(
-    d: Mapping[str, Any], hw: Mapping[str, np.ndarray], a: Arch, s: Serving, tp: Any, pp: Any
-) -> Any:
+def _prefill_one(r: Replica) -> Any:
     """Latency of one request's prompt through all pipeline stages."""
+    d, hw, a, s, tp, pp = r
     S, e = s.input_tokens, 2.0  # 16-bit activations between stages
     one = prefill_stage(d, hw, a, s, tp, pp, 1.0, S)
     hop = p2p_s(S * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw)
@@ -71,12 +81,7 @@ def _alpha(d: Mapping[str, Any]) -> Any:
 
 
 def _round(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
+    r: Replica,
     batch: Any,
     mixed: bool,
     full_budget: bool = False,
@@ -86,8 +91,9 @@ def _round(
     ``mixed``: each step also prefills the prompts of the requests that replace the finishing
     ones; ``full_budget``: each step fills its token budget with prompt chunks instead (the
     engine while prompts are queued)."""
+    d, hw, a, s, tp, pp = r
     if s.mtp_tokens:
-        return _mtp_round(d, hw, a, s, tp, pp, batch, mixed, full_budget)
+        return _mtp_round(r, batch, mixed, full_budget)
     S, out, e = s.input_tokens, s.output_tokens, 2.0
     n_micro = np.minimum(pp, batch)
     b = batch / n_micro
@@ -108,12 +114,7 @@ def _round(
 
 
 def _mtp_round(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
+    r: Replica,
     batch: Any,
     mixed: bool,
     full_budget: bool,
@@ -124,6 +125,7 @@ def _mtp_round(
     tokens per sequence in expectation (each draft accepted with probability p given the one
     before). Returned per g: the time, work and prompts of one output token per sequence, so
     every caller's rates, latencies and Little's law hold as without MTP."""
+    d, hw, a, s, tp, pp = r
     S, out, e = s.input_tokens, s.output_tokens, 2.0
     n, g = s.mtp_tokens, s.tokens_per_step
     n_micro = np.minimum(pp, batch)
@@ -155,17 +157,13 @@ def _chunk(d: Mapping[str, Any], b: Any) -> Any:
 
 
 def _bound(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: Any,
-    pp: Any,
+    r: Replica,
     cap: Any,
     mixed: bool,
 ) -> tuple[Any, dict[str, Any]]:
     """The largest batch the KV cache, the step budget and the caps allow (0: nothing fits)."""
-    mem = _memory(d, hw, a, s, tp, pp)
+    d, hw, a, s, tp, pp = r
+    mem = _memory(r)
     per_seq = 1 + s.input_tokens / s.output_tokens if mixed else 1.0
     # a prompt longer than the budget is chunked over several steps: at least one sequence
     budget = np.maximum(np.floor(tech(d, "cb_max_num_tokens") / per_seq), 1.0)
