@@ -1081,7 +1081,10 @@ def markdown(res: list[dict[str, Any]]) -> str:
         "(Interactive, TPOT 40 ms) +40 %: its steps carry <= 768 tokens, near the FP4 ridge "
         "point of the B200 (~280 tokens per weight read), where real GEMMs fall short of the "
         "roofline's max(compute, memory) that the Offline-sized steps of the fit row reach; "
-        "the model has no GEMM-size term, and none was fitted to this row.",
+        "the model has no GEMM-size term, and none was fitted to this row. Row 157 (405B "
+        "Server, +26 %) is the open-system queue of rows 135-159: at the 6 s TTFT p99 the "
+        "model's prefill queue admits more than NVIDIA ran (its H200 counterpart, row 159, "
+        "is -50 %: the same queue model errs in both directions on the 405B Server rows).",
         "",
         "## Summary (|error|)",
         "",
