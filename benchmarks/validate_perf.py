@@ -1064,12 +1064,14 @@ def markdown(res: list[dict[str, Any]]) -> str:
         "generated: 292 tokens per sample for llama2-70b, 649 for llama3.1-405b.",
         "",
         "**Blackwell and today's MoE models** (group `blackwell_moe`; split declared before "
-        "fitting, round 8, extended in round 9 before the new rows were fitted or evaluated): "
+        "fitting, round 8, extended in round 9 before the new rows were fitted): "
         "the FP4 GEMM factor is the software stack's. Row 74 (the one B200 perf-overview row "
         "with CUDA graphs on, dense NVFP4, TensorRT-LLM's PyTorch backend) sets "
         "`cb_fp4_gemm_efficiency_pytorch`; row 156 (NVIDIA's MLPerf v5.0 B200 Llama-3.1-405B "
         "Offline, TensorRT engines with the FP4 GEMM plugin: the same model, the other stack, "
-        "not used before) sets `cb_fp4_gemm_efficiency`, the default; row 130 (DeepSeek-R1 on "
+        "not used before; it and row 160 were evaluated at trial factors while their configs "
+        "were read, before the rule was declared) sets `cb_fp4_gemm_efficiency`, the default; "
+        "row 130 (DeepSeek-R1 on "
         "8 x B200, TP8 EP8 + attention DP, PyTorch backend) then sets `cb_ep_gemm_efficiency` "
         "(`benchmarks/calibrate_perf.py --blackwell`). Every other row on a Blackwell GPU or a "
         "MoE preset model whose precision and parallelism are published is validation: the "
