@@ -15,11 +15,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from objectives._evaluator import tech
-from objectives.perf import moe
 from objectives.perf.context import prefill_stage
 from objectives.perf.model import Arch
 from objectives.perf.network import p2p_s, plus_where
-from objectives.perf.serving import Serving, Step, mixed_step
+from objectives.perf.serving import Serving, Step, mixed_step, weights_and_kv_token
 
 
 class Replica(NamedTuple):
@@ -38,21 +37,7 @@ def _memory(r: Replica) -> dict[str, Any]:
     """Per-GPU bytes of the bottleneck stage (``_kv_batch``: the batch the KV cache holds)."""
     d, hw, a, s, tp, pp = r
     e = s.bytes_per_elem
-    layers_stage = np.ceil(a.layers / pp)
-    emb_copies = np.where(pp > 1, 1.0, 2.0)
-    ep: Any = hw.get("ep")
-    if ep is None and a.legacy:
-        weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
-        kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
-        kv_token = layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
-    else:  # expert and attention data parallelism (objectives.perf.moe): each attention
-        # group keeps only its own sequences, so a replica-wide sequence costs 1/ep of a KV row
-        ep = 1.0 if ep is None else ep
-        weights = moe.weight_elems_per_gpu(a, tp, ep, layers_stage, emb_copies) * e
-        per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, ep)) / ep
-        kv_token = layers_stage * per_gpu * s.kv_elem
-    if "cp" in hw:  # context parallelism: each group keeps its 1/cp of every prompt
-        kv_token = kv_token / hw["cp"]
+    weights, kv_token = weights_and_kv_token(a, s, tp, pp, hw.get("ep"), hw.get("cp"))
     kv_seq = (s.input_tokens + s.output_tokens) * kv_token
     act = tech(d, "cb_max_num_tokens") * (a.hidden + 2 * a.mlp_active_ffn / tp) * e
     capacity = hw["hbm_gb_per_gpu"] * tech(d, "hbm_bytes_per_gb")

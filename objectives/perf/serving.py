@@ -255,6 +255,30 @@ def _general_step(
     )
 
 
+def weights_and_kv_token(
+    a: Arch, s: Serving, tp: Any, pp: Any, ep: Any = None, cp: Any = None
+) -> tuple[Any, Any]:
+    """Per-GPU bytes of the bottleneck stage's weights, and of its KV cache per token of one
+    sequence (expert and attention data parallelism: each attention group keeps only its own
+    sequences, so a replica-wide token costs 1/ep of a KV row; context parallelism: each group
+    keeps its 1/cp of every prompt)."""
+    e = s.bytes_per_elem
+    layers_stage = np.ceil(a.layers / pp)
+    emb_copies = np.where(pp > 1, 1.0, 2.0)  # embedding on the first stage, LM head on the last
+    if ep is None and a.legacy:
+        weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
+        kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
+        kv_token = layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
+    else:
+        ep = 1.0 if ep is None else ep
+        weights = moe.weight_elems_per_gpu(a, tp, ep, layers_stage, emb_copies) * e
+        per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, ep)) / ep
+        kv_token = layers_stage * per_gpu * s.kv_elem
+    if cp is not None:
+        kv_token = kv_token / cp
+    return weights, kv_token
+
+
 def memory_need_bytes(
     a: Arch,
     s: Serving,
@@ -266,22 +290,9 @@ def memory_need_bytes(
     cp: Any = None,
 ) -> dict[str, np.ndarray]:
     """Per-GPU HBM need of the bottleneck stage: weights, KV cache, prefill activations."""
-    e = s.bytes_per_elem
-    layers_stage = np.ceil(a.layers / pp)
-    emb_copies = np.where(pp > 1, 1.0, 2.0)  # embedding on the first stage, LM head on the last
-    seq_len = s.input_tokens + s.output_tokens
-    if ep is None and a.legacy:
-        weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
-        kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
-        kv = batch * seq_len * layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
-    else:
-        ep = 1.0 if ep is None else ep
-        weights = moe.weight_elems_per_gpu(a, tp, ep, layers_stage, emb_copies) * e
-        per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, ep)) / ep
-        kv = batch * seq_len * layers_stage * per_gpu * s.kv_elem
-    if cp is not None:  # context parallelism: each group keeps its 1/cp of every prompt
-        kv = kv / cp
-    act = micro * s.input_tokens * (a.hidden + 2 * a.mlp_active_ffn / tp) * e
+    weights, kv_token = weights_and_kv_token(a, s, tp, pp, ep, cp)
+    kv = batch * ((s.input_tokens + s.output_tokens) * kv_token)
+    act = micro * s.input_tokens * (a.hidden + 2 * a.mlp_active_ffn / tp) * s.bytes_per_elem
     return {"weights": weights, "kv": kv, "act": act, "total": weights + kv + act}
 
 
