@@ -18,7 +18,8 @@ from objectives.fabric import group_links
 from objectives.perf.batch import Flat
 from objectives.perf.hardware import _dedup, _Groups
 from objectives.perf.model import Arch
-from objectives.perf.serving import Serving, serve
+from objectives.perf.replica import serve
+from objectives.perf.serving import Serving
 from objectives.perf.training import cp_of, train
 
 #: Per-GPU figures the parallelism search reads (the rest only feed power, after it).

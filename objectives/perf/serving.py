@@ -17,6 +17,9 @@ Two schedulers (``workload.scheduler``):
   replace the ones finishing, so a step carries B decode tokens plus B*S/out prompt tokens;
   B is solved (``continuous``), not searched. With ``disaggregated`` prompts run on a separate
   prefill pool sized so both pools keep up (Splitwise, DistServe).
+
+This module times steps; :mod:`objectives.perf.replica` turns them into a replica's figures
+(``serve``: the static scheduler there, the continuous one in :mod:`objectives.perf.continuous`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import numpy as np
 from objectives._evaluator import tech
 from objectives.perf import moe
 from objectives.perf.model import Arch
-from objectives.perf.network import allreduce_s, p2p_s, plus_where
+from objectives.perf.network import allreduce_s
 
 SCHEDULERS = ("continuous", "static")
 ARRIVALS = ("saturated", "poisson")
@@ -294,69 +297,3 @@ def memory_need_bytes(
     kv = batch * ((s.input_tokens + s.output_tokens) * kv_token)
     act = micro * s.input_tokens * (a.hidden + 2 * a.mlp_active_ffn / tp) * s.bytes_per_elem
     return {"weights": weights, "kv": kv, "act": act, "total": weights + kv + act}
-
-
-def serve(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: np.ndarray,
-    pp: np.ndarray,
-    batch: np.ndarray,
-    slo: tuple[Any, Any] = (None, None),
-) -> dict[str, np.ndarray]:
-    """Throughput and latency of one replica for every (design, candidate) pair.
-
-    Besides the figures, ``mem_ratio`` (HBM need / what the engine may use; > 1 does not fit)
-    and ``batch`` (the batch served: ``batch`` itself when static, the solved one otherwise).
-    """
-    if s.scheduler == "continuous":
-        from objectives.perf.continuous import serve_continuous
-
-        return serve_continuous(d, hw, a, s, tp, pp, batch, slo)
-    n_micro = np.minimum(pp, batch)  # micro-batches in flight through the pipeline
-    b = batch / n_micro
-    e = s.bytes_per_elem
-    S, out = s.input_tokens, s.output_tokens
-    net_bw, alpha = hw["p2p_bytes_per_s"], tech(d, "collective_step_latency_s")
-
-    from objectives.perf.context import prefill_stage  # context parallelism imports this module
-
-    pre = prefill_stage(d, hw, a, s, tp, pp, b, S)
-    hop_pre = p2p_s(b * S * a.hidden * e, net_bw, alpha, hw)
-    t_prefill = (n_micro + pp - 1) * plus_where(pre.time_s, pp > 1, hop_pre)
-
-    # Decode: the context grows by one per step, attention cost is linear in it, so the mean
-    # step is the step at the mean context.
-    ctx = S + out / 2
-    dec = stage_step(d, hw, a, s, tp, pp, b, 1.0, ctx, ctx)
-    hop_dec = p2p_s(b * a.hidden * e, net_bw, alpha, hw)
-    t_round = pp * plus_where(dec.time_s, pp > 1, hop_dec)
-    steps = np.maximum(out - 1.0, 0.0)
-
-    if s.phase == "prefill":
-        cycle, tokens = t_prefill, batch * S
-        flops, nbytes = n_micro * pre.flops, n_micro * pre.hbm_bytes
-    elif s.phase == "decode":
-        cycle, tokens = t_round, batch
-        flops, nbytes = n_micro * dec.flops, n_micro * dec.hbm_bytes
-    else:  # serve: static batch, prefill then all decode steps (TensorRT-LLM benchmark style)
-        cycle = t_prefill + steps * t_round
-        tokens = batch * out
-        flops = n_micro * (pre.flops + steps * dec.flops)
-        nbytes = n_micro * (pre.hbm_bytes + steps * dec.hbm_bytes)
-    mem = memory_need_bytes(a, s, tp, pp, batch, b, hw.get("ep"), hw.get("cp"))
-    usable = hw["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
-    return {
-        "replica_tokens_per_s": tokens / cycle,
-        "ttft_s": t_prefill,
-        "tpot_s": t_round,
-        "step_s": cycle,
-        "compute_utilization": flops / (cycle * hw["tflops_per_gpu"] * 1e12),
-        "hbm_bytes_per_s": nbytes / cycle,
-        "mem_need_bytes": mem["total"],
-        "mem_ratio": mem["total"] / usable,
-        "kv_bytes": mem["kv"],
-        "batch": batch + 0.0 * cycle,
-    }
