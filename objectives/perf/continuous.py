@@ -47,7 +47,7 @@ out / (1/P + 1/D) with P, D the request rates of one prefill and one decode grou
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +55,6 @@ import numpy as np
 
 from objectives._evaluator import tech
 from objectives.perf.context import prefill_stage
-from objectives.perf.model import Arch
 from objectives.perf.network import p2p_s
 from objectives.perf.queueing import (
     admission_wait_mean_s,
@@ -67,7 +66,6 @@ from objectives.perf.queueing import (
     tpot_quantile_s,
 )
 from objectives.perf.rounds import (
-    Replica,
     _alpha,
     _bound,
     _chunk,
@@ -75,7 +73,7 @@ from objectives.perf.rounds import (
     _prefill_one,
     _round,
 )
-from objectives.perf.serving import Serving, stage_step
+from objectives.perf.serving import Replica, stage_step
 
 
 def _open_system_s(
@@ -138,18 +136,9 @@ class _Served:
     load: dict[str, Any] = field(default_factory=dict)
 
 
-def serve_continuous(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: np.ndarray,
-    pp: np.ndarray,
-    cap: Any,
-    slo: tuple[Any, Any],
-) -> dict[str, np.ndarray]:
+def serve_continuous(r: Replica, cap: Any, slo: tuple[Any, Any]) -> dict[str, np.ndarray]:
     """``serve``'s figures for the continuous scheduler (see the module docstring)."""
-    r = Replica(d, hw, a, s, tp, pp)
+    d, hw, a, s, tp, pp = r
     peak = hw["tflops_per_gpu"] * 1e12
     # ``cap`` is +inf where the batch is auto (solved); a finite value is a pinned batch
     pinned = bool(np.all(np.isfinite(cap)))

@@ -8,7 +8,6 @@ then decoded (TensorRT-LLM 0.5 gptSessionBenchmark), with the step timing of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -16,28 +15,21 @@ import numpy as np
 from objectives._evaluator import tech
 from objectives.perf.context import prefill_stage
 from objectives.perf.continuous import serve_continuous
-from objectives.perf.model import Arch
 from objectives.perf.network import p2p_s, plus_where
-from objectives.perf.serving import Serving, memory_need_bytes, stage_step
+from objectives.perf.serving import Replica, memory_need_bytes, stage_step
 
 
 def serve(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: np.ndarray,
-    pp: np.ndarray,
-    batch: np.ndarray,
-    slo: tuple[Any, Any] = (None, None),
+    r: Replica, batch: np.ndarray, slo: tuple[Any, Any] = (None, None)
 ) -> dict[str, np.ndarray]:
     """Throughput and latency of one replica for every (design, candidate) pair.
 
     Besides the figures, ``mem_ratio`` (HBM need / what the engine may use; > 1 does not fit)
     and ``batch`` (the batch served: ``batch`` itself when static, the solved one otherwise).
     """
+    d, hw, a, s, tp, pp = r
     if s.scheduler == "continuous":
-        return serve_continuous(d, hw, a, s, tp, pp, batch, slo)
+        return serve_continuous(r, batch, slo)
     n_micro = np.minimum(pp, batch)  # micro-batches in flight through the pipeline
     b = batch / n_micro
     e = s.bytes_per_elem

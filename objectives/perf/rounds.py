@@ -10,27 +10,14 @@ KV cache, the step budget and the caps allow.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from objectives._evaluator import tech
 from objectives.perf.context import prefill_stage
-from objectives.perf.model import Arch
 from objectives.perf.network import p2p_s, plus_where
-from objectives.perf.serving import Serving, Step, mixed_step, weights_and_kv_token
-
-
-class Replica(NamedTuple):
-    """What every step of one replica's timing reads: the design, its hardware, the model's
-    architecture, the workload and the parallelism candidates (``tp``, ``pp``)."""
-
-    d: Mapping[str, Any]
-    hw: Mapping[str, Any]
-    a: Arch
-    s: Serving
-    tp: Any
-    pp: Any
+from objectives.perf.serving import Replica, Step, mixed_step, weights_and_kv_token
 
 
 def _memory(r: Replica) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -90,6 +90,18 @@ class Serving:
     @property
     def kv_elem(self) -> float:
         return self.bytes_per_elem if self.kv_bytes_per_elem is None else self.kv_bytes_per_elem
+
+
+class Replica(NamedTuple):
+    """What every step of one replica's timing reads: the design, its hardware, the model's
+    architecture, the workload and the parallelism candidates (``tp``, ``pp``)."""
+
+    d: Mapping[str, Any]
+    hw: Mapping[str, Any]
+    a: Arch
+    s: Serving
+    tp: Any
+    pp: Any
 
 
 @dataclass
