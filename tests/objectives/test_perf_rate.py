@@ -185,11 +185,11 @@ def test_an_open_system_that_does_not_fit_keeps_every_metric_finite(wl: dict) ->
 def test_the_bracket_bisection_agrees_with_regula_falsi(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows regula falsi has not pinned down are bisected on their bracket: with one step
     of it every row is, and the mean batch is the same."""
-    import objectives.perf.continuous as continuous
+    import objectives.perf.queueing as queueing
 
     rates = (0.5, 5.0, 20.0, 30.0)
     fast = [perf(arrival_rate_per_s=r, **AT) for r in rates]
-    monkeypatch.setattr(continuous, "_RATE_STEPS", 1)
+    monkeypatch.setattr(queueing, "_RATE_STEPS", 1)
     slow = [perf(arrival_rate_per_s=r, **AT) for r in rates]
     for f, s in zip(fast, slow, strict=True):
         assert s["batch"] == pytest.approx(f["batch"], rel=1e-9)
