@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
 import optuna
 
-from dse.model.registry import import_object
+from dse.model.registry import import_object, installed_entry_points, load_entry_point
 from dse.model.study_model import StudyModel
 from dse.spec.errors import EvaluatorError
 from dse.spec.schema import SAMPLER_GROUP, ParamSpec, SearchSpec
@@ -81,20 +81,14 @@ class Sampler:
         return cls(build=obj, origin=origin)
 
 
-@cache
-def installed() -> dict[str, Any]:
+def installed() -> dict[str, EntryPoint]:
     """The entry points of the ``dse.samplers`` group by name (loaded on first use)."""
-    return {ep.name: ep for ep in entry_points(group=SAMPLER_GROUP)}
+    return installed_entry_points(SAMPLER_GROUP)
 
 
 @cache
 def _load_entry_point(name: str) -> Sampler:
-    ep = installed()[name]
-    try:
-        obj = ep.load()
-    except Exception as exc:  # a broken plug-in names itself
-        raise EvaluatorError(f"sampler entry point {name!r} ({ep.value}) failed: {exc}") from exc
-    return Sampler.wrap(obj, f"entry point {ep.value}")
+    return Sampler.wrap(*load_entry_point(SAMPLER_GROUP, name, kind="sampler"))
 
 
 def load_sampler(search: SearchSpec, *, spec_dir: Path | None = None) -> Sampler:

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint
 from typing import Any
 
 import optuna
 
-from dse.model.registry import import_object
+from dse.model.registry import import_object, installed_entry_points, load_entry_point
 from dse.spec.errors import StorageError
 
 STORAGE_GROUP = "dse.storages"
@@ -74,10 +74,9 @@ def scheme_of(url: str) -> str:
     return head.split("+", 1)[0].lower()
 
 
-@cache
-def installed() -> dict[str, Any]:
+def installed() -> dict[str, EntryPoint]:
     """The entry points of the ``dse.storages`` group by scheme (loaded on first use)."""
-    return {ep.name: ep for ep in entry_points(group=STORAGE_GROUP)}
+    return installed_entry_points(STORAGE_GROUP)
 
 
 def is_plugin_url(url: str) -> bool:
@@ -88,12 +87,8 @@ def is_plugin_url(url: str) -> bool:
 
 @cache
 def _from_entry_point(scheme: str) -> StorageBackend:
-    ep = installed()[scheme]
-    try:
-        obj = ep.load()
-    except Exception as exc:  # a broken plug-in names itself
-        raise StorageError(f"storage entry point {scheme!r} ({ep.value}) failed: {exc}") from exc
-    return StorageBackend.wrap(obj, f"entry point {ep.value}")
+    loaded = load_entry_point(STORAGE_GROUP, scheme, kind="storage", error=StorageError)
+    return StorageBackend.wrap(*loaded)
 
 
 def _builtin(scheme: str) -> StorageBackend:
