@@ -16,7 +16,7 @@ from optuna.distributions import FloatDistribution
 from dse.search import optuna_private as op
 
 DSE = Path(__file__).resolve().parents[2] / "dse"
-ADAPTERS = {"search/optuna_private.py"}
+ADAPTERS = {"search/optuna_private.py", "search/optuna_private_rdb.py"}
 
 
 def private_uses(path: Path) -> list[str]:
