@@ -48,7 +48,11 @@ def _fields_at(loc: Loc) -> list[str]:
 
 def _param_fields(raw: Any, loc: Loc) -> list[str]:
     kind = raw.get("type") if isinstance(raw, dict) else None
-    table = {"float": FloatParam, "int": IntParam, "categorical": CategoricalParam}
+    table: dict[str, type[BaseModel]] = {
+        "float": FloatParam,
+        "int": IntParam,
+        "categorical": CategoricalParam,
+    }
     model = table.get(str(kind))
     return list(model.model_fields) if model else []
 
