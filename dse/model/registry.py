@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from dse.model.probe import hook_problem
 from dse.model.quiet_stdout import stdout_to_stderr
-from dse.spec.errors import DseError, EvaluatorError, choices_text, did_you_mean
+from dse.spec.entry_points import installed_entry_points, load_entry_point
+from dse.spec.errors import EvaluatorError, choices_text, did_you_mean
 
 ENTRY_POINT_GROUP = "dse.evaluators"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -194,25 +194,6 @@ def evaluator(
         return fn
 
     return wrap
-
-
-@cache
-def installed_entry_points(group: str) -> dict[str, EntryPoint]:
-    """The entry points installed distributions register under ``group``, by name (nothing
-    is imported until one is loaded): evaluators, samplers, storages."""
-    return {ep.name: ep for ep in sorted(entry_points(group=group), key=lambda e: e.name)}
-
-
-def load_entry_point(
-    group: str, name: str, *, kind: str, error: type[DseError] = EvaluatorError
-) -> tuple[Any, str]:
-    """The object entry point ``name`` of ``group`` names, and its origin for messages; a
-    plug-in that fails to load is named in one line (``kind`` says what it is)."""
-    ep = installed_entry_points(group)[name]
-    try:
-        return ep.load(), f"entry point {ep.value}"
-    except Exception as exc:  # a broken plug-in names itself
-        raise error(f"{kind} entry point {name!r} ({ep.value}) failed: {exc}") from exc
 
 
 @cache

@@ -10,6 +10,7 @@ names here and there only.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
@@ -122,36 +123,39 @@ def _write_rows(session: Any, dialect: str, mine: dict[int, TrialWrites]) -> Non
         ]
         if rows_:
             _upsert(session, dialect, table, rows_, ["trial_id", "key"])
-    ivm = models.TrialIntermediateValueModel
-    inter = []
-    for tid, w in mine.items():
-        for step, v in w.intermediate.items():
-            stored, kind = ivm.intermediate_value_to_stored_repr(v)
-            inter.append(
-                {
-                    "trial_id": tid,
-                    "step": step,
-                    "intermediate_value": stored,
-                    "intermediate_value_type": kind,
-                }
-            )
+    ivm, tvm = models.TrialIntermediateValueModel, models.TrialValueModel
+    inter = _typed_rows(
+        {tid: w.intermediate.items() for tid, w in mine.items()},
+        "step",
+        "intermediate_value",
+        ivm.intermediate_value_to_stored_repr,
+    )
     if inter:
         _upsert(session, dialect, ivm.__table__, inter, ["trial_id", "step"])
-    tvm = models.TrialValueModel
-    values = []
-    for tid, w in mine.items():
-        for objective, v in enumerate(w.values or ()):
-            value, value_type = tvm.value_to_stored_repr(v)
-            values.append(
-                {
-                    "trial_id": tid,
-                    "objective": objective,
-                    "value": value,
-                    "value_type": value_type,
-                }
-            )
+    values = _typed_rows(
+        {tid: enumerate(w.values or ()) for tid, w in mine.items()},
+        "objective",
+        "value",
+        tvm.value_to_stored_repr,
+    )
     if values:
         _upsert(session, dialect, tvm.__table__, values, ["trial_id", "objective"])
+
+
+def _typed_rows(
+    items: dict[int, Iterable[tuple[int, float]]],
+    key: str,
+    column: str,
+    stored_repr: Callable[[float], tuple[float | None, Any]],
+) -> list[dict[str, Any]]:
+    """Rows of float values as Optuna's RDB stores them (the value and its kind: finite,
+    inf, -inf, nan), keyed by trial and ``key`` (step or objective)."""
+    rows = []
+    for tid, pairs in items.items():
+        for k, v in pairs:
+            stored, kind = stored_repr(v)
+            rows.append({"trial_id": tid, key: k, column: stored, f"{column}_type": kind})
+    return rows
 
 
 def rdb_write(backend: RDBStorage, writes: dict[int, TrialWrites]) -> set[int]:

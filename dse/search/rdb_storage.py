@@ -335,19 +335,21 @@ class BatchedRDBStorage(BaseStorage, op.BaseHeartbeat):
         self._after_write()
 
     def set_trial_user_attr(self, trial_id: int, key: str, value: Any) -> None:
-        t = self._own_write(trial_id, self.backend.set_trial_user_attr, key, value)
-        if t is None:
-            return
-        t.user_attrs[key] = copy.deepcopy(value)
-        self._pending(trial_id).user_attrs[key] = value
-        self._after_write()
+        self._set_attr(trial_id, key, value, system=False)
 
     def set_trial_system_attr(self, trial_id: int, key: str, value: Any) -> None:
-        t = self._own_write(trial_id, self.backend.set_trial_system_attr, key, value)
+        self._set_attr(trial_id, key, value, system=True)
+
+    def _set_attr(self, trial_id: int, key: str, value: Any, *, system: bool) -> None:
+        b = self.backend
+        t = self._own_write(
+            trial_id, b.set_trial_system_attr if system else b.set_trial_user_attr, key, value
+        )
         if t is None:
             return
-        t.system_attrs[key] = copy.deepcopy(value)
-        self._pending(trial_id).system_attrs[key] = value
+        (t.system_attrs if system else t.user_attrs)[key] = copy.deepcopy(value)
+        w = self._pending(trial_id)
+        (w.system_attrs if system else w.user_attrs)[key] = value
         self._after_write()
 
     def get_trial(self, trial_id: int) -> FrozenTrial:

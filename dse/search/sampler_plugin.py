@@ -12,7 +12,7 @@ against this contract (docs/search.md, "Your own sampler").
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -20,11 +20,16 @@ from typing import Any
 
 import optuna
 
-from dse.model.registry import import_object, installed_entry_points, load_entry_point
+from dse.model.registry import import_object
 from dse.model.study_model import StudyModel
+from dse.spec.entry_points import installed_entry_points, load_entry_point, wrap_plugin
 from dse.spec.errors import EvaluatorError
 from dse.spec.schema import SAMPLER_GROUP, ParamSpec, SearchSpec
 
+_EXPECTED = (
+    "sampler {origin}: expected a dse.search.Sampler or a factory (seed, **options) -> optuna "
+    "sampler"
+)
 #: ``enqueue(space, seed, study, target) -> size``.
 Enqueue = Callable[[Mapping[str, ParamSpec], "int | None", optuna.Study, int], int]
 
@@ -71,14 +76,9 @@ class Sampler:
     @classmethod
     def wrap(cls, obj: Any, origin: str) -> Sampler:
         """A :class:`Sampler` as it is, a plain factory wrapped; anything else is an error."""
-        if isinstance(obj, Sampler):
-            return obj if obj.origin else replace(obj, origin=origin)
-        if not callable(obj):
-            raise EvaluatorError(
-                f"sampler {origin}: expected a dse.search.Sampler or a factory "
-                f"(seed, **options) -> optuna sampler, got {type(obj).__name__}"
-            )
-        return cls(build=obj, origin=origin)
+        return wrap_plugin(
+            cls, obj, origin, field="build", expected=_EXPECTED, error=EvaluatorError
+        )
 
 
 def installed() -> dict[str, EntryPoint]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -24,6 +23,7 @@ from pydantic import (
     Tag,
 )
 
+from dse.spec.entry_points import installed_entry_points
 from dse.spec.errors import Problem, choices_text, did_you_mean
 from dse.spec.yamlio import LineMap, Loc
 
@@ -139,7 +139,7 @@ SAMPLER_GROUP = "dse.samplers"
 def installed_samplers() -> tuple[str, ...]:
     """Names of the samplers installed distributions register under :data:`SAMPLER_GROUP`
     (names only: nothing is imported until a study builds its sampler)."""
-    return tuple(sorted({ep.name for ep in entry_points(group=SAMPLER_GROUP)}))
+    return tuple(installed_entry_points(SAMPLER_GROUP))
 
 
 def _installed_sampler(v: str) -> str:
