@@ -18,6 +18,10 @@ storage keeps Optuna's public storage API and changes only where the data lives 
 
 A trial another worker retired meanwhile (its heartbeat was late) is left retired: the flush
 writes only trials still RUNNING in the database, and the mirror takes the stored state.
+
+The module is a little over 400 lines because it is one class implementing all of Optuna's
+``BaseStorage`` and ``BaseHeartbeat`` methods; the database side (retry, claim lock, heartbeat
+thread) is :mod:`dse.search.rdb_connection`, the mirror :mod:`dse.search.rdb_mirror`.
 """
 
 from __future__ import annotations
