@@ -6,7 +6,7 @@ worker's trial), suggesting from fixed distributions on a trial that was claimed
 asked, the heartbeat thread and stale-trial query of RDB storages, and NSGA-II's generation
 size. Each is one small function here, named for what it does, so an Optuna upgrade is checked
 against this file (``optuna>=5,<6`` pins the minor API it was written for) and
-``tests/dse/test_optuna_private.py`` fails if a private Optuna name appears anywhere else
+``tests/dse/search/test_optuna_private.py`` fails if a private Optuna name appears anywhere else
 (nowhere else: the storage module and the dashboard import what they need from here, and
 the RDB storage internals from :mod:`dse.search.optuna_private_rdb`).
 """

@@ -3,8 +3,8 @@
 :mod:`dse.search.storage`: Optuna's public RDB storage costs a transaction per attribute.
 
 Like :mod:`dse.search.optuna_private` (the rest of the engine's private Optuna use), this is an
-adapter checked against ``optuna>=5,<6``; ``tests/dse/test_optuna_private.py`` allows private
-names here and there only.
+adapter checked against ``optuna>=5,<6``; ``tests/dse/search/test_optuna_private.py`` allows
+private names here and there only.
 """
 
 from __future__ import annotations
