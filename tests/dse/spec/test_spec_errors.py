@@ -196,7 +196,7 @@ def test_schema_is_json_and_names_fields() -> None:
 
 
 def test_shipped_specs_validate() -> None:
-    root = Path(__file__).resolve().parents[2] / "spaces"
+    root = Path(__file__).resolve().parents[3] / "spaces"
     specs = [p for p in root.rglob("*.yaml")]
     assert len(specs) >= 3
     for p in specs:

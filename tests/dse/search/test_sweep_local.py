@@ -29,8 +29,8 @@ from dse.search.sweep import sweep
 from dse.search.sweep_chunks import CHUNKS_DIR
 from dse.search.sweep_local import WorkerDiedError
 from tests.conftest import ROOT, run_dse
-from tests.dse.test_sweep import _small_spec
-from tests.dse.test_sweep_dask import MID_SPACE
+from tests.dse.search.test_sweep import _small_spec
+from tests.dse.search.test_sweep_dask import MID_SPACE
 
 
 @pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])

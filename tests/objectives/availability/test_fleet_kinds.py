@@ -108,7 +108,7 @@ def _vf():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "validate_failures.py"
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "validate_failures.py"
     spec = importlib.util.spec_from_file_location("validate_failures", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -126,7 +126,7 @@ def test_every_published_point_within_x15_and_the_doc_keeps_them():
     assert any(not x["used"] for x in res)  # at least one point checks rather than sets
     for x in res:
         assert 1 / WITHIN <= x["ratio"] <= WITHIN, x
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "validation.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "validation.md").read_text()
     section = doc[doc.index("<!-- section: failures") :].split("\n<!-- section: ", 1)[0]
     ratios = [float(m[1]) for m in re.finditer(r"\| ([\d.]+) \| (?:yes|no) \|", section)]
     assert ratios == pytest.approx([round(x["ratio"], 2) for x in res], abs=0.006)

@@ -12,7 +12,7 @@ from objectives.errors import ContextError
 from objectives.perf import evaluate_perf
 from objectives.perf.queueing import admission_wait_mean_s, fcfs_wait_mean_s
 from objectives.presets import resolve_context
-from tests.objectives.test_perf_queueing import _erlang_c_exact
+from tests.objectives.perf.test_perf_queueing import _erlang_c_exact
 
 
 def test_mm1_mean_wait_is_exact() -> None:

@@ -10,7 +10,7 @@ import pytest
 from dse import api
 from dse.spec.errors import SpecError
 from dse.spec.expr import parse_expr
-from tests.dse.test_spec_errors import GOOD
+from tests.dse.spec.test_spec_errors import GOOD
 
 EQUAL = GOOD.replace("  cluster_size: 64\n", "").replace(
     "constraints:", "derived:\n  cluster_size: 52096 // die_area_mm2\nconstraints:"

@@ -14,7 +14,7 @@ from dse import api
 from dse.model.robust import RobustStudyModel
 from dse.spec.errors import SpecError
 from tests.conftest import run_dse
-from tests.dse.test_robust import SPEC
+from tests.dse.model.test_robust import SPEC
 
 
 def robust_spec(tmp_path: Path, **robust: object) -> Path:

@@ -25,7 +25,7 @@ from dse import api
 from dse.search.sweep import sweep
 from dse.search.sweep_chunks import CHUNKS_DIR
 from tests.conftest import ROOT, run_dse
-from tests.dse.test_sweep import SMALL_SPACE, _small_spec
+from tests.dse.search.test_sweep import SMALL_SPACE, _small_spec
 
 # 380 die areas x 8 HBM x 2 optics x 33 cluster sizes = 200,640 designs.
 MID_SPACE = {

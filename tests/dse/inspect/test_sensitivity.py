@@ -10,7 +10,7 @@ import pytest
 from dse import api
 from dse.inspect.sensitivity import assumptions_of, sensitivity
 from tests.conftest import ROOT, run_dse
-from tests.dse.test_robust import SPEC
+from tests.dse.model.test_robust import SPEC
 
 DESIGN = ["die_area_mm2=400", "hbm_stacks_per_die=4"]
 

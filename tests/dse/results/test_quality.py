@@ -13,7 +13,7 @@ import yaml
 from dse.results.quality import front_hypervolume, hypervolume_history, igd_plus, reference_point
 from dse.spec.errors import DseError
 from tests.conftest import run_dse
-from tests.dse.test_sweep import _small_spec
+from tests.dse.search.test_sweep import _small_spec
 
 MAX = [False, True]  # minimise the first objective, maximise the second
 

@@ -16,7 +16,7 @@ from dse.testing import ConformanceError, check_storage
 from tests.cli.test_crash_resume import assert_exact, slow_spec
 from tests.conftest import run_dse
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PLUGINS = ROOT / "tests" / "plugins"
 
 

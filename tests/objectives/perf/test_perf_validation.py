@@ -15,7 +15,7 @@ import pytest
 
 from tests.bench_scripts import load
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _vp():

@@ -15,7 +15,7 @@ from optuna.distributions import FloatDistribution
 
 from dse.search import optuna_private as op
 
-DSE = Path(__file__).resolve().parents[2] / "dse"
+DSE = Path(__file__).resolve().parents[3] / "dse"
 ADAPTERS = {"search/optuna_private.py", "search/optuna_private_rdb.py"}
 
 

@@ -9,7 +9,7 @@ import pytest
 from dse import api
 from dse.spec.errors import SpecError
 from dse.spec.expr import parse_expr
-from tests.dse.test_spec_errors import GOOD
+from tests.dse.spec.test_spec_errors import GOOD
 
 
 def _problems(tmp_path: Path, text: str) -> list[str]:

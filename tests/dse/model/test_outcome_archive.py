@@ -15,7 +15,7 @@ from dse.model.load import load
 from dse.model.outcome import Outcome, feasible, feasible_mask
 from dse.model.pareto import ParetoArchive, nondominated_mask
 from dse.search.stored import stored_outcome
-from tests.dse.test_spec_selected_evaluators import zdt1_copy
+from tests.dse.model.test_spec_selected_evaluators import zdt1_copy
 
 
 def test_feasible_is_every_violation_at_most_zero_for_one_design_and_a_batch() -> None:
