@@ -10,13 +10,6 @@ from tests.dse.test_layers import ROOT, find_cycle, imports_of, module_name
 
 OBJECTIVES = ROOT / "objectives"
 MODULES = sorted(OBJECTIVES.rglob("*.py"))
-#: Function-level imports that close a cycle today, in ``objectives/perf`` (issue 29: the perf
-#: package is being split by idea there; ``serve`` moving out of ``serving.py`` removes both).
-#: Listed edge by edge, so any other cycle fails, and the test passes once these are gone.
-KNOWN_BACK_EDGES = {
-    ("objectives.perf.serving", "objectives.perf.continuous"),
-    ("objectives.perf.serving", "objectives.perf.context"),
-}
 
 
 def test_objectives_never_import_optuna_or_dse() -> None:
@@ -33,10 +26,7 @@ def test_objectives_never_import_optuna_or_dse() -> None:
 
 def test_no_import_cycles_in_objectives() -> None:
     graph = {module_name(p): imports_of(p, packages=("objectives",)) for p in MODULES}
-    edges = {
-        m: sorted({t for t, _ in imps if t in graph and t != m and (m, t) not in KNOWN_BACK_EDGES})
-        for m, imps in graph.items()
-    }
+    edges = {m: sorted({t for t, _ in imps if t in graph and t != m}) for m, imps in graph.items()}
     assert find_cycle(edges) is None, " -> ".join(find_cycle(edges) or [])
 
 
