@@ -20,7 +20,7 @@ import ipaddress
 import json
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from socketserver import ThreadingMixIn
 from typing import Any
@@ -143,12 +143,12 @@ def study_note(view: StudyView) -> str:
     return "\n".join(parts) + "\n"
 
 
-def trial_note(view: StudyView, row: dict[str, Any], cat: str, knee_no: int | None) -> str:
+def trial_note(view: StudyView, row: Mapping[Hashable, Any], cat: str, knee_no: int | None) -> str:
     """Markdown for one trial: feasibility, constraint values, front membership."""
     n = int(row["number"])
     state = row["state"]
-    cons = [(c.removeprefix("constraint."), row.get(c)) for c in view.constraint_columns]
-    cons = [(c, v) for c, v in cons if v is not None and v == v]
+    raw = [(c.removeprefix("constraint."), row.get(c)) for c in view.constraint_columns]
+    cons = [(c, float(v)) for c, v in raw if v is not None and v == v]
     if state != "COMPLETE":
         reason = row.get("fail_reason") or ""
         head = f"**dse: {state.lower()}**" + (f": {reason}" if reason else "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -136,7 +137,7 @@ def parallel_figure(view: StudyView) -> go.Figure:
             )
         else:
             dims.append({"label": c.removeprefix("params."), "values": vals.to_numpy(float)})
-    color = front[view.objectives[0]].to_numpy(float) if len(front) else []
+    color: Any = front[view.objectives[0]].to_numpy(float) if len(front) else []
     fig = go.Figure(
         go.Parcoords(
             dimensions=dims,
@@ -220,7 +221,7 @@ def write_report(name: str, *, storage: str | None = None) -> ReportResult:
         f"<h1>Study {html.escape(name)}</h1>",
         f"<p>{html.escape(str(view.lock.get('description', '')))}</p>",
         "<p>"
-        + ", ".join(f"{html.escape(k)}: {v}" for k, v in sorted(counts.items()))
+        + ", ".join(f"{html.escape(str(k))}: {v}" for k, v in sorted(counts.items()))
         + f"; {len(view.trials)} trials in total. Storage: <code>{html.escape(view.url)}"
         "</code></p>",
         "<h2>Objectives</h2><ul>"

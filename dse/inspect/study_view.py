@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,13 +176,20 @@ def param_importances(view: StudyView) -> dict[str, dict[str, float] | str]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                imp = optuna.importance.get_param_importances(
-                    sub, target=lambda t, i=i: t.values[i]
-                )
+                imp = optuna.importance.get_param_importances(sub, target=_objective(i))
             out[obj] = {k: float(v) for k, v in imp.items()}
         except (ValueError, RuntimeError, ZeroDivisionError) as exc:
             out[obj] = f"importances unavailable: {exc}"
     return out
+
+
+def _objective(i: int) -> Callable[[optuna.trial.FrozenTrial], float]:
+    """The ``i``-th objective of a trial (an importance target)."""
+
+    def value(trial: optuna.trial.FrozenTrial) -> float:
+        return float(trial.values[i])
+
+    return value
 
 
 def front_table(view: StudyView) -> pd.DataFrame:

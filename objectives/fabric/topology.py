@@ -115,11 +115,11 @@ def torus_steps(p: ArrayLike, dims: ArrayLike) -> np.ndarray:
     """Latency steps of one reduce-scatter (or all-gather) over p GPUs on a torus of up to
     ``dims`` dimensions: min over j <= dims of j (ceil(p^(1/j)) - 1), each a neighbour hop.
     ``dims`` 0 (no torus) is priced like one dimension (a ring)."""
-    p = np.maximum(np.asarray(p, float), 1.0)
+    p_gpus = np.maximum(np.asarray(p, float), 1.0)
     k = np.asarray(dims, float)
-    best = [p - 1.0]  # one dimension: a ring; then the best of up to j dimensions
+    best = [p_gpus - 1.0]  # one dimension: a ring; then the best of up to j dimensions
     for j in range(2, MAX_TORUS_DIMS + 1):
-        side = np.ceil(p ** (1.0 / j) - 1e-9)
+        side = np.ceil(p_gpus ** (1.0 / j) - 1e-9)
         best.append(np.minimum(best[-1], j * (side - 1.0)))
     out = best[0]
     for j in range(2, MAX_TORUS_DIMS + 1):
