@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import yaml
 from plotly.offline import get_plotlyjs
+from plotly.subplots import make_subplots
 
 from dse.inspect.formatting import fmt
 from dse.inspect.global_sensitivity import global_html
@@ -29,6 +30,8 @@ from dse.inspect.study_view import (
     load_view,
     normalised_hypervolume_history,
     param_importances,
+    param_ticks,
+    param_values,
     view_reference_point,
 )
 from dse.search.storage import existing_study_dir
@@ -53,31 +56,93 @@ def label(view: StudyView, metric: str) -> str:
     return f"{metric} [{unit}] ({dirn})" if unit else f"{metric} ({dirn})"
 
 
+def short_label(view: StudyView, metric: str) -> str:
+    """``usd_per_mtok`` over ``[USD/Mtok]``: an axis title that fits a scatter-matrix cell
+    (the dashboard's card is 450 px high)."""
+    unit = view.units.get(metric, "")
+    short = metric.split(".", 1)[-1]
+    return f"{short}<br>[{unit}]" if unit else short
+
+
+def _colour_scale(view: StudyView, column: str) -> dict[str, Any]:
+    """Marker settings that fill the front by a searched parameter, with its colour bar."""
+    ticks = param_ticks(view, column)
+    bar: dict[str, Any] = {"title": {"text": column.removeprefix("params.")}, "len": 0.6}
+    if ticks is not None:
+        bar.update(tickvals=list(range(len(ticks))), ticktext=ticks)
+    return {
+        "color": param_values(view.front, column, ticks),
+        "colorscale": "Viridis",
+        "showscale": True,
+        "colorbar": bar,
+        "line": {"color": STYLE["front"]["color"], "width": 1},
+    }
+
+
+def _colour_menu(view: StudyView, trace: int) -> list[dict[str, Any]]:
+    """A drop-down that fills the front (trace ``trace``) by any searched parameter."""
+    buttons = []
+    for column in view.searched:
+        scale = _colour_scale(view, column)
+        buttons.append(
+            {
+                "label": f"front filled by {column.removeprefix('params.')}",
+                "method": "restyle",
+                "args": [
+                    {"marker.color": [scale["color"]], "marker.colorbar": [scale["colorbar"]]},
+                    [trace],
+                ],
+            }
+        )
+    return [
+        {
+            "buttons": buttons,
+            "x": 1.0,
+            "xanchor": "right",
+            "y": 1.02,
+            "yanchor": "bottom",
+        }
+    ]
+
+
 def front_figure(view: StudyView, *, height: int = 650) -> go.Figure:
-    """Scatter matrix of all objective pairs: infeasible, dominated and front trials apart."""
+    """Scatter matrix of all objective pairs: infeasible, dominated and front trials apart;
+    the front filled by the spec's first searched parameter (a drop-down picks another)."""
     df = view.trials
     cats = category(view)
     fig = go.Figure()
     dims_of = view.objectives
+    colour_by = view.searched[0] if view.searched and len(view.front) else None
+    front_trace = None
     for cat, st in STYLE.items():
         sel = df[(cats == cat).to_numpy()]
         if sel.empty:
             continue
         pts = sel[dims_of].to_numpy(dtype=float)
+        marker: dict[str, Any] = {
+            "color": st["color"],
+            "symbol": st["symbol"],
+            "size": st["size"],
+        }
+        if cat == "front" and colour_by is not None:
+            marker.update(_colour_scale(view, colour_by))
+            front_trace = len(fig.data)
         fig.add_trace(
             go.Splom(
                 name=f"{cat} ({len(sel)})",
                 dimensions=[
-                    {"label": m.split(".", 1)[-1], "values": pts[:, i]}
+                    {"label": short_label(view, m), "values": pts[:, i]}
                     for i, m in enumerate(dims_of)
                 ],
                 text=[f"trial {n}" for n in sel["number"]],
                 customdata=sel["number"].to_numpy(),
-                marker={"color": st["color"], "symbol": st["symbol"], "size": st["size"]},
+                marker=marker,
                 diagonal_visible=False,
                 showupperhalf=False,
             )
         )
+    if front_trace is not None:
+        fig.update_layout(updatemenus=_colour_menu(view, front_trace))
     knee = knee_index(view)
     if knee is not None and len(dims_of) == 2:
         row = view.front.iloc[knee]
@@ -91,8 +156,8 @@ def front_figure(view: StudyView, *, height: int = 650) -> go.Figure:
     fig.update_layout(
         title={"text": f"Feasible Pareto front of {view.name}, {len(numbers)} trials{listed}"},
         height=height,
-        margin={"l": 60, "r": 20, "t": 60 + 18 * len(lines), "b": 80},
-        legend={"orientation": "h", "y": -0.12, "yanchor": "top"},
+        margin={"l": 70, "r": 20, "t": 95 + 18 * len(lines), "b": 110},
+        legend={"orientation": "h", "y": -0.3, "yanchor": "top"},
         dragmode="select",
     )
     if len(dims_of) == 1:
@@ -116,6 +181,65 @@ def _front_1d(view: StudyView) -> go.Figure:
             )
         )
     fig.update_layout(title=f"Best feasible trials of {view.name}", xaxis_title="trial")
+    return fig
+
+
+def parameter_figure(view: StudyView, *, height: int = 420) -> go.Figure | None:
+    """Each objective (one panel each) against a searched parameter, the spec's first
+    (a drop-down picks another): feasible trials, the front on top."""
+    feas = view.feasible
+    if not view.searched or feas.empty:
+        return None
+    n_obj = len(view.objectives)
+    fig = make_subplots(rows=1, cols=n_obj, horizontal_spacing=0.13)
+    parts = [(feas, "dominated", "feasible"), (view.front, "front", "front")]
+    for c, metric in enumerate(view.objectives, start=1):
+        for frame, kind, name in parts:
+            st = STYLE[kind]
+            fig.add_trace(
+                go.Scatter(
+                    x=param_values(frame, view.searched[0], param_ticks(view, view.searched[0])),
+                    y=frame[metric].to_numpy(dtype=float),
+                    mode="markers",
+                    name=f"{name} ({len(frame)})",
+                    legendgroup=kind,
+                    showlegend=c == 1,
+                    text=[f"trial {n}" for n in frame["number"]],
+                    marker={"color": st["color"], "symbol": st["symbol"], "size": st["size"]},
+                ),
+                row=1,
+                col=c,
+            )
+        fig.update_yaxes(title_text=short_label(view, metric), row=1, col=c)
+    buttons = []
+    for column in view.searched:
+        ticks = param_ticks(view, column)
+        xs = [param_values(frame, column, ticks) for _ in view.objectives for frame, _, _ in parts]
+        axes: dict[str, Any] = {}
+        for c in range(1, n_obj + 1):
+            key = "xaxis" if c == 1 else f"xaxis{c}"
+            axes[f"{key}.title.text"] = column.removeprefix("params.")
+            axes[f"{key}.type"] = "log" if view.log_scale(column) and not ticks else "linear"
+            axes[f"{key}.tickvals"] = list(range(len(ticks))) if ticks else None
+            axes[f"{key}.ticktext"] = ticks
+        buttons.append(
+            {
+                "label": f"x axis: {column.removeprefix('params.')}",
+                "method": "update",
+                "args": [{"x": xs}, axes],
+            }
+        )
+    fig.update_layout(buttons[0]["args"][1])
+    fig.update_layout(
+        title=f"Objectives of {view.name} against a searched parameter",
+        height=height,
+        margin={"t": 110},
+        font={"size": 11},
+        legend={"orientation": "h", "y": -0.2, "yanchor": "top"},
+        updatemenus=[
+            {"buttons": buttons, "x": 1.0, "xanchor": "right", "y": 1.04, "yanchor": "bottom"}
+        ],
+    )
     return fig
 
 
@@ -212,6 +336,7 @@ def write_report(name: str, *, storage: str | None = None) -> ReportResult:
     table = front_table(view)
     figs: list[tuple[str, go.Figure | None]] = [
         ("Pareto scatter matrix", front_figure(view)),
+        ("Objectives against the searched parameters", parameter_figure(view)),
         ("Parallel coordinates of the front", parallel_figure(view) if len(view.front) else None),
         ("Hypervolume history", hypervolume_figure(hist, view) if len(hist) else None),
         ("Parameter importances", importance_figure(imps)),
