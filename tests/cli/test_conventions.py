@@ -266,3 +266,34 @@ def test_status_counts_add_up(tmp_path: Path) -> None:
     assert f"{finished} trials finished ({s.get('COMPLETE', 0)} complete, " in text
     if s.get("WAITING"):
         assert f"{s['WAITING']} waiting" in text  # queued designs said apart, not as trials run
+
+
+def test_json_on_pareto_and_report(tmp_path: Path) -> None:
+    env = {"DSE_STUDIES_DIR": str(tmp_path)}
+    spec = str(SPACES / "zdt1" / "spec.yaml")
+    assert run_dse("run", spec, "--trials", "12", env=env).returncode == 0
+    as_json = run_dse("pareto", "zdt1", "--json", env=env)
+    as_format = run_dse("pareto", "zdt1", "--format", "json", env=env)
+    assert as_json.returncode == 0 and as_format.returncode == 0
+    rows = json.loads(as_json.stdout)
+    assert rows == json.loads(as_format.stdout) and rows
+    assert {"number", "zdt1.f1", "zdt1.f2"} <= set(rows[0])
+    res = run_dse("report", "zdt1", "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(res.stdout)
+    assert summary["front_size"] == len(rows)
+    assert sum(v for k, v in summary["counts"].items() if k != "total") >= 12
+    assert Path(summary["html"]).is_file()
+    names = {Path(p).name for p in summary["figures"]}
+    assert {"pareto_pairs.png", "front_by_parameter.png"} <= names
+
+
+def test_verbose_shows_optunas_info_log(tmp_path: Path) -> None:
+    spec = str(SPACES / "zdt1" / "spec.yaml")
+    plain = run_dse("run", spec, "--trials", "3", env={"DSE_STUDIES_DIR": str(tmp_path / "a")})
+    loud = run_dse(
+        "-v", "run", spec, "--trials", "3", env={"DSE_STUDIES_DIR": str(tmp_path / "b")}
+    )
+    assert plain.returncode == 0 and loud.returncode == 0
+    assert "A new study created" not in plain.stderr
+    assert "A new study created" in loud.stderr
