@@ -286,6 +286,8 @@ def test_json_on_pareto_and_report(tmp_path: Path) -> None:
     assert Path(summary["html"]).is_file()
     names = {Path(p).name for p in summary["figures"]}
     assert {"pareto_pairs.png", "front_by_parameter.png"} <= names
+    quiet = run_dse("-q", "report", "zdt1", env=env)  # importances on 12 trials: Optuna logs
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
 
 
 def test_verbose_shows_optunas_info_log(tmp_path: Path) -> None:
