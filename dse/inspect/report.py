@@ -8,6 +8,7 @@ Every figure is built from ``dse.inspect.study_view`` so the report's front is t
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -326,9 +327,15 @@ pre{background:#f7f7f7;padding:1em;overflow:auto;max-height:40em;font-size:12px}
 """
 
 
-def write_report(name: str, *, storage: str | None = None) -> ReportResult:
-    """Write ``report.html`` and ``figures/*.png`` for a recorded study."""
+def write_report(
+    name: str, *, storage: str | None = None, on_stage: Callable[[str], None] | None = None
+) -> ReportResult:
+    """Write ``report.html`` and ``figures/*.png`` for a recorded study; ``on_stage`` is told
+    each stage as it starts (a long report's progress)."""
+    stage = on_stage or (lambda _text: None)
+    stage("reading the study")
     view = load_view(name, storage=storage)
+    stage(f"{len(view.trials)} trials read; importances and the HTML figures")
     directory = existing_study_dir(name)
     hist = normalised_hypervolume_history(view)
     imps = param_importances(view)
@@ -391,5 +398,6 @@ def write_report(name: str, *, storage: str | None = None) -> ReportResult:
     )
     out = directory / REPORT_FILE
     out.write_text(doc, encoding="utf-8")
+    stage(f"{REPORT_FILE} written; the PNG figures")
     pngs = write_pngs(view, directory / FIGURES_DIR, hist=hist, imps=imps)
     return ReportResult(html=out, figures=pngs)
