@@ -182,7 +182,8 @@ def trial_note(view: StudyView, row: Mapping[Hashable, Any], cat: str, knee_no: 
 
 def annotate(view: StudyView) -> Annotation:
     """Store the front figure, the study note and per-trial notes in the study's storage."""
-    from dse.inspect.report import front_figure, parameter_figure
+    from dse.inspect.param_figures import parameter_figure
+    from dse.inspect.report import front_figure
 
     study = view.study
     storage, study_id = storage_of(study), private_study_id(study)

@@ -17,10 +17,17 @@ import pandas as pd
 import plotly.graph_objects as go
 import yaml
 from plotly.offline import get_plotlyjs
-from plotly.subplots import make_subplots
 
 from dse.inspect.formatting import fmt
 from dse.inspect.global_sensitivity import global_html
+from dse.inspect.param_figures import (
+    STYLE,
+    colour_menu,
+    colour_scale,
+    label,
+    parameter_figure,
+    short_label,
+)
 from dse.inspect.report_png import write_pngs
 from dse.inspect.report_robust import robust_sections
 from dse.inspect.study_view import (
@@ -31,8 +38,6 @@ from dse.inspect.study_view import (
     load_view,
     normalised_hypervolume_history,
     param_importances,
-    param_ticks,
-    param_values,
     view_reference_point,
 )
 from dse.search.storage import existing_study_dir
@@ -40,70 +45,6 @@ from dse.search.storage import existing_study_dir
 REPORT_FILE = "report.html"
 MAX_TITLE_NUMBERS = 20  # front trial numbers listed in the figure title up to this many
 FIGURES_DIR = "figures"
-
-# One look per trial category, shared by plotly and matplotlib.
-STYLE = {
-    # as the PNGs (dse.inspect.report_png.LOOK): one colour and marker per kind of trial
-    "infeasible": {"color": "#9e9e9e", "symbol": "x", "mpl": "x", "size": 5},
-    "dominated": {"color": "#6baed6", "symbol": "circle-open", "mpl": "o", "size": 5},
-    "duplicate": {"color": "#ff7f0e", "symbol": "square-open", "mpl": "s", "size": 6},
-    "front": {"color": "#d62728", "symbol": "diamond", "mpl": "D", "size": 8},
-}
-
-
-def label(view: StudyView, metric: str) -> str:
-    unit = view.units.get(metric, "")
-    dirn = "max" if view.maximize[view.objectives.index(metric)] else "min"
-    return f"{metric} [{unit}] ({dirn})" if unit else f"{metric} ({dirn})"
-
-
-def short_label(view: StudyView, metric: str) -> str:
-    """``usd_per_mtok`` over ``[USD/Mtok]``: an axis title that fits a scatter-matrix cell
-    (the dashboard's card is 450 px high)."""
-    unit = view.units.get(metric, "")
-    short = metric.split(".", 1)[-1]
-    return f"{short}<br>[{unit}]" if unit else short
-
-
-def _colour_scale(view: StudyView, column: str) -> dict[str, Any]:
-    """Marker settings that fill the front by a searched parameter, with its colour bar."""
-    ticks = param_ticks(view, column)
-    bar: dict[str, Any] = {"title": {"text": column.removeprefix("params.")}, "len": 0.6}
-    if ticks is not None:
-        bar.update(tickvals=list(range(len(ticks))), ticktext=ticks)
-    return {
-        "color": param_values(view.front, column, ticks),
-        "colorscale": "Viridis",
-        "showscale": True,
-        "colorbar": bar,
-        "line": {"color": STYLE["front"]["color"], "width": 1},
-    }
-
-
-def _colour_menu(view: StudyView, trace: int) -> list[dict[str, Any]]:
-    """A drop-down that fills the front (trace ``trace``) by any searched parameter."""
-    buttons = []
-    for column in view.searched:
-        scale = _colour_scale(view, column)
-        buttons.append(
-            {
-                "label": f"front filled by {column.removeprefix('params.')}",
-                "method": "restyle",
-                "args": [
-                    {"marker.color": [scale["color"]], "marker.colorbar": [scale["colorbar"]]},
-                    [trace],
-                ],
-            }
-        )
-    return [
-        {
-            "buttons": buttons,
-            "x": 1.0,
-            "xanchor": "right",
-            "y": 1.02,
-            "yanchor": "bottom",
-        }
-    ]
 
 
 def front_figure(view: StudyView, *, height: int = 650) -> go.Figure:
@@ -126,7 +67,7 @@ def front_figure(view: StudyView, *, height: int = 650) -> go.Figure:
             "size": st["size"],
         }
         if cat == "front" and colour_by is not None:
-            marker.update(_colour_scale(view, colour_by))
+            marker.update(colour_scale(view, colour_by))
             front_trace = len(fig.data)
         fig.add_trace(
             go.Splom(
@@ -143,7 +84,7 @@ def front_figure(view: StudyView, *, height: int = 650) -> go.Figure:
             )
         )
     if front_trace is not None:
-        fig.update_layout(updatemenus=_colour_menu(view, front_trace))
+        fig.update_layout(updatemenus=colour_menu(view, front_trace))
     knee = knee_index(view)
     if knee is not None and len(dims_of) == 2:
         row = view.front.iloc[knee]
@@ -182,65 +123,6 @@ def _front_1d(view: StudyView) -> go.Figure:
             )
         )
     fig.update_layout(title=f"Best feasible trials of {view.name}", xaxis_title="trial")
-    return fig
-
-
-def parameter_figure(view: StudyView, *, height: int = 420) -> go.Figure | None:
-    """Each objective (one panel each) against a searched parameter, the spec's first
-    (a drop-down picks another): feasible trials, the front on top."""
-    feas = view.feasible
-    if not view.searched or feas.empty:
-        return None
-    n_obj = len(view.objectives)
-    fig = make_subplots(rows=1, cols=n_obj, horizontal_spacing=0.13)
-    parts = [(feas, "dominated", "feasible"), (view.front, "front", "front")]
-    for c, metric in enumerate(view.objectives, start=1):
-        for frame, kind, name in parts:
-            st = STYLE[kind]
-            fig.add_trace(
-                go.Scatter(
-                    x=param_values(frame, view.searched[0], param_ticks(view, view.searched[0])),
-                    y=frame[metric].to_numpy(dtype=float),
-                    mode="markers",
-                    name=f"{name} ({len(frame)})",
-                    legendgroup=kind,
-                    showlegend=c == 1,
-                    text=[f"trial {n}" for n in frame["number"]],
-                    marker={"color": st["color"], "symbol": st["symbol"], "size": st["size"]},
-                ),
-                row=1,
-                col=c,
-            )
-        fig.update_yaxes(title_text=short_label(view, metric), row=1, col=c)
-    buttons = []
-    for column in view.searched:
-        ticks = param_ticks(view, column)
-        xs = [param_values(frame, column, ticks) for _ in view.objectives for frame, _, _ in parts]
-        axes: dict[str, Any] = {}
-        for c in range(1, n_obj + 1):
-            key = "xaxis" if c == 1 else f"xaxis{c}"
-            axes[f"{key}.title.text"] = column.removeprefix("params.")
-            axes[f"{key}.type"] = "log" if view.log_scale(column) and not ticks else "linear"
-            axes[f"{key}.tickvals"] = list(range(len(ticks))) if ticks else None
-            axes[f"{key}.ticktext"] = ticks
-        buttons.append(
-            {
-                "label": f"x axis: {column.removeprefix('params.')}",
-                "method": "update",
-                "args": [{"x": xs}, axes],
-            }
-        )
-    fig.update_layout(buttons[0]["args"][1])
-    fig.update_layout(
-        title=f"Objectives of {view.name} against a searched parameter",
-        height=height,
-        margin={"t": 110},
-        font={"size": 11},
-        legend={"orientation": "h", "y": -0.2, "yanchor": "top"},
-        updatemenus=[
-            {"buttons": buttons, "x": 1.0, "xanchor": "right", "y": 1.04, "yanchor": "bottom"}
-        ],
-    )
     return fig
 
 

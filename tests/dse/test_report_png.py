@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from dse.inspect import report_png
-from dse.inspect.report import front_figure, parameter_figure
+from dse.inspect.param_figures import parameter_figure
+from dse.inspect.report import front_figure
 from dse.inspect.report_png import LOOK, front_by_parameter_png, pareto_pairs_png
 from dse.inspect.study_view import load_view
 from tests.cli.test_report_compare import assert_png_nontrivial, run_small, small_spec
