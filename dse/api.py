@@ -316,11 +316,14 @@ def compare(
     return _compare(designs, labels=labels, sets=sets, metrics=metrics)
 
 
-def report(name: str, *, storage: str | None = None) -> ReportResult:
-    """``dse report``: ``studies/<name>/report.html`` (self-contained) and ``figures/*.png``."""
+def report(
+    name: str, *, storage: str | None = None, on_stage: Callable[[str], None] | None = None
+) -> ReportResult:
+    """``dse report``: ``studies/<name>/report.html`` (self-contained) and ``figures/*.png``;
+    ``on_stage(text)`` is called as each stage starts."""
     from dse.inspect.report import write_report
 
-    return write_report(name, storage=storage)
+    return write_report(name, storage=storage, on_stage=on_stage)
 
 
 def status(name: str, *, storage: str | None = None, recent_s: float = 300.0) -> dict[str, Any]:
