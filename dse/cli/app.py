@@ -510,6 +510,11 @@ def main() -> None:
     except OSError as exc:  # a full or read-only disk: the storage is left as it was
         err.print(f"error: {os_error_line(exc)}", markup=False, highlight=False)
         sys.exit(1)
+    except RuntimeError as exc:
+        if not str(exc).startswith("Symlink loop from"):  # Path.resolve (Python < 3.13)
+            raise
+        err.print(f"error: {exc}: a path points back to itself", markup=False, highlight=False)
+        sys.exit(2)
     except Exception as exc:
         if _is_evaluation_error(exc):  # a user's design failed to evaluate (dse evaluate)
             err.print(f"error: {shorten(str(exc))}", markup=False, highlight=False)

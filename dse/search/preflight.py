@@ -7,6 +7,7 @@ and the storage URL is checked for form, scheme, driver and a writable target.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from dse.model.study_model import StudyModel
@@ -35,7 +36,7 @@ def preflight(model: StudyModel, *, storage: str | None = None, ready: bool = Tr
     if spec.storage is not None:
         why = storage_problem(
             absolute_url(spec.storage), journal_outside_studies=spec.journal_outside_studies
-        )
+        ) or _folder_problem(spec.storage)
         if why:
             problems.append(model.loaded.problem(("storage",), why))
     if problems:
@@ -43,7 +44,7 @@ def preflight(model: StudyModel, *, storage: str | None = None, ready: bool = Tr
     if storage is not None:
         why = storage_problem(
             absolute_url(storage), journal_outside_studies=spec.journal_outside_studies
-        )
+        ) or _folder_problem(storage)
         if why:
             raise StorageError(f"--storage {shorten(storage, 200)!r}: {why}")
     if not ready:
@@ -64,6 +65,15 @@ def preflight(model: StudyModel, *, storage: str | None = None, ready: bool = Tr
         why = journal_read.path_problem(journal)
         if why:
             raise StudyDamagedError([Problem(str(journal), None, "", why)])
+
+
+def _folder_problem(url: str) -> str:
+    """A journal or SQLite path written as a folder (``journal:studies/``): the path would
+    lose its slash and name a file that is the folder's own name."""
+    for scheme in ("journal:", "sqlite:///"):
+        if url.startswith(scheme) and url.removeprefix(scheme).endswith(("/", os.sep)):
+            return "names a folder (ends with '/'); give a file path"
+    return ""
 
 
 #: How long a run waits for a database server before saying it cannot be reached.

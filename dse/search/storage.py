@@ -391,8 +391,11 @@ def open_rdb(
             if "already exists" in str(exc) and attempt < 4:
                 time.sleep(0.2 * (attempt + 1))
                 continue
-            raise StorageError(
-                f"cannot open storage {url!r}: {type(exc).__name__}: {exc}"
+            from dse.search.preflight import hide_password
+
+            why = str(getattr(exc, "orig", None) or exc).strip().splitlines() or [""]
+            raise StorageError(  # one line, no password (SQLAlchemy adds a help link)
+                f"cannot open storage {hide_password(url)!r}: {type(exc).__name__}: {why[0]}"
             ) from None
     raise AssertionError("unreachable")
 

@@ -150,6 +150,20 @@ def edit_lock(old: str, new: str, *, at: str | None = None) -> Callable[[Path], 
     return damage
 
 
+def lock_storage(url: str) -> Callable[[Path], int]:
+    """The lock's storage line replaced by ``url`` (``{dir}``: the case's folder)."""
+
+    def damage(folder: Path) -> int:
+        path = folder / LOCK
+        lines = path.read_text().splitlines(keepends=True)
+        i = next(n for n, ln in enumerate(lines) if ln.startswith("storage:"))
+        lines[i] = f"storage: {url.replace('{dir}', str(folder))}\n"
+        path.write_text("".join(lines))
+        return i + 1
+
+    return damage
+
+
 def lock_bytes(data: bytes) -> Callable[[Path], None]:
     def damage(folder: Path) -> None:
         (folder / LOCK).write_bytes(data)
@@ -319,23 +333,21 @@ CASES: list[DamageCase] = [
     ),
     DamageCase(
         "lock_storage_elsewhere",
-        edit_lock(
-            "storage: journal:", "storage: journal:{dir}/elsewhere/deep/j.log\nx: ", at="storage:"
-        ),
+        lock_storage("journal:{dir}/elsewhere/deep/j.log"),
         "elsewhere/deep/j.log",
         None,
         "journal is missing",
     ),
     DamageCase(
         "lock_storage_sqlite_missing",
-        edit_lock("storage: journal:", "storage: sqlite:///{dir}/none.db\nx: ", at="storage:"),
+        lock_storage("sqlite:///{dir}/none.db"),
         "none.db",
         None,
         "SQLite database is missing",
     ),
     DamageCase(
         "lock_storage_user_file",
-        edit_lock("storage: journal:", "storage: journal:{dir}/notes.txt\nx: ", at="storage:"),
+        lock_storage("journal:{dir}/notes.txt"),
         "notes.txt",
         None,
         "is outside the studies folder",
