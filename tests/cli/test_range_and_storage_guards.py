@@ -272,6 +272,8 @@ SAMPLE = [
         "grid_over_the_cap",
         "scheduler_no_scheme",
         "postgres_down",
+        "float_step_1e-300",
+        "studies_folder_is_a_symlink_loop",
     }
 ]
 
