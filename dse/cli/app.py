@@ -496,7 +496,16 @@ def main() -> None:
 
     keep_freed_arrays()  # this process only: the CLI owns its allocator (dse/heap.py)
     try:
-        app()
+        code = app(standalone_mode=False)  # a usage error is ours to print, in one line
+    except typer.TyperException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare 'dse': the help, as before
+            exc.show()  # type: ignore[attr-defined]
+        else:
+            err.print(f"error: {usage_line(exc)}", markup=False, highlight=False)
+        sys.exit(getattr(exc, "exit_code", 2))
+    except typer.Abort:
+        err.print(_INTERRUPTED)
+        sys.exit(130)
     except SpecError as exc:
         for p in exc.problems:
             err.print(str(p), markup=False, highlight=False)
@@ -520,6 +529,17 @@ def main() -> None:
             err.print(f"error: {shorten(str(exc))}", markup=False, highlight=False)
             sys.exit(2)
         raise
+    sys.exit(code if type(code) is int else 0)  # typer.Exit(n) comes back as n
+
+
+def usage_line(exc: Exception) -> str:
+    """A command-line usage error (an unknown option, a value out of range) as one line, with
+    where to read more."""
+    fmt = getattr(exc, "format_message", None)
+    text = " ".join((fmt() if fmt else str(exc)).split())
+    ctx = getattr(exc, "ctx", None)
+    more = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    return f"{shorten(text)}{more}"
 
 
 def _is_evaluation_error(exc: Exception) -> bool:

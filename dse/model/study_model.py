@@ -20,6 +20,7 @@ from dse.spec.errors import (
     DseError,
     choices_text,
     did_you_mean,
+    short_repr,
 )
 from dse.spec.expr import Expr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec, ParamSpec
@@ -219,6 +220,10 @@ def midpoint(p: ParamSpec) -> Any:
     return float(mid)
 
 
+#: Deepest dotted ``--set`` key: a fixed value nests no deeper than a YAML file may.
+MAX_SET_DEPTH = 50
+
+
 def split_sets(
     model_space: Mapping[str, ParamSpec], sets: list[str], known: set[str]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -230,6 +235,10 @@ def split_sets(
         key = key.strip()
         if not eq or not key:
             raise DesignError(f"--set {item!r}: expected name=value")
+        if key.count(".") >= MAX_SET_DEPTH:  # as deep as a YAML file may nest (safe_yaml)
+            raise DesignError(
+                f"--set {short_repr(key)}: nested deeper than {MAX_SET_DEPTH} levels"
+            )
         value = parse_value(text.strip())
         if key in model_space:
             params[key] = value

@@ -27,6 +27,7 @@ from optuna.storages.journal import JournalFileBackend
 from dse.search import optuna_private
 from dse.search.optuna_private import BaseJournalFileLock
 from dse.search.rdb_storage import BatchedRDBStorage
+from dse.search.storage_reach import hide_password
 from dse.spec.errors import (
     StorageError,
     StudyNotFoundError,
@@ -391,8 +392,6 @@ def open_rdb(
             if "already exists" in str(exc) and attempt < 4:
                 time.sleep(0.2 * (attempt + 1))
                 continue
-            from dse.search.preflight import hide_password
-
             why = str(getattr(exc, "orig", None) or exc).strip().splitlines() or [""]
             raise StorageError(  # one line, no password (SQLAlchemy adds a help link)
                 f"cannot open storage {hide_password(url)!r}: {type(exc).__name__}: {why[0]}"

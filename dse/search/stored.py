@@ -16,6 +16,7 @@ from dse import __version__
 from dse.model.outcome import Outcome, feasible
 from dse.search import journal_read, lock_check
 from dse.search.storage import existing_study_dir, open_storage, storage_problem
+from dse.search.storage_reach import hide_password, reach_problem
 from dse.spec.atomic import write_text_atomic
 from dse.spec.errors import (
     Problem,
@@ -159,7 +160,6 @@ def open_for_reading(url: str, *, allow_outside: bool) -> optuna.storages.BaseSt
             raise StudyDamagedError(
                 [Problem(str(db), None, "", "the study's SQLite database is missing")]
             )
-    from dse.search.preflight import hide_password, reach_problem
 
     why = storage_problem(url, journal_outside_studies=True) or reach_problem(url)
     if why:  # not an SQLite file, a server that is down: one line, no password
