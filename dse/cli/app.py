@@ -554,6 +554,8 @@ def os_error_line(exc: OSError) -> str:
     what = exc.strerror or str(exc) or type(exc).__name__
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         hint = "free some space, then run the same command again to resume"
+    elif exc.errno == errno.EFBIG:
+        hint = "raise the file-size limit (ulimit -f), then run the same command again to resume"
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         hint = "make it writable (or set DSE_STUDIES_DIR / --storage elsewhere), then run again"
     else:
