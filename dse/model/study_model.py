@@ -89,9 +89,9 @@ class StudyModel:
                         result = ev.fn(design)
                     else:
                         result = _loop(ev.fn, design, arrays, shape)
-            except DseError:
+            except (DseError, KeyboardInterrupt):  # Ctrl-C stops the study, as anywhere
                 raise
-            except Exception as exc:
+            except BaseException as exc:  # noqa: BLE001 - SystemExit in a model fails its design
                 raise EvaluationError(
                     f"evaluator {ev.name!r} raised {type(exc).__name__}: {exc}"
                 ) from exc
