@@ -31,6 +31,7 @@ from dse.inspect.study_view import (
     view_reference_point,
 )
 from dse.search.storage import existing_study_dir
+from dse.spec.atomic import write_text_atomic
 
 REPORT_FILE = "report.html"
 MAX_TITLE_NUMBERS = 20  # front trial numbers listed in the figure title up to this many
@@ -264,6 +265,6 @@ def write_report(name: str, *, storage: str | None = None) -> ReportResult:
         + "</body></html>"
     )
     out = directory / REPORT_FILE
-    out.write_text(doc, encoding="utf-8")
+    write_text_atomic(out, doc)  # replaces a symlink there, never writes through it
     pngs = write_pngs(view, directory / FIGURES_DIR, hist=hist, imps=imps)
     return ReportResult(html=out, figures=pngs)

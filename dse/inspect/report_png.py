@@ -14,6 +14,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from dse.inspect.study_view import StudyView, category, knee_index  # noqa: E402
+from dse.spec.atomic import atomic_path  # noqa: E402
 
 # One look per kind of trial, distinct in colour AND marker (readable in greyscale), drawn in
 # this order so the front ends on top: (colour, marker, size, filled, z-order, legend label).
@@ -89,7 +90,7 @@ def pareto_pairs_png(view: StudyView, path: Path) -> Path:
         f"design{'s' if n_front != 1 else ''} (red diamonds)"
     )
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.savefig(path, dpi=150)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -106,7 +107,7 @@ def hypervolume_png(hist: pd.DataFrame, view: StudyView, path: Path) -> Path:
     )
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=150)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -126,9 +127,15 @@ def importances_png(imps: dict[str, dict[str, float] | str], path: Path) -> Path
     ax.set_title("Parameter importances per objective (share of the objective's variance)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=150)
+    _save(fig, path)
     plt.close(fig)
     return path
+
+
+def _save(fig: plt.Figure, path: Path) -> None:
+    """A figure written whole, replacing (never writing through) a symlink at ``path``."""
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=150, format="png")
 
 
 def write_pngs(

@@ -705,3 +705,37 @@ def test_a_run_never_appends_to_a_linked_journal(template: Path, tmp_path: Path)
     (line,) = res.stderr.strip().splitlines()
     assert line.startswith(f"{p.folder / JOURNAL}: is a symlink to"), line
     assert (p.folder / "notes.txt").read_bytes() == before
+
+
+def test_report_replaces_links_to_users_files_never_writes_through(
+    template: Path, tmp_path: Path
+) -> None:
+    """``report.html`` and a figure linked to a user's files: the report replaces the links
+    with its own files and the user's files are as they were."""
+    case = journal("report_links", lambda f: None, "")
+    p = _prepare(case, template, tmp_path)
+    study = p.folder / STUDY
+    (study / "figures").mkdir()
+    (study / "report.html").symlink_to(p.folder / "notes.txt")
+    (study / "figures" / "pareto_pairs.png").symlink_to(p.folder / "lin.py")
+    before = {n: (p.folder / n).read_bytes() for n in ("notes.txt", "lin.py")}
+    res = run_in_process("report", "dmg", cwd=p.folder, env={"DSE_STUDIES_DIR": str(study.parent)})
+    assert res.returncode == 0, res.stderr
+    assert {n: (p.folder / n).read_bytes() for n in before} == before
+    assert not (study / "report.html").is_symlink() and (study / "report.html").stat().st_size
+    assert not (study / "figures" / "pareto_pairs.png").is_symlink()
+
+
+def test_a_record_file_that_is_a_folder_is_named_in_one_line(template: Path, tmp_path: Path):
+    """``trials.csv`` replaced by a folder: the resumed run says which file, not its temp."""
+    case = journal("records_folder", lambda f: None, "")
+    p = _prepare(case, template, tmp_path)
+    (p.folder / STUDY / "trials.csv").unlink()
+    (p.folder / STUDY / "trials.csv").mkdir()
+    env = {"DSE_STUDIES_DIR": str(p.folder / "studies")}
+    res = run_in_process(
+        "run", "spec.yaml", "--no-progress", "--trials", "7", cwd=p.folder, env=env
+    )
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert f"cannot use {p.folder / STUDY / 'trials.csv'}: Is a directory" in line, line
