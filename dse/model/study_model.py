@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import yaml
 
 from dse.model.quiet_stdout import stdout_to_stderr
 from dse.model.registry import Evaluator, MetricInfo
@@ -24,6 +23,7 @@ from dse.spec.errors import (
 )
 from dse.spec.expr import Expr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec, ParamSpec
+from objectives import safe_yaml
 
 #: Every evaluated design carries a fresh scratch dict under this key, so evaluators that call
 #: one another (a TCO model needing the performance model) can compute shared parts once.
@@ -173,11 +173,19 @@ def _scalar(v: Any) -> Any:
 # -- compiling a spec ---------------------------------------------------------------------------
 
 
+#: What the guarded YAML reader says of a value that is bounded work no more (a bomb, a
+#: recursive alias, thousands of brackets): refused, where other invalid YAML is plain text.
+_UNBOUNDED = ("nested deeper", "nested too deeply", "recursive alias", "once aliases")
+
+
 def parse_value(text: str) -> Any:
-    """A ``--set`` value: YAML scalar typing (``8`` int, ``0.1`` float, ``abc`` str)."""
+    """A ``--set`` value: YAML scalar typing (``8`` int, ``0.1`` float, ``abc`` str), read by
+    the guarded reader (objectives.safe_yaml): bounded depth and alias expansion."""
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
+        return safe_yaml.parse(text, "--set").data
+    except safe_yaml.YamlReadError as exc:
+        if any(word in exc.message for word in _UNBOUNDED):
+            raise DesignError(f"--set value {short_repr(text)}: {exc.message}") from None
         return text
 
 

@@ -16,6 +16,14 @@ from tests.cli.inprocess import run_in_process
 from tests.cli.test_bad_spec_corpus import GOOD, _listing, _run_process_env
 
 DEEP_SET = "gpu." + ".".join(["a"] * 500) + "=1"
+#: A billion laughs in one flow value: nine anchors, each nine of the one before.
+BOMB_VALUE = (
+    "["
+    + ", ".join(
+        f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 9 if i else ["x"] * 9) + "]" for i in range(9)
+    )
+    + "]"
+)
 CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("run_without_spec", ("run",), "Missing argument 'spec'"),
     ("run_trials_zero", ("run", "spec.yaml", "--trials", "0"), "'--trials'"),
@@ -39,6 +47,21 @@ CASES: list[tuple[str, tuple[str, ...], str]] = [
         "evaluate_set_nested_500_deep",
         ("evaluate", "spec.yaml", "--set", DEEP_SET),
         "deeper than 50",
+    ),
+    (
+        "evaluate_set_value_3000_brackets",
+        ("evaluate", "spec.yaml", "--set", "gpu=" + "[" * 3000 + "]" * 3000),
+        "nested deeper than 50 levels",
+    ),
+    (
+        "evaluate_set_value_recursive_alias",
+        ("evaluate", "spec.yaml", "--set", "gpu={a: &a [*a]}"),
+        "recursive alias",
+    ),
+    (
+        "sensitivity_set_value_alias_bomb",
+        ("sensitivity", "spec.yaml", "--set", "gpu=" + BOMB_VALUE),
+        "once aliases are expanded",
     ),
 ]
 
