@@ -60,7 +60,8 @@ OPTUNA_NSGA2 = {
     "mutation": "resample",
     "mutation_prob": None,
 }
-TRUE_HV = {  # closed forms at the reference point (1.1, ...), see tests/dse/test_default_search.py
+# Closed forms at the reference point (1.1, ...), see tests/dse/search/test_default_search.py
+TRUE_HV = {
     "zdt1": (1.1 - 1 + 2 / 3) + 0.1 * 1.1,
     "dtlz2": 1.1**3 - math.pi / 6,
 }

@@ -7,8 +7,9 @@ search on the squared log errors, within the physical ceilings ``CEILING``; the 
 that script validate them. Run ``python benchmarks/calibrate_perf.py --serving``
 and copy the printed values into objectives/presets/technology/performance.yaml.
 
-``--blackwell``: ``cb_fp4_gemm_efficiency`` and ``cb_ep_gemm_efficiency`` on the Blackwell / MoE
-FIT rows declared in benchmarks/validate_perf.py (``BLACKWELL_MOE_FIT``), one row each.
+``--blackwell``: ``cb_fp4_gemm_efficiency_pytorch``, ``cb_fp4_gemm_efficiency`` and
+``cb_ep_gemm_efficiency`` on the Blackwell / MoE FIT rows declared in
+benchmarks/validate_perf.py (``BLACKWELL_MOE_FIT``: one FP4 row per software stack), one row each.
 
 Without ``--serving`` (the static scheduler): the TensorRT-LLM 0.5.0 case
 (NVIDIA/TensorRT-LLM release/0.5.0 docs/source/performance.md).
@@ -145,15 +146,16 @@ def fit_serving(rounds: int = 10) -> dict[str, float]:
 
 def fit_blackwell() -> dict[str, float]:
     """Blackwell / MoE factors on validate_perf.BLACKWELL_MOE_FIT (declared there before the
-    fit), one row each and in order: cb_fp4_gemm_efficiency from row 74 (dense FP4, no expert
-    parallelism, so the second factor does not enter it), then cb_ep_gemm_efficiency from row
-    130 given the first. Each is the bisection root of the row's error, within (0.05, 1]."""
+    fit), one row each and in order: cb_fp4_gemm_efficiency_pytorch from row 74 (dense FP4 on
+    the PyTorch backend, no expert parallelism), cb_fp4_gemm_efficiency from row 156 (dense FP4
+    in TensorRT engines, MLPerf), then cb_ep_gemm_efficiency from row 130 (PyTorch backend)
+    given the first. Each is the bisection root of the row's error, within (0.05, 1]."""
     import validate_perf as vp
 
     fit = {(r.row, r.src): r for r in vp.ROWS if r.split == "fit" and r.section}
-    dense, moe = (fit[k] for k in vp.BLACKWELL_MOE_FIT)
+    keys = ("cb_fp4_gemm_efficiency_pytorch", "cb_fp4_gemm_efficiency", "cb_ep_gemm_efficiency")
     x: dict[str, float] = {}
-    for row, key in ((dense, "cb_fp4_gemm_efficiency"), (moe, "cb_ep_gemm_efficiency")):
+    for row, key in zip((fit[k] for k in vp.BLACKWELL_MOE_FIT), keys, strict=True):
         lo, hi = 0.05, 1.0
         for _ in range(30):
             mid = (lo + hi) / 2

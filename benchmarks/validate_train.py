@@ -6,23 +6,30 @@ the row's published conditions (model, GPUs, TP/PP/CP/DP, micro- and global batc
 length, precision, FSDP, recompute, TP overlap) and compared with the published throughput per
 GPU. The FIT / VALIDATION split is declared in the data file (before any fit): only
 ``train_gemm_compute_efficiency`` and ``train_fp8_gemm_speedup`` are fitted, on the FIT rows,
-by ``--fit`` (least squares on log throughput); the fitted values are then written into
+by ``--fit`` (least squares on log throughput), and ``train_moe_gemm_efficiency`` and
+``train_moe_layer_overhead_s`` on the MoE FIT rows (split ``fit-moe``) by ``--fit-moe``, the
+first two held; the fitted values are then written into
 objectives/presets/technology/performance.yaml by hand, with this command as their source.
 
     .venv/bin/python benchmarks/validate_train.py          # writes the training section
     .venv/bin/python benchmarks/validate_train.py --check  # prints, writes nothing
     .venv/bin/python benchmarks/validate_train.py --fit    # prints the least-squares fit
+    .venv/bin/python benchmarks/validate_train.py --fit-moe  # the MoE constants on fit-moe rows
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import validation_doc  # noqa: E402
 
 from objectives.perf import arch_of, evaluate_perf
 from objectives.presets import gpu_presets, resolve_context
@@ -31,8 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "train_measurements.yaml"
 DOC = ROOT / "docs" / "validation.md"
 MARK = "\n<!-- section: training (benchmarks/validate_train.py) -->\n"
-SECTION_MARK = "\n<!-- section: "
 FITTED = ("train_gemm_compute_efficiency", "train_fp8_gemm_speedup")
+#: Fitted on the MoE FIT rows (split ``fit-moe``) with FITTED held.
+FITTED_MOE = ("train_moe_gemm_efficiency", "train_moe_layer_overhead_s")
 
 
 def load() -> dict[str, Any]:
@@ -92,8 +100,14 @@ def design(row: dict[str, Any], data: dict[str, Any], tech: dict[str, Any] | Non
     else:
         wl["recompute"], wl["recompute_layers"] = "selective", int(row["recompute"])
     spec: dict[str, Any] = {"gpu": row["gpu"], "cluster_size": row["gpus"], "workload": wl}
-    if tech:
-        spec["technology"] = tech
+    nic = data.get("systems", {}).get(row["gpu"], {}).get("nic_gbps_per_gpu")
+    over = dict(tech or {})
+    if nic is not None:  # the system's published NIC, as the preset's scale-out rule
+        ctx = resolve_context(spec)
+        silicon = float(ctx["die_area_mm2"]) * float(ctx["dies_per_gpu"])
+        over.setdefault("scaleout_gbps_per_silicon_mm2", nic / silicon)
+    if over:
+        spec["technology"] = over
     return resolve_context(spec), dp
 
 
@@ -144,6 +158,7 @@ def summary(res: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     same = [x for x in val if not _is_moe(x) and x["row"]["src"] not in OTHER_STACKS]
     groups = {
         "fit": [x for x in res if x["row"]["split"] == "fit"],
+        "fit moe": [x for x in res if x["row"]["split"] == "fit-moe"],
         "validation dense": same,
         "validation dense (no repeats)": [x for x in same if not x["row"].get("repeat")],
         "validation dense, llm-foundry": [
@@ -155,22 +170,33 @@ def summary(res: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return {name: _stats([x["err"] for x in xs]) for name, xs in groups.items() if xs}
 
 
-def fit() -> dict[str, float]:
-    """Least squares on log(predicted / published) over the FIT rows, the two fitted constants."""
+def fit(
+    names: tuple[str, ...] = FITTED,
+    split: str = "fit",
+    x0: tuple[float, float] = (0.7, 1.6),
+    bounds: tuple[list[float], list[float]] = ([0.3, 1.0], [0.95, 2.0]),
+) -> dict[str, float]:
+    """Least squares on log(predicted / published) over the ``split`` rows, the ``names``
+    constants (the dense pair on the FIT rows by default)."""
     from scipy.optimize import least_squares
 
     data = load()
-    rows = [r for r in usable(data)[0] if r["split"] == "fit"]
+    rows = [r for r in usable(data)[0] if r["split"] == split]
     pubs = [published_tokens_per_gpu(r, data) for r in rows]
 
     def resid(x: np.ndarray) -> np.ndarray:
-        tech = dict(zip(FITTED, (float(v) for v in x), strict=True))
+        tech = dict(zip(names, (float(v) for v in x), strict=True))
         return np.array(
             [math.log(predict(r, data, tech)[0] / p) for r, p in zip(rows, pubs, strict=True)]
         )
 
-    sol = least_squares(resid, x0=[0.7, 1.6], bounds=([0.3, 1.0], [0.95, 2.0]))
-    return dict(zip(FITTED, (round(float(v), 4) for v in sol.x), strict=True))
+    sol = least_squares(resid, x0=list(x0), bounds=bounds)
+    return dict(zip(names, (float(f"{v:.4g}") for v in sol.x), strict=True))
+
+
+def fit_moe() -> dict[str, float]:
+    """The two MoE constants on the fit-moe rows (grouped-GEMM efficiency, layer overhead)."""
+    return fit(FITTED_MOE, "fit-moe", (0.6, 1e-3), ([0.1, 0.0], [1.0, 0.05]))
 
 
 def _pct(x: float) -> str:
@@ -185,17 +211,20 @@ def markdown(res: list[dict[str, Any]], missing: list[dict[str, Any]]) -> str:
         "# Training model validation against published measurements",
         "",
         "Generated by `.venv/bin/python benchmarks/validate_train.py` (do not edit by hand); "
-        "`tests/objectives/test_train_validation.py` re-evaluates every row and keeps these "
+        "`tests/objectives/perf/test_train_validation.py` re-evaluates every row and keeps these "
         "numbers. Data and citations: `benchmarks/train_measurements.yaml`.",
         "",
         "**Fit split** (declared in the data file before fitting): the DGX-H100 Llama rows of "
         "the Megatron-Bridge 25.11 table and the 8,192-GPU BF16 row of the Llama 3 paper. Only "
         "`train_gemm_compute_efficiency` and `train_fp8_gemm_speedup` are fitted on them "
-        "(`validate_train.py --fit`); every other row is **validation**. `repeat` rows run a fit "
+        "(`validate_train.py --fit`); `train_moe_gemm_efficiency` and "
+        "`train_moe_layer_overhead_s` on the **fit-moe** rows, the first row of each "
+        "mixture-of-experts model in the file (`--fit-moe`, the dense pair held); every other "
+        "row is **validation**. `repeat` rows run a fit "
         "row's configuration in another release of the same software. `dense` is the dense "
         "models on the software the fit rows ran (Megatron-LM / NeMo, Meta's); `llm-foundry` "
-        "the MosaicML runs on PyTorch FSDP (2023), `moe` the mixture-of-experts runs: both "
-        "are missed by the model and reported here, not hidden (see the notes). Errors are "
+        "the MosaicML runs on PyTorch FSDP (2023), `moe` the mixture-of-experts runs; where "
+        "they miss the dense targets the notes say why. Errors are "
         "predicted / "
         "published - 1, on tokens/s per GPU (rows that publish TFLOPS are converted by the "
         "source's own FLOP count).",
@@ -240,25 +269,14 @@ def markdown(res: list[dict[str, Any]], missing: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(text: str) -> None:
-    """Replace (or append) this script's section of docs/validation.md, keeping the rest."""
-    old = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-    at = old.find(MARK)
-    if at < 0:
-        DOC.write_text(old.rstrip("\n") + "\n" + "\n" + text, encoding="utf-8")
-        return
-    nxt = old.find(SECTION_MARK, at + len(MARK))
-    tail = "" if nxt < 0 else old[nxt:]
-    DOC.write_text(old[:at].rstrip("\n") + "\n\n" + text + tail, encoding="utf-8")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="print the summary, write nothing")
     ap.add_argument("--fit", action="store_true", help="fit the two constants on the FIT rows")
+    ap.add_argument("--fit-moe", action="store_true", help="fit the MoE pair on fit-moe rows")
     args = ap.parse_args()
-    if args.fit:
-        print(fit())
+    if args.fit or args.fit_moe:
+        print(fit_moe() if args.fit_moe else fit())
         return
     res = results()
     for x in res:
@@ -270,7 +288,7 @@ def main() -> None:
         print(f"{name:<24} n={v['n']:<3} median {v['median']:.1%} p90 {v['p90']:.1%} "
               f"max {v['max']:.1%}")  # fmt: skip
     if not args.check:
-        write_section(markdown(res, usable(load())[1]))
+        validation_doc.write_section(MARK, markdown(res, usable(load())[1]))
         print(f"wrote the training section of {DOC.relative_to(ROOT)}")
 
 

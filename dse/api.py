@@ -15,15 +15,14 @@ state: no log levels, no allocator settings (``dse.heap`` is an explicit call).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dse.model.load import check, evaluate, load, load_for_evaluate, lock_dict
 from dse.model.study_model import StudyModel
 from dse.results.counts import counts_line, trial_counts
+from dse.results.run_result import NothingToRun, RunResult, write_run_records
 from dse.spec.errors import DseError, Problem, SpecError
 
 if TYPE_CHECKING:
@@ -35,67 +34,6 @@ if TYPE_CHECKING:
     from dse.search.runner import Progress
     from dse.search.stored import RecordedStudy
     from dse.search.sweep import SweepResult
-
-
-class NothingToRun(UserWarning):
-    """``trials`` is a study's total, and the study already holds that many finished trials."""
-
-
-@dataclass
-class RunResult:
-    study: optuna.Study
-    directory: Path
-    trials: pd.DataFrame
-    front: pd.DataFrame
-    #: The study-wide total asked for, and the finished trials before and after this run.
-    requested: int = 0
-    before: int = 0
-    after: int = 0
-
-    @property
-    def added(self) -> int:
-        """Trials this run finished (0 when the study already held ``requested``)."""
-        return max(self.after - self.before, 0)
-
-    @property
-    def note(self) -> str | None:
-        """A sentence when the run did less than a reader of ``trials=`` might expect."""
-        if self.before >= self.requested:
-            return nothing_to_run(self.study.study_name, self.before, self.requested)
-        return None
-
-
-def nothing_to_run(name: str, before: int, requested: int) -> str:
-    return (
-        f"study {name!r} already has {before} finished trials, at or above the requested "
-        f"total of {requested}; no new trial was run (trials is the study's total: ask for "
-        f"{before + requested} to add {requested} more)"
-    )
-
-
-def _records(
-    model: StudyModel, study: optuna.Study, *, requested: int = 0, before: int = 0
-) -> RunResult:
-    from dse.results.records import write_records
-    from dse.search.recovery import finished_count
-    from dse.search.storage import study_dir
-
-    directory = study_dir(model.spec.study, create=True)
-    df, front = write_records(
-        directory, study, objectives=model.objective_names, maximize=model.maximize
-    )
-    result = RunResult(
-        study=study,
-        directory=directory,
-        trials=df,
-        front=front,
-        requested=requested,
-        before=before,
-        after=finished_count(study),
-    )
-    if result.note:
-        warnings.warn(result.note, NothingToRun, stacklevel=3)
-    return result
 
 
 def validate(spec: str | Path) -> tuple[StudyModel | None, list[Problem]]:
@@ -143,7 +81,7 @@ def run(
         on_begin=on_begin,
         **worker,
     )
-    return _records(model, done.study, requested=done.target, before=done.before)
+    return write_run_records(model, done.study, requested=done.target, before=done.before)
 
 
 def run_jobs(
@@ -165,7 +103,7 @@ def run_jobs(
     model = load(spec, robust=robust)
     preflight(model, storage=storage)
     target = trials if trials is not None else model.spec.search.trials
-    before = _finished_before(model, storage)
+    before = workers.finished_before(model, storage)
     if on_begin is not None:
         on_begin(before, target)
     study = workers.run_jobs(
@@ -177,23 +115,7 @@ def run_jobs(
         on_progress=on_progress,
         robust=robust,
     )
-    return _records(model, study, requested=target, before=before)
-
-
-def _finished_before(model: StudyModel, storage: str | None) -> int:
-    """Finished trials of the model's study now; 0 when it does not exist yet."""
-    import optuna
-
-    from dse.search import workers
-    from dse.search.recovery import finished_count
-    from dse.search.storage import open_storage
-
-    name = model.spec.study
-    url = workers.study_url(model, storage)
-    try:
-        return finished_count(optuna.load_study(study_name=name, storage=open_storage(url)))
-    except KeyError:
-        return 0
+    return write_run_records(model, study, requested=target, before=before)
 
 
 def run_worker(
@@ -212,7 +134,7 @@ def run_worker(
     preflight(model, storage=options.get("storage"))
     done = workers.run_worker(model, **options)
     if records:
-        _records(model, done.study, requested=done.target, before=done.before)
+        write_run_records(model, done.study, requested=done.target, before=done.before)
     return done.study, done.target
 
 
@@ -266,32 +188,9 @@ def simulate(
 ) -> dict[str, dict[str, float]]:
     """``dse evaluate --simulate``: each Monte Carlo quantity's mean, std, p1/p50/p99, range,
     from every evaluator with a ``simulate(design, years=, runs=, seed=)`` attribute."""
-    import numpy as np
+    from dse.model.simulation import simulation_summary
 
-    design = model.design(dict(params))
-    summary: dict[str, dict[str, float]] = {}
-    for ev in model.evaluators.values():
-        fn = ev.simulate
-        if fn is None:
-            continue
-        try:
-            results = fn(design, years=years, runs=runs, seed=seed)
-        except ValueError as exc:  # the model's refusal (e.g. too many events for memory)
-            raise DseError(f"--simulate: {getattr(exc, 'message', exc)}") from None
-        for key, samples in results.items():
-            a = np.asarray(samples, dtype=float)
-            summary[f"{ev.name}.{key}"] = {
-                "mean": float(a.mean()),
-                "std": float(a.std()),
-                "p1": float(np.percentile(a, 1)),
-                "p50": float(np.percentile(a, 50)),
-                "p99": float(np.percentile(a, 99)),
-                "min": float(a.min()),
-                "max": float(a.max()),
-            }
-    if not summary:
-        raise DseError("no evaluator of this spec provides a Monte Carlo simulation")
-    return summary
+    return simulation_summary(model, params, runs=runs, years=years, seed=seed)
 
 
 def list_evaluators() -> dict[str, dict[str, Any]]:
@@ -314,58 +213,9 @@ def list_evaluators() -> dict[str, dict[str, Any]]:
 def json_schema() -> dict[str, Any]:
     """``dse schema``: the JSON Schema of a study spec, with ``fixed`` typed by the installed
     evaluators that describe their keys (their ``fixed_schema`` hook)."""
-    from dse.model.registry import builtin_evaluators
-    from dse.spec.schema import json_schema as _json_schema
+    from dse.model.spec_json_schema import spec_json_schema
 
-    schema = _json_schema()
-    fixed = schema["properties"]["fixed"]
-    seen: set[int] = set()
-    for ev in builtin_evaluators().values():
-        if ev.fixed_schema is None or id(ev.fixed_schema) in seen:
-            continue
-        seen.add(id(ev.fixed_schema))
-        part = ev.fixed_schema()
-        fixed.setdefault("properties", {}).update(part.get("properties", {}))
-        schema.setdefault("$defs", {}).update(part.get("$defs", {}))
-    _allow_distributions(fixed.get("properties", {}), schema)
-    return schema
-
-
-def _allow_distributions(props: dict[str, Any], schema: dict[str, Any]) -> None:
-    """Any number in ``fixed`` may be an uncertain assumption (``{dist: lognormal, ...}``,
-    :mod:`dse.model.uncertain`): each numeric field also accepts a distribution."""
-    from dse.model.uncertain import DIST_KEY, DISTRIBUTIONS
-
-    schema.setdefault("$defs", {})["Distribution"] = {
-        "description": "An uncertain assumption: "
-        + "; ".join(f"{k} ({', '.join(v)})" for k, v in DISTRIBUTIONS.items()),
-        "type": "object",
-        "required": [DIST_KEY],
-        "properties": {DIST_KEY: {"enum": list(DISTRIBUTIONS)}}
-        | {p: {"type": "number"} for ps in DISTRIBUTIONS.values() for p in ps},
-        "additionalProperties": False,
-    }
-    dist = {"$ref": "#/$defs/Distribution"}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, list):
-            for item in node:
-                walk(item)
-            return
-        if not isinstance(node, dict):
-            return
-        for key in ("properties",):
-            for name, sub in list(node.get(key, {}).items()):
-                if isinstance(sub, dict) and sub.get("type") in ("number", "integer"):
-                    about = {k: sub[k] for k in ("description", "default") if k in sub}
-                    node[key][name] = {**about, "anyOf": [sub, dist]}
-                else:
-                    walk(sub)
-        for key in ("anyOf", "oneOf", "allOf", "items", "additionalProperties"):
-            if key in node:
-                walk(node[key])
-
-    walk({"properties": props})
+    return spec_json_schema()
 
 
 def sweep(
@@ -466,11 +316,14 @@ def compare(
     return _compare(designs, labels=labels, sets=sets, metrics=metrics)
 
 
-def report(name: str, *, storage: str | None = None) -> ReportResult:
-    """``dse report``: ``studies/<name>/report.html`` (self-contained) and ``figures/*.png``."""
+def report(
+    name: str, *, storage: str | None = None, on_stage: Callable[[str], None] | None = None
+) -> ReportResult:
+    """``dse report``: ``studies/<name>/report.html`` (self-contained) and ``figures/*.png``;
+    ``on_stage(text)`` is called as each stage starts."""
     from dse.inspect.report import write_report
 
-    return write_report(name, storage=storage)
+    return write_report(name, storage=storage, on_stage=on_stage)
 
 
 def status(name: str, *, storage: str | None = None, recent_s: float = 300.0) -> dict[str, Any]:

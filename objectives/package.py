@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import tech, value
-from objectives.errors import ContextError, unknown_name
+from objectives.choices import checked
+from objectives.errors import ContextError
 from objectives.params import HBM_GENERATIONS, PACKAGINGS, PARAMS
 
 #: Key prefix of each HBM generation's constants in the technology table.
@@ -50,20 +51,9 @@ HBM_FIELDS = (
 COWOS_S, COWOS_L, ORGANIC = range(3)
 
 
-def _compact(raw: Any) -> np.ndarray:
-    """A string array whose entries are all equal as its one value (0-d)."""
-    arr = np.asarray(raw)
-    if arr.ndim and arr.size and (arr.strides == (0,) * arr.ndim or (arr == arr.flat[0]).all()):
-        return np.asarray(arr.flat[0])
-    return arr
-
-
 def _codes(raw: Any, choices: tuple[str, ...], path: str, what: str) -> np.ndarray:
     """Index of each name in ``choices`` (0-d when one name serves the batch)."""
-    arr = _compact(raw)
-    bad = ~np.isin(arr, choices)
-    if bad.any():
-        raise unknown_name(path, str(arr[bad].flat[0]), choices, what=what)
+    arr = checked(raw, choices, path, what)
     if arr.ndim == 0:
         return np.asarray(choices.index(str(arr)))
     return np.select([arr == c for c in choices], range(len(choices)), -1)

@@ -170,7 +170,7 @@ def _check_bounds(text: str, filename: str) -> None:
             if isinstance(ev, yaml.AliasEvent):
                 if any(frame[0] == ev.anchor for frame in stack):
                     raise YamlReadError(filename, line, "invalid YAML: recursive alias")
-                n = sizes.get(ev.anchor, 1)  # unknown anchors: the composer says so
+                n = sizes.get(ev.anchor or "", 1)  # unknown anchors: the composer says so
             else:
                 n = 1
                 if ev.anchor is not None:

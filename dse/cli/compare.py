@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from dse.cli.options import JsonOpt, SetOpt
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _cell(v: object, *, is_ratio: bool) -> str:
@@ -49,10 +52,6 @@ def compare_command(
 
     Feasibility and violated constraints first, then the objectives, then every metric with
     its unit. --set values apply to every design."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
     from dse import api
     from dse.inspect.compare import to_csv
     from dse.spec.errors import DesignError
@@ -62,21 +61,41 @@ def compare_command(
         sys.stdout.write(to_csv(rows))
         return
     if as_json:
-        payload = {
-            "designs": [
-                {
-                    "label": d.label,
-                    "spec": str(d.spec),
-                    "sets": d.sets,
-                    "feasible": d.feasible,
-                    "violated": d.violated,
-                }
-                for d in evaluated
-            ],
-            "rows": rows[2:],
-        }
-        print(json.dumps(payload, indent=2))
+        print(json.dumps(_payload(evaluated, rows), indent=2))
         return
+    out = _print_table(evaluated, rows)
+    if csv_path is not None:
+        try:
+            csv_path.write_text(to_csv(rows), encoding="utf-8")
+        except OSError as exc:
+            raise DesignError(f"--csv {csv_path}: cannot write: {exc.strerror}") from None
+        out.print(f"wrote {csv_path}")
+
+
+def _payload(evaluated: list[Any], rows: list[dict[str, object]]) -> dict[str, Any]:
+    """``--json``: each design's spec, values and verdict, and the metric rows."""
+    return {
+        "designs": [
+            {
+                "label": d.label,
+                "spec": str(d.spec),
+                "sets": d.sets,
+                "feasible": d.feasible,
+                "violated": d.violated,
+            }
+            for d in evaluated
+        ],
+        "rows": rows[2:],
+    }
+
+
+def _print_table(evaluated: list[Any], rows: list[dict[str, object]]) -> Console:
+    """The rows as one table, a section per group (verdict, objectives, each evaluator), then
+    where each design came from; returns the console it printed on."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
     out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 10_000)
     table = Table(title="Designs compared (ratios are to the first design)")
     cols = list(rows[0]) if rows else ["metric", "unit"]
@@ -98,9 +117,4 @@ def compare_command(
     for d in evaluated:
         sets = ", ".join(d.sets) or "fixed design"
         out.print(f"{escape(d.label)}: {escape(str(d.spec))} ({escape(sets)})", highlight=False)
-    if csv_path is not None:
-        try:
-            csv_path.write_text(to_csv(rows), encoding="utf-8")
-        except OSError as exc:
-            raise DesignError(f"--csv {csv_path}: cannot write: {exc.strerror}") from None
-        out.print(f"wrote {csv_path}")
+    return out

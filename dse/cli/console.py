@@ -30,6 +30,9 @@ class Verbosity:
 
 verbosity = Verbosity()
 
+#: What an interrupted command says (exit 130): every run resumes where it stopped.
+INTERRUPTED = "interrupted; re-run the same command to resume"
+
 
 def note(text: str) -> None:
     """An informational line on stderr (not a result): hidden by ``-q``."""

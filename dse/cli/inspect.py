@@ -41,16 +41,23 @@ def report_command(study: StudyArg, storage: StorageOpt = None, as_json: JsonOpt
     import time
 
     from dse import api
-    from dse.cli.console import note, progress_line
+    from dse.cli.console import note, optuna_logging, progress_line
     from dse.cli.extras import require
 
     require("dashboard", "plotly", "dse report")
     require("dashboard", "matplotlib", "dse report")
+    optuna_logging()  # the importances' in-memory study logs at INFO; shown with -v only
     name = study_name(study)
     api.open_study(name, storage=storage)  # a damaged or missing study: its one line alone
     note(f"report {name}: figures, tables and importances (about a minute for a large study)")
     t0 = time.monotonic()
-    result = api.report(name, storage=storage)
+    result = api.report(
+        name,
+        storage=storage,
+        on_stage=lambda text: progress_line(
+            f"report {name}: {text} ({time.monotonic() - t0:.0f} s)"
+        ),
+    )
     if as_json:
         trials, front = api.load_study(name, storage=storage)
         payload = {

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from dse.cli.options import JsonOpt, ProgressOpt
+
+if TYPE_CHECKING:
+    from dse.search.sweep import SweepResult
 
 #: dse.search.sweep.DEFAULT_CHUNK, repeated so that ``dse --help`` needs no numpy (a test
 #: checks that the two agree).
@@ -45,22 +48,11 @@ def sweep_command(
 ) -> None:
     """Evaluate the whole space in vectorized chunks and record its exact feasible front."""
     from dse import api
-    from dse.cli.console import note, out
+    from dse.cli.console import note
     from dse.cli.progress import Progress
-    from dse.search.sweep import SweepError, space_size
+    from dse.search.sweep import space_size
 
-    if grid and samples is not None:
-        raise SweepError("give either --grid or --samples N, not both")
-    if jobs < 1:
-        raise SweepError(f"--jobs must be at least 1 (got {jobs})")
-    if samples is not None and samples < 1:  # before the plan line, which would say -1 designs
-        raise SweepError(f"--samples must be at least 1 (got {samples})")
-    if scheduler is not None and jobs != 1:
-        raise SweepError("give either --jobs N (local workers) or --scheduler URL, not both")
-    if scheduler is not None:
-        from dse.cli.extras import require
-
-        require("dask", "distributed", "dse sweep --scheduler")
+    _check_options(grid=grid, samples=samples, jobs=jobs, scheduler=scheduler)
     model = api.load(spec, nominal=True)
     if scheduler is not None:  # one line, before anything is said or made
         from dse.search.scheduler_address import check_scheduler
@@ -97,10 +89,33 @@ def sweep_command(
         )
     finally:
         bar.stop()
-    summary = result.summary()
     if as_json:
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(result.summary(), indent=2))
         return
+    _print_summary(result)
+
+
+def _check_options(*, grid: bool, samples: int | None, jobs: int, scheduler: str | None) -> None:
+    """One line for options that cannot go together, before the spec is even read."""
+    from dse.search.sweep import SweepError
+
+    if grid and samples is not None:
+        raise SweepError("give either --grid or --samples N, not both")
+    if jobs < 1:
+        raise SweepError(f"--jobs must be at least 1 (got {jobs})")
+    if samples is not None and samples < 1:  # before the plan line, which would say -1 designs
+        raise SweepError(f"--samples must be at least 1 (got {samples})")
+    if scheduler is not None and jobs != 1:
+        raise SweepError("give either --jobs N (local workers) or --scheduler URL, not both")
+    if scheduler is not None:
+        from dse.cli.extras import require
+
+        require("dask", "distributed", "dse sweep --scheduler")
+
+
+def _print_summary(result: SweepResult) -> None:
+    from dse.cli.console import out
+
     out.print(
         f"{result.designs_evaluated:,} designs ({result.mode}) in {result.seconds:.1f} s"
         f" on {result.workers} worker{'s' if result.workers != 1 else ''}"

@@ -6,7 +6,9 @@ plot and "Best Trials" ignore feasibility; :mod:`dse.inspect.dashboard_front` se
 both put right. Before serving, we also store in the study, through the dashboard's own API for
 user figures and notes:
 
-- a plotly figure of the feasible Pareto front (id ``dse-feasible-pareto-front``),
+- a plotly figure of the feasible Pareto front (id ``dse-feasible-pareto-front``), the front
+  filled by a searched parameter, and one of each objective against a searched parameter (id
+  ``dse-objectives-by-parameter``), both with axis titles and units,
 - a study note: summary, objectives, the front table with its knee, hypervolume, the spec,
 - a note on every trial: feasible or not, each constraint's value, on the front or not.
 
@@ -20,7 +22,7 @@ import ipaddress
 import json
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from socketserver import ThreadingMixIn
 from typing import Any
@@ -49,6 +51,7 @@ from dse.search.optuna_private import trial_id as private_trial_id
 from dse.spec.errors import DseError
 
 FRONT_FIGURE_ID = "dse-feasible-pareto-front"
+PARAMETER_FIGURE_ID = "dse-objectives-by-parameter"
 NOTE_MARKER = "dse: feasible Pareto front"
 
 
@@ -86,7 +89,10 @@ def study_note(view: StudyView) -> str:
         'infeasible trials apart (grey) and its "Best Trials" are the feasible front. The '
         f"figure `{FRONT_FIGURE_ID}` and this note show the same trials as `dse pareto` and "
         "`pareto.csv`. Each trial's note says whether it is feasible and lists its constraint "
-        "values.",
+        "values. The dashboard's own Pareto-front plot has no axis titles: its axes are the "
+        '"Objective X" and "Objective Y" chosen beside it; the figures '
+        f"`{FRONT_FIGURE_ID}` and `{PARAMETER_FIGURE_ID}` below carry titles and units, the "
+        "front filled by (or drawn against) a searched parameter picked in their drop-down.",
         "",
         f"{view.lock.get('description', '')}",
         "",
@@ -143,12 +149,12 @@ def study_note(view: StudyView) -> str:
     return "\n".join(parts) + "\n"
 
 
-def trial_note(view: StudyView, row: dict[str, Any], cat: str, knee_no: int | None) -> str:
+def trial_note(view: StudyView, row: Mapping[Hashable, Any], cat: str, knee_no: int | None) -> str:
     """Markdown for one trial: feasibility, constraint values, front membership."""
     n = int(row["number"])
     state = row["state"]
-    cons = [(c.removeprefix("constraint."), row.get(c)) for c in view.constraint_columns]
-    cons = [(c, v) for c, v in cons if v is not None and v == v]
+    raw = [(c.removeprefix("constraint."), row.get(c)) for c in view.constraint_columns]
+    cons = [(c, float(v)) for c, v in raw if v is not None and v == v]
     if state != "COMPLETE":
         reason = row.get("fail_reason") or ""
         head = f"**dse: {state.lower()}**" + (f": {reason}" if reason else "")
@@ -176,16 +182,23 @@ def trial_note(view: StudyView, row: dict[str, Any], cat: str, knee_no: int | No
 
 def annotate(view: StudyView) -> Annotation:
     """Store the front figure, the study note and per-trial notes in the study's storage."""
+    from dse.inspect.param_figures import parameter_figure
     from dse.inspect.report import front_figure
 
     study = view.study
     storage, study_id = storage_of(study), private_study_id(study)
     attrs = storage.get_study_system_attrs(study_id)
 
-    fig = front_figure(view, height=440)  # the dashboard's card is 450 px high
-    fig_written = optuna_private.dashboard_figures(attrs).get(FRONT_FIGURE_ID) != fig.to_json()
-    if fig_written:
-        save_plotly_graph_object(study, fig, graph_object_id=FRONT_FIGURE_ID)
+    stored = optuna_private.dashboard_figures(attrs)
+    fig_written = False
+    figures = {
+        FRONT_FIGURE_ID: front_figure(view, height=440),  # the dashboard's card is 450 px high
+        PARAMETER_FIGURE_ID: parameter_figure(view, height=440),
+    }
+    for figure_id, fig in figures.items():
+        if fig is not None and stored.get(figure_id) != fig.to_json():
+            save_plotly_graph_object(study, fig, graph_object_id=figure_id)
+            fig_written = True
 
     note = study_note(view)
     note_written = optuna_private.dashboard_note(attrs, None)["body"] != note

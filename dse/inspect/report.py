@@ -8,8 +8,10 @@ Every figure is built from ``dse.inspect.study_view`` so the report's front is t
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -18,6 +20,14 @@ from plotly.offline import get_plotlyjs
 
 from dse.inspect.formatting import fmt
 from dse.inspect.global_sensitivity import global_html
+from dse.inspect.param_figures import (
+    STYLE,
+    colour_menu,
+    colour_scale,
+    label,
+    parameter_figure,
+    short_label,
+)
 from dse.inspect.report_png import write_pngs
 from dse.inspect.report_robust import robust_sections
 from dse.inspect.study_view import (
@@ -37,47 +47,45 @@ REPORT_FILE = "report.html"
 MAX_TITLE_NUMBERS = 20  # front trial numbers listed in the figure title up to this many
 FIGURES_DIR = "figures"
 
-# One look per trial category, shared by plotly and matplotlib.
-STYLE = {
-    # as the PNGs (dse.inspect.report_png.LOOK): one colour and marker per kind of trial
-    "infeasible": {"color": "#9e9e9e", "symbol": "x", "mpl": "x", "size": 5},
-    "dominated": {"color": "#6baed6", "symbol": "circle-open", "mpl": "o", "size": 5},
-    "duplicate": {"color": "#ff7f0e", "symbol": "square-open", "mpl": "s", "size": 6},
-    "front": {"color": "#d62728", "symbol": "diamond", "mpl": "D", "size": 8},
-}
-
-
-def label(view: StudyView, metric: str) -> str:
-    unit = view.units.get(metric, "")
-    dirn = "max" if view.maximize[view.objectives.index(metric)] else "min"
-    return f"{metric} [{unit}] ({dirn})" if unit else f"{metric} ({dirn})"
-
 
 def front_figure(view: StudyView, *, height: int = 650) -> go.Figure:
-    """Scatter matrix of all objective pairs: infeasible, dominated and front trials apart."""
+    """Scatter matrix of all objective pairs: infeasible, dominated and front trials apart;
+    the front filled by the spec's first searched parameter (a drop-down picks another)."""
     df = view.trials
     cats = category(view)
     fig = go.Figure()
     dims_of = view.objectives
+    colour_by = view.searched[0] if view.searched and len(view.front) else None
+    front_trace = None
     for cat, st in STYLE.items():
         sel = df[(cats == cat).to_numpy()]
         if sel.empty:
             continue
         pts = sel[dims_of].to_numpy(dtype=float)
+        marker: dict[str, Any] = {
+            "color": st["color"],
+            "symbol": st["symbol"],
+            "size": st["size"],
+        }
+        if cat == "front" and colour_by is not None:
+            marker.update(colour_scale(view, colour_by))
+            front_trace = len(fig.data)
         fig.add_trace(
             go.Splom(
                 name=f"{cat} ({len(sel)})",
                 dimensions=[
-                    {"label": m.split(".", 1)[-1], "values": pts[:, i]}
+                    {"label": short_label(view, m), "values": pts[:, i]}
                     for i, m in enumerate(dims_of)
                 ],
                 text=[f"trial {n}" for n in sel["number"]],
                 customdata=sel["number"].to_numpy(),
-                marker={"color": st["color"], "symbol": st["symbol"], "size": st["size"]},
+                marker=marker,
                 diagonal_visible=False,
                 showupperhalf=False,
             )
         )
+    if front_trace is not None:
+        fig.update_layout(updatemenus=colour_menu(view, front_trace))
     knee = knee_index(view)
     if knee is not None and len(dims_of) == 2:
         row = view.front.iloc[knee]
@@ -91,8 +99,8 @@ def front_figure(view: StudyView, *, height: int = 650) -> go.Figure:
     fig.update_layout(
         title={"text": f"Feasible Pareto front of {view.name}, {len(numbers)} trials{listed}"},
         height=height,
-        margin={"l": 60, "r": 20, "t": 60 + 18 * len(lines), "b": 80},
-        legend={"orientation": "h", "y": -0.12, "yanchor": "top"},
+        margin={"l": 70, "r": 20, "t": 95 + 18 * len(lines), "b": 110},
+        legend={"orientation": "h", "y": -0.3, "yanchor": "top"},
         dragmode="select",
     )
     if len(dims_of) == 1:
@@ -137,7 +145,7 @@ def parallel_figure(view: StudyView) -> go.Figure:
             )
         else:
             dims.append({"label": c.removeprefix("params."), "values": vals.to_numpy(float)})
-    color = front[view.objectives[0]].to_numpy(float) if len(front) else []
+    color: Any = front[view.objectives[0]].to_numpy(float) if len(front) else []
     fig = go.Figure(
         go.Parcoords(
             dimensions=dims,
@@ -202,9 +210,15 @@ pre{background:#f7f7f7;padding:1em;overflow:auto;max-height:40em;font-size:12px}
 """
 
 
-def write_report(name: str, *, storage: str | None = None) -> ReportResult:
-    """Write ``report.html`` and ``figures/*.png`` for a recorded study."""
+def write_report(
+    name: str, *, storage: str | None = None, on_stage: Callable[[str], None] | None = None
+) -> ReportResult:
+    """Write ``report.html`` and ``figures/*.png`` for a recorded study; ``on_stage`` is told
+    each stage as it starts (a long report's progress)."""
+    stage = on_stage or (lambda _text: None)
+    stage("reading the study")
     view = load_view(name, storage=storage)
+    stage(f"{len(view.trials)} trials read; importances and the HTML figures")
     directory = existing_study_dir(name)
     hist = normalised_hypervolume_history(view)
     imps = param_importances(view)
@@ -212,6 +226,7 @@ def write_report(name: str, *, storage: str | None = None) -> ReportResult:
     table = front_table(view)
     figs: list[tuple[str, go.Figure | None]] = [
         ("Pareto scatter matrix", front_figure(view)),
+        ("Objectives against the searched parameters", parameter_figure(view)),
         ("Parallel coordinates of the front", parallel_figure(view) if len(view.front) else None),
         ("Hypervolume history", hypervolume_figure(hist, view) if len(hist) else None),
         ("Parameter importances", importance_figure(imps)),
@@ -221,7 +236,7 @@ def write_report(name: str, *, storage: str | None = None) -> ReportResult:
         f"<h1>Study {html.escape(name)}</h1>",
         f"<p>{html.escape(str(view.lock.get('description', '')))}</p>",
         "<p>"
-        + ", ".join(f"{html.escape(k)}: {v}" for k, v in sorted(counts.items()))
+        + ", ".join(f"{html.escape(str(k))}: {v}" for k, v in sorted(counts.items()))
         + f"; {len(view.trials)} trials in total. Storage: <code>{html.escape(view.url)}"
         "</code></p>",
         "<h2>Objectives</h2><ul>"
@@ -266,5 +281,6 @@ def write_report(name: str, *, storage: str | None = None) -> ReportResult:
     )
     out = directory / REPORT_FILE
     write_text_atomic(out, doc)  # replaces a symlink there, never writes through it
+    stage(f"{REPORT_FILE} written; the PNG figures")
     pngs = write_pngs(view, directory / FIGURES_DIR, hist=hist, imps=imps)
     return ReportResult(html=out, figures=pngs)

@@ -13,7 +13,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dse.inspect.study_view import StudyView, category, knee_index  # noqa: E402
+from dse.inspect.study_view import (  # noqa: E402
+    StudyView,
+    category,
+    knee_index,
+    param_ticks,
+    param_values,
+)
 from dse.spec.atomic import atomic_path  # noqa: E402
 
 # One look per kind of trial, distinct in colour AND marker (readable in greyscale), drawn in
@@ -34,6 +40,32 @@ def _window(values: np.ndarray) -> tuple[float, float]:
     lo, hi = float(np.nanmin(values)), float(np.nanmax(values))
     pad = (hi - lo) * 0.08 or abs(hi) * 0.02 or 1.0
     return lo - pad, hi + pad
+
+
+#: The most searched parameters drawn one row each in ``front_by_parameter.png``.
+MAX_PARAM_ROWS = 6
+
+
+def _axis_label(view: StudyView, metric: str, *, sep: str = " ") -> str:
+    maximize = view.maximize[view.objectives.index(metric)]
+    best = "higher is better" if maximize else "lower is better"
+    return f"{_short(metric)} [{view.units.get(metric, '')}]{sep}({best})"
+
+
+def _param_label(column: str) -> str:
+    return f"{column.removeprefix('params.')} (searched)"
+
+
+def _colour_front(ax, view: StudyView, i: int, j: int, column: str):  # noqa: ANN001, ANN202
+    """The front's diamonds again, filled by the value of a searched parameter."""
+    ticks = param_ticks(view, column)
+    values = param_values(view.front, column, ticks)
+    xi, yj = view.objectives[i], view.objectives[j]
+    lo, hi = (np.nanmin(values), np.nanmax(values)) if values.size else (0.0, 1.0)
+    return ax.scatter(
+        view.front[xi], view.front[yj], c=values, cmap="viridis", vmin=lo, vmax=hi or lo + 1,
+        marker="D", s=30, zorder=5, edgecolors=LOOK["front"][0], linewidths=0.9,
+    )  # fmt: skip
 
 
 def _panel(ax, view: StudyView, cats: np.ndarray, i: int, j: int, *, zoom: bool) -> None:  # noqa: ANN001
@@ -65,23 +97,31 @@ def _panel(ax, view: StudyView, cats: np.ndarray, i: int, j: int, *, zoom: bool)
     if zoom and len(view.front):
         ax.set_xlim(*_window(view.front[xi].to_numpy(dtype=float)))
         ax.set_ylim(*_window(view.front[yj].to_numpy(dtype=float)))
-    best = {True: "higher is better", False: "lower is better"}
-    ax.set_xlabel(f"{_short(xi)} [{view.units.get(xi, '')}] ({best[view.maximize[i]]})")
-    ax.set_ylabel(f"{_short(yj)} [{view.units.get(yj, '')}] ({best[view.maximize[j]]})")
+    ax.set_xlabel(_axis_label(view, xi))
+    ax.set_ylabel(_axis_label(view, yj))
     ax.grid(alpha=0.3)
 
 
 def pareto_pairs_png(view: StudyView, path: Path) -> Path:
     """One column per objective pair: all trials on top, the front zoomed in below; front on
-    top of everything, knee starred and labelled, counts in the legend and the title."""
+    top of everything, knee starred and labelled, counts in the legend and the title. In the
+    zoomed row the front is filled by the spec's first searched parameter (its colour bar on
+    the right), so the question's axis is read off the trade-off."""
     pairs = list(itertools.combinations(range(len(view.objectives)), 2)) or [(0, 0)]
-    fig, axes = plt.subplots(2, len(pairs), figsize=(5.2 * len(pairs), 9.0), squeeze=False)
+    fig, axes = plt.subplots(2, len(pairs), figsize=(5.2 * len(pairs) + 0.8, 9.0), squeeze=False)
     cats = category(view).to_numpy()
+    colour_by = view.searched[0] if view.searched and len(view.front) else None
+    shade = None
     for col, (i, j) in enumerate(pairs):
         _panel(axes[0][col], view, cats, i, j, zoom=False)
         _panel(axes[1][col], view, cats, i, j, zoom=True)
+        if colour_by is not None:
+            shade = _colour_front(axes[1][col], view, i, j, colour_by)
     axes[0][0].set_title("all trials", fontsize=9, loc="right")
-    axes[1][0].set_title("zoomed to the feasible front", fontsize=9, loc="right")
+    zoomed = "zoomed to the feasible front"
+    if colour_by is not None:
+        zoomed += f"; front filled by {colour_by.removeprefix('params.')}"
+    axes[1][0].set_title(zoomed, fontsize=9, loc="right")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8)
     n_front = len(view.front)
@@ -89,8 +129,70 @@ def pareto_pairs_png(view: StudyView, path: Path) -> Path:
         f"{view.name}: {len(view.trials)} trials; the feasible Pareto front is {n_front} "
         f"design{'s' if n_front != 1 else ''} (red diamonds)"
     )
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    right = 1.0 - 0.9 / fig.get_figwidth()
+    fig.tight_layout(rect=(0, 0.05, right, 1))
+    if shade is not None and colour_by is not None:
+        _colour_bar(fig, shade, colour_by, view, left=right + 0.1 / fig.get_figwidth())
     _save(fig, path)
+    plt.close(fig)
+    return path
+
+
+def _colour_bar(fig, shade, column: str, view: StudyView, *, left: float) -> None:  # noqa: ANN001
+    """A colour bar beside the zoomed row, labelled with the parameter (and its choices)."""
+    cax = fig.add_axes((left, 0.1, 0.012, 0.36))
+    bar = fig.colorbar(shade, cax=cax)
+    bar.set_label(_param_label(column))
+    ticks = param_ticks(view, column)
+    if ticks is not None:
+        bar.set_ticks(range(len(ticks)), labels=ticks)
+
+
+def front_by_parameter_png(view: StudyView, path: Path) -> Path | None:
+    """Each objective against each searched parameter (spec order, one row each): the feasible
+    trials, the front on top and the knee starred, so the value of every searched parameter
+    on the front (the question's axis among them) is read directly."""
+    rows = view.searched[:MAX_PARAM_ROWS]
+    feas = view.feasible
+    if not rows or feas.empty:
+        return None
+    n_obj = len(view.objectives)
+    fig, axes = plt.subplots(
+        len(rows), n_obj, figsize=(4.6 * n_obj, 3.4 * len(rows)), squeeze=False
+    )
+    knee = knee_index(view)
+    for r, column in enumerate(rows):
+        ticks = param_ticks(view, column)
+        for c, metric in enumerate(view.objectives):
+            ax = axes[r][c]
+            for frame, kind in ((feas, "dominated"), (view.front, "front")):
+                color, marker, size, filled, z, text = LOOK[kind]
+                ax.scatter(
+                    param_values(frame, column, ticks), frame[metric], marker=marker, s=size,
+                    zorder=z, linewidths=1.0, label=text,
+                    facecolors=color if filled else "none", edgecolors=color,
+                )  # fmt: skip
+            if knee is not None:
+                row = view.front.iloc[[knee]]
+                ax.scatter(
+                    param_values(row, column, ticks), row[metric], s=200, marker="*", c="k",
+                    zorder=6, label="knee",
+                )  # fmt: skip
+            if ticks is not None:
+                ax.set_xticks(range(len(ticks)), labels=ticks)
+            elif view.log_scale(column):
+                ax.set_xscale("log")
+            ax.set_xlabel(_param_label(column))
+            ax.set_ylabel(_axis_label(view, metric, sep="\n"))
+            ax.grid(alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)
+    fig.suptitle(
+        f"{view.name}: each objective against each searched parameter "
+        f"({len(feas)} feasible trials; front {len(view.front)}, red)"
+    )
+    fig.tight_layout(rect=(0, 0.04, 1, 0.97))
+    _save(fig, path, dpi=120)
     plt.close(fig)
     return path
 
@@ -132,10 +234,10 @@ def importances_png(imps: dict[str, dict[str, float] | str], path: Path) -> Path
     return path
 
 
-def _save(fig: plt.Figure, path: Path) -> None:
+def _save(fig: plt.Figure, path: Path, *, dpi: int = 150) -> None:
     """A figure written whole, replacing (never writing through) a symlink at ``path``."""
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=150, format="png")
+        fig.savefig(tmp, dpi=dpi, format="png")
 
 
 def write_pngs(
@@ -147,6 +249,9 @@ def write_pngs(
 ) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     out = [pareto_pairs_png(view, directory / "pareto_pairs.png")]
+    by_param = front_by_parameter_png(view, directory / "front_by_parameter.png")
+    if by_param is not None:
+        out.append(by_param)
     if len(hist):
         out.append(hypervolume_png(hist, view, directory / "hypervolume.png"))
     p = importances_png(imps, directory / "importances.png")

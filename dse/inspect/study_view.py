@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,20 @@ class StudyView:
     @property
     def params(self) -> list[str]:
         return [c for c in self.trials.columns if c.startswith("params.")]
+
+    @property
+    def searched(self) -> list[str]:
+        """The searched parameters' columns, in the spec's ``space`` order: a spec lists its
+        question first, and the figures colour the front by the first (every one selectable in
+        the HTML report)."""
+        space = self.lock.get("space") or {}
+        cols = [f"params.{n}" for n in space if f"params.{n}" in self.trials.columns]
+        return cols or self.params
+
+    def log_scale(self, column: str) -> bool:
+        """Whether the spec searches a parameter on a log scale (``log: true``)."""
+        entry = (self.lock.get("space") or {}).get(column.removeprefix("params."))
+        return isinstance(entry, dict) and bool(entry.get("log"))
 
     @property
     def feasible(self) -> pd.DataFrame:
@@ -175,13 +190,38 @@ def param_importances(view: StudyView) -> dict[str, dict[str, float] | str]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                imp = optuna.importance.get_param_importances(
-                    sub, target=lambda t, i=i: t.values[i]
-                )
+                imp = optuna.importance.get_param_importances(sub, target=_objective(i))
             out[obj] = {k: float(v) for k, v in imp.items()}
         except (ValueError, RuntimeError, ZeroDivisionError) as exc:
             out[obj] = f"importances unavailable: {exc}"
     return out
+
+
+def param_ticks(view: StudyView, column: str) -> list[str] | None:
+    """The choices of a non-numeric parameter column, in sorted order (plotted at 0, 1, ...),
+    or None for a numeric one."""
+    values = view.trials[column]
+    if pd.api.types.is_numeric_dtype(values):
+        return None
+    return sorted({str(v) for v in values})
+
+
+def param_values(frame: pd.DataFrame, column: str, ticks: list[str] | None) -> np.ndarray:
+    """A parameter column of ``frame`` as plottable numbers (a choice's position in
+    ``ticks`` when the parameter is not numeric)."""
+    if ticks is None:
+        return frame[column].to_numpy(dtype=float)
+    where = {t: float(i) for i, t in enumerate(ticks)}
+    return np.array([where.get(str(v), np.nan) for v in frame[column]], dtype=float)
+
+
+def _objective(i: int) -> Callable[[optuna.trial.FrozenTrial], float]:
+    """The ``i``-th objective of a trial (an importance target)."""
+
+    def value(trial: optuna.trial.FrozenTrial) -> float:
+        return float(trial.values[i])
+
+    return value
 
 
 def front_table(view: StudyView) -> pd.DataFrame:

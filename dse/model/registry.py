@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from functools import cache
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from dse.model.probe import hook_problem
 from dse.model.quiet_stdout import stdout_to_stderr
+from dse.spec.entry_points import installed_entry_points, load_entry_point
 from dse.spec.errors import EvaluatorError, choices_text, did_you_mean, short_repr
 
 ENTRY_POINT_GROUP = "dse.evaluators"
@@ -206,12 +206,9 @@ def evaluator(
 def builtin_evaluators() -> dict[str, Evaluator]:
     """Evaluators registered by installed distributions under ``dse.evaluators``."""
     out = {}
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        try:
-            fn = ep.load()
-        except Exception as exc:  # a broken plug-in must not hide the others
-            raise EvaluatorError(f"entry point {ep.name!r} ({ep.value}) failed: {exc}") from exc
-        out[ep.name] = Evaluator.wrap(ep.name, fn, f"entry point {ep.value}")
+    for name in installed_entry_points(ENTRY_POINT_GROUP):
+        fn, origin = load_entry_point(ENTRY_POINT_GROUP, name, kind="evaluator")
+        out[name] = Evaluator.wrap(name, fn, origin)
     return out
 
 

@@ -19,7 +19,7 @@ less the trials of it that other workers are running, and half a generation when
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
@@ -102,7 +102,7 @@ def run_batch(
     dists: dict[str, BaseDistribution],
     trial_ids: list[int],
     *,
-    evaluate: Callable[[dict[str, Any]], Outcome] | None = None,
+    evaluate: Callable[[Mapping[str, Any]], Outcome] | None = None,
     vectorized: bool = True,
 ) -> list[FrozenTrial | None]:
     """Ask, evaluate, record and tell claimed trials; each comes back as stored, or None when

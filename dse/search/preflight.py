@@ -62,9 +62,9 @@ def preflight(model: StudyModel, *, storage: str | None = None, ready: bool = Tr
             raise StorageError(f"{where} {shorten(hide_password(url), 200)!r}: {why}")
     if spec.storage is None and storage is None:  # the default journal in the study's folder
         journal = study_dir(spec.study) / JOURNAL_FILE
-        why = journal_read.path_problem(journal)
-        if why:
-            raise StudyDamagedError([Problem(str(journal), None, "", why)])
+        damage = journal_read.path_problem(journal)
+        if damage:
+            raise StudyDamagedError([Problem(str(journal), None, "", damage)])
 
 
 def _folder_problem(url: str) -> str | None:

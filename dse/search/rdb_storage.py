@@ -13,26 +13,24 @@ storage keeps Optuna's public storage API and changes only where the data lives 
   designs; at the end, with the results and states);
 - heartbeats for a whole batch in one statement; a claim lock (a PostgreSQL advisory lock, a
   file lock for SQLite) so concurrent workers count and create trials one at a time;
-- a lost connection is retried with backoff for a bounded time (:data:`RETRY_S`), said once on
-  stderr, then refused in one line.
+- a lost connection is retried with backoff for a bounded time
+  (:data:`dse.search.rdb_connection.RETRY_S`), said once on stderr, then refused in one line.
 
 A trial another worker retired meanwhile (its heartbeat was late) is left retired: the flush
 writes only trials still RUNNING in the database, and the mirror takes the stored state.
+
+The module is a little over 400 lines because it is one class implementing all of Optuna's
+``BaseStorage`` and ``BaseHeartbeat`` methods; the database side (retry, claim lock, heartbeat
+thread) is :mod:`dse.search.rdb_connection`, the mirror :mod:`dse.search.rdb_mirror`.
 """
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import copy
-import fcntl
-import os
-import sys
-import threading
-import time
 from collections.abc import Callable, Container, Iterator, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import optuna
 from optuna.distributions import BaseDistribution, check_distribution_compatibility
@@ -42,68 +40,9 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from dse.search import optuna_private as op
-from dse.spec.errors import StorageError
-
-T = TypeVar("T")
-
-#: How long a lost database connection is retried before the worker gives up (seconds);
-#: ``$DSE_STORAGE_RETRY_S`` overrides it.
-RETRY_S = 120.0
-_MAX_BACKOFF_S = 8.0
-
-
-def retry_window_s() -> float:
-    text = os.environ.get("DSE_STORAGE_RETRY_S", "")
-    try:
-        return max(0.0, float(text)) if text else RETRY_S
-    except ValueError:
-        return RETRY_S
-
-
-def connection_lost(exc: BaseException) -> str | None:
-    """The database error's text when ``exc`` (or what caused it) is a lost or refused
-    connection, else None (Optuna wraps it in "invalid data in the commit")."""
-    import sqlalchemy.exc as sa_exc
-
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        if isinstance(cur, sa_exc.DBAPIError) and (
-            cur.connection_invalidated
-            or isinstance(cur, sa_exc.OperationalError | sa_exc.InterfaceError)
-        ):
-            return str(cur.orig).strip().splitlines()[0] if cur.orig else str(cur)
-        if type(cur).__module__.startswith("psycopg") and type(cur).__name__ in (
-            "OperationalError",
-            "InterfaceError",
-        ):
-            return str(cur).strip().splitlines()[0]
-        cur = cur.__cause__ or cur.__context__
-    return None
-
-
-class _Study:
-    """The mirror of one study: its trials by id (id order is number order), which of them
-    may still change elsewhere, and how far the last read got."""
-
-    def __init__(self) -> None:
-        self.trials: dict[int, FrozenTrial] = {}
-        self.ids: list[int] = []
-        self.by_number: dict[int, int] = {}
-        self.elsewhere: set[int] = set()  # unfinished trials this worker does not own
-        self.read_up_to = -1
-        self.system_attrs: dict[str, Any] | None = None
-        self.dists: dict[str, BaseDistribution] = {}
-
-    def put(self, t: FrozenTrial) -> None:
-        tid = op.trial_id(t)
-        if tid not in self.trials:
-            bisect.insort(self.ids, tid)
-        self.trials[tid] = t
-        self.by_number[t.number] = tid
-        for name, dist in t.distributions.items():
-            self.dists.setdefault(name, dist)
+from dse.search import optuna_private_rdb as rdb
+from dse.search.rdb_connection import T, beating, claim_lock, retry_window_s, retrying
+from dse.search.rdb_mirror import StudyMirror
 
 
 class BatchedRDBStorage(BaseStorage, op.BaseHeartbeat):
@@ -114,44 +53,16 @@ class BatchedRDBStorage(BaseStorage, op.BaseHeartbeat):
     def __init__(self, backend: RDBStorage, *, retry_s: float | None = None) -> None:
         self.backend = backend
         self.retry_s = retry_window_s() if retry_s is None else retry_s
-        self._studies: dict[int, _Study] = {}
+        self._studies: dict[int, StudyMirror] = {}
         self._study_of: dict[int, int] = {}
         self._own: set[int] = set()
-        self._writes: dict[int, op.TrialWrites] = {}
+        self._writes: dict[int, rdb.TrialWrites] = {}
         self._depth = 0
 
     # --- the database, with a bounded retry of lost connections
 
     def _db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        deadline: float | None = None
-        delay = 0.25
-        while True:
-            try:
-                result = fn(*args, **kwargs)
-            except Exception as exc:
-                reason = connection_lost(exc)
-                if reason is None:
-                    raise
-                now = time.monotonic()
-                if deadline is None:
-                    deadline = now + self.retry_s
-                    print(
-                        f"dse: lost the connection to the storage ({reason}); retrying for up "
-                        f"to {self.retry_s:g} s",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                if now >= deadline:
-                    raise StorageError(
-                        f"the storage stayed unreachable for {self.retry_s:g} s ({reason}); "
-                        "the study is intact: run the same command again once it is back"
-                    ) from None
-                time.sleep(min(delay, max(0.0, deadline - now)))
-                delay = min(2 * delay, _MAX_BACKOFF_S)
-                continue
-            if deadline is not None:
-                print("dse: the storage is reachable again", file=sys.stderr, flush=True)
-            return result
+        return retrying(self.retry_s, fn, *args, **kwargs)
 
     # --- batches
 
@@ -172,7 +83,7 @@ class BatchedRDBStorage(BaseStorage, op.BaseHeartbeat):
         if not self._writes:
             return
         writes, self._writes = self._writes, {}
-        written = self._db(op.rdb_write, self.backend, writes)
+        written = self._db(rdb.rdb_write, self.backend, writes)
         for tid, w in writes.items():
             if tid not in written:
                 self._own.discard(tid)
@@ -183,57 +94,16 @@ class BatchedRDBStorage(BaseStorage, op.BaseHeartbeat):
     def owns(self, trial_id: int) -> bool:
         return trial_id in self._own
 
-    @contextlib.contextmanager
-    def claim_lock(self, study_id: int) -> Iterator[None]:
+    def claim_lock(self, study_id: int) -> contextlib.AbstractContextManager[None]:
         """Count and create trials one worker at a time (see ``runner``'s claim)."""
-        if self.backend.engine.name == "postgresql":
-            with self._pg_lock(study_id):
-                yield
-            return
-        database = self.backend.engine.url.database
-        if self.backend.engine.name != "sqlite" or not database:
-            yield
-            return
-        fd = os.open(database + ".claim", os.O_CREAT | os.O_RDWR, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
-
-    @contextlib.contextmanager
-    def _pg_lock(self, study_id: int) -> Iterator[None]:
-        import sqlalchemy as sa
-
-        key = 0x6473650000000000 + study_id  # "dse" in the high bytes: no clash with others
-        conn = self._db(self._locked_connection, key)
-        try:
-            yield
-        finally:
-            with contextlib.suppress(Exception):
-                conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": key})
-                conn.commit()
-            with contextlib.suppress(Exception):
-                conn.close()
-
-    def _locked_connection(self, key: int) -> Any:
-        import sqlalchemy as sa
-
-        conn = self.backend.engine.connect()
-        try:
-            conn.execute(sa.text("SELECT pg_advisory_lock(:k)"), {"k": key})
-            conn.commit()
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+        return claim_lock(self.backend, study_id, self.retry_s)
 
     # --- the mirror
 
-    def _study(self, study_id: int) -> _Study:
+    def _study(self, study_id: int) -> StudyMirror:
         s = self._studies.get(study_id)
         if s is None:
-            s = self._studies[study_id] = _Study()
+            s = self._studies[study_id] = StudyMirror()
         return s
 
     def sync(self, study_id: int) -> None:
@@ -241,7 +111,7 @@ class BatchedRDBStorage(BaseStorage, op.BaseHeartbeat):
         unfinished trials of others); this worker's own trials stay as it holds them."""
         s = self._study(study_id)
         fresh = self._db(
-            op.rdb_trials,
+            rdb.rdb_trials,
             self.backend,
             study_id,
             included=set(s.elsewhere),
@@ -278,10 +148,23 @@ class BatchedRDBStorage(BaseStorage, op.BaseHeartbeat):
             return None
         return self._studies[self._study_of[trial_id]].trials[trial_id]
 
-    def _pending(self, trial_id: int) -> op.TrialWrites:
+    def _own_write(
+        self, trial_id: int, direct: Callable[..., Any], *args: Any
+    ) -> FrozenTrial | None:
+        """This worker's running trial, checked updatable, for a buffered write; any other
+        trial is written now (``direct(trial_id, *args)``) and re-read, and None returned."""
+        t = self._mine(trial_id)
+        if t is None:
+            self._db(direct, trial_id, *args)
+            self._reload(trial_id)
+            return None
+        self.check_trial_is_updatable(trial_id, t.state)
+        return t
+
+    def _pending(self, trial_id: int) -> rdb.TrialWrites:
         w = self._writes.get(trial_id)
         if w is None:
-            w = self._writes[trial_id] = op.TrialWrites()
+            w = self._writes[trial_id] = rdb.TrialWrites()
         return w
 
     def _after_write(self) -> None:
@@ -326,41 +209,37 @@ class BatchedRDBStorage(BaseStorage, op.BaseHeartbeat):
             s.system_attrs = self._db(self.backend.get_study_system_attrs, study_id)
         return copy.deepcopy(s.system_attrs)
 
-    def get_all_studies(self) -> list[optuna.study.FrozenStudy]:
+    def get_all_studies(self) -> list[op.FrozenStudy]:
         return self._db(self.backend.get_all_studies)
 
     # --- trials
 
     def create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> int:
-        t = self._db(op.rdb_new_trial, self.backend, study_id, template_trial)
-        tid = op.trial_id(t)
-        s = self._study(study_id)
-        self._study_of[tid] = study_id
-        s.put(copy.deepcopy(t))
-        if t.state == TrialState.RUNNING:
-            self._own.add(tid)
-        elif not t.state.is_finished():
-            s.elsewhere.add(tid)
-        return tid
+        t = self._db(rdb.rdb_new_trial, self.backend, study_id, template_trial)
+        self._adopt(study_id, copy.deepcopy(t))
+        return op.trial_id(t)
 
     def create_new_trials(self, study_id: int, templates: list[FrozenTrial]) -> list[int]:
         """One trial per template, in one transaction (``create_new_trial`` for many)."""
-        made = self._db(op.rdb_new_trials, self.backend, study_id, templates)
-        s = self._study(study_id)
+        made = self._db(rdb.rdb_new_trials, self.backend, study_id, templates)
         for t in made:
-            tid = op.trial_id(t)
-            self._study_of[tid] = study_id
-            s.put(t)
-            if t.state == TrialState.RUNNING:
-                self._own.add(tid)
-            elif not t.state.is_finished():
-                s.elsewhere.add(tid)
+            self._adopt(study_id, t)
         return [op.trial_id(t) for t in made]
+
+    def _adopt(self, study_id: int, t: FrozenTrial) -> None:
+        """A trial this worker just created into the mirror: its own when RUNNING."""
+        tid = op.trial_id(t)
+        self._study_of[tid] = study_id
+        self._study(study_id).put(t)
+        if t.state == TrialState.RUNNING:
+            self._own.add(tid)
+        elif not t.state.is_finished():
+            self._study(study_id).elsewhere.add(tid)
 
     def claim_trials(self, study_id: int, n: int, user_attrs: dict[str, Any]) -> list[int]:
         """``n`` RUNNING trials for this worker tagged with ``user_attrs``: the oldest queued
         ones first, then new ones (two transactions, whatever ``n`` is)."""
-        popped = self._db(op.rdb_pop_waiting, self.backend, study_id, n, user_attrs)
+        popped = self._db(rdb.rdb_pop_waiting, self.backend, study_id, n, user_attrs)
         s = self._study(study_id)
         now = datetime.now()
         for tid in popped:
@@ -394,18 +273,15 @@ class BatchedRDBStorage(BaseStorage, op.BaseHeartbeat):
         param_value_internal: float,
         distribution: BaseDistribution,
     ) -> None:
-        t = self._mine(trial_id)
+        t = self._own_write(
+            trial_id,
+            self.backend.set_trial_param,
+            param_name,
+            param_value_internal,
+            distribution,
+        )
         if t is None:
-            self._db(
-                self.backend.set_trial_param,
-                trial_id,
-                param_name,
-                param_value_internal,
-                distribution,
-            )
-            self._reload(trial_id)
             return
-        self.check_trial_is_updatable(trial_id, t.state)
         s = self._studies[self._study_of[trial_id]]
         previous = s.dists.get(param_name)
         if previous is not None:
@@ -453,36 +329,31 @@ class BatchedRDBStorage(BaseStorage, op.BaseHeartbeat):
     def set_trial_intermediate_value(
         self, trial_id: int, step: int, intermediate_value: float
     ) -> None:
-        t = self._mine(trial_id)
+        t = self._own_write(
+            trial_id, self.backend.set_trial_intermediate_value, step, intermediate_value
+        )
         if t is None:
-            self._db(self.backend.set_trial_intermediate_value, trial_id, step, intermediate_value)
-            self._reload(trial_id)
             return
-        self.check_trial_is_updatable(trial_id, t.state)
         t.intermediate_values = {**t.intermediate_values, step: intermediate_value}
         self._pending(trial_id).intermediate[step] = intermediate_value
         self._after_write()
 
     def set_trial_user_attr(self, trial_id: int, key: str, value: Any) -> None:
-        t = self._mine(trial_id)
-        if t is None:
-            self._db(self.backend.set_trial_user_attr, trial_id, key, value)
-            self._reload(trial_id)
-            return
-        self.check_trial_is_updatable(trial_id, t.state)
-        t.user_attrs[key] = copy.deepcopy(value)
-        self._pending(trial_id).user_attrs[key] = value
-        self._after_write()
+        self._set_attr(trial_id, key, value, system=False)
 
     def set_trial_system_attr(self, trial_id: int, key: str, value: Any) -> None:
-        t = self._mine(trial_id)
+        self._set_attr(trial_id, key, value, system=True)
+
+    def _set_attr(self, trial_id: int, key: str, value: Any, *, system: bool) -> None:
+        b = self.backend
+        t = self._own_write(
+            trial_id, b.set_trial_system_attr if system else b.set_trial_user_attr, key, value
+        )
         if t is None:
-            self._db(self.backend.set_trial_system_attr, trial_id, key, value)
-            self._reload(trial_id)
             return
-        self.check_trial_is_updatable(trial_id, t.state)
-        t.system_attrs[key] = copy.deepcopy(value)
-        self._pending(trial_id).system_attrs[key] = value
+        (t.system_attrs if system else t.user_attrs)[key] = copy.deepcopy(value)
+        w = self._pending(trial_id)
+        (w.system_attrs if system else w.user_attrs)[key] = value
         self._after_write()
 
     def get_trial(self, trial_id: int) -> FrozenTrial:
@@ -516,10 +387,10 @@ class BatchedRDBStorage(BaseStorage, op.BaseHeartbeat):
         self.record_heartbeats([trial_id])
 
     def record_heartbeats(self, trial_ids: list[int]) -> None:
-        op.rdb_record_heartbeats(self.backend, trial_ids)
+        rdb.rdb_record_heartbeats(self.backend, trial_ids)
 
     def _get_stale_trial_ids(self, study_id: int) -> list[int]:
-        return self._db(op.rdb_stale_trial_ids, self.backend, study_id)
+        return self._db(rdb.rdb_stale_trial_ids, self.backend, study_id)
 
     def get_heartbeat_interval(self) -> int | None:
         return self.backend.get_heartbeat_interval()
@@ -537,23 +408,8 @@ class BatchedRDBStorage(BaseStorage, op.BaseHeartbeat):
         if not interval or not trial_ids:
             yield
             return
-        ids = list(trial_ids)
-        stop = threading.Event()
-
-        def beat() -> None:
-            while not stop.wait(interval):
-                with contextlib.suppress(Exception):
-                    self.record_heartbeats(ids)
-
-        with contextlib.suppress(Exception):
-            self.record_heartbeats(ids)
-        thread = threading.Thread(target=beat, name="dse-heartbeat", daemon=True)
-        thread.start()
-        try:
+        with beating(self.record_heartbeats, interval, list(trial_ids)):
             yield
-        finally:
-            stop.set()
-            thread.join()
 
     def remove_session(self) -> None:
         self.backend.remove_session()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,7 +150,7 @@ def run_trial(
     dists: dict[str, BaseDistribution],
     *,
     trial_id: int | None = None,
-    evaluate: Callable[[dict[str, Any]], Outcome] | None = None,
+    evaluate: Callable[[Mapping[str, Any]], Outcome] | None = None,
 ) -> optuna.trial.FrozenTrial | None:
     """Evaluate, record and tell one claimed trial (claiming one if not given); return it as
     stored, or None when another worker retired it meanwhile (its heartbeat was late).
@@ -263,7 +263,7 @@ def _loop(
     dists: dict[str, BaseDistribution],
     tracker: FrontTracker,
     trials: int,
-    evaluate: Callable[[dict[str, Any]], Outcome],
+    evaluate: Callable[[Mapping[str, Any]], Outcome],
     on_progress: Callable[[Progress], None] | None,
     timeout_s: float | None,
     should_stop: Callable[[], bool] | None,

@@ -12,9 +12,9 @@ against this contract (docs/search.md, "Your own sampler").
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,14 @@ import optuna
 
 from dse.model.registry import import_object
 from dse.model.study_model import StudyModel
+from dse.spec.entry_points import installed_entry_points, load_entry_point, wrap_plugin
 from dse.spec.errors import EvaluatorError
 from dse.spec.schema import SAMPLER_GROUP, ParamSpec, SearchSpec
 
+_EXPECTED = (
+    "sampler {origin}: expected a dse.search.Sampler or a factory (seed, **options) -> optuna "
+    "sampler"
+)
 #: ``enqueue(space, seed, study, target) -> size``.
 Enqueue = Callable[[Mapping[str, ParamSpec], "int | None", optuna.Study, int], int]
 
@@ -71,30 +76,19 @@ class Sampler:
     @classmethod
     def wrap(cls, obj: Any, origin: str) -> Sampler:
         """A :class:`Sampler` as it is, a plain factory wrapped; anything else is an error."""
-        if isinstance(obj, Sampler):
-            return obj if obj.origin else replace(obj, origin=origin)
-        if not callable(obj):
-            raise EvaluatorError(
-                f"sampler {origin}: expected a dse.search.Sampler or a factory "
-                f"(seed, **options) -> optuna sampler, got {type(obj).__name__}"
-            )
-        return cls(build=obj, origin=origin)
+        return wrap_plugin(
+            cls, obj, origin, field="build", expected=_EXPECTED, error=EvaluatorError
+        )
 
 
-@cache
-def installed() -> dict[str, Any]:
+def installed() -> dict[str, EntryPoint]:
     """The entry points of the ``dse.samplers`` group by name (loaded on first use)."""
-    return {ep.name: ep for ep in entry_points(group=SAMPLER_GROUP)}
+    return installed_entry_points(SAMPLER_GROUP)
 
 
 @cache
 def _load_entry_point(name: str) -> Sampler:
-    ep = installed()[name]
-    try:
-        obj = ep.load()
-    except Exception as exc:  # a broken plug-in names itself
-        raise EvaluatorError(f"sampler entry point {name!r} ({ep.value}) failed: {exc}") from exc
-    return Sampler.wrap(obj, f"entry point {ep.value}")
+    return Sampler.wrap(*load_entry_point(SAMPLER_GROUP, name, kind="sampler"))
 
 
 def load_sampler(search: SearchSpec, *, spec_dir: Path | None = None) -> Sampler:

@@ -12,19 +12,24 @@ against this contract (docs/storage.md).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint
 from typing import Any
 
 import optuna
 
 from dse.model.registry import import_object
+from dse.spec.entry_points import installed_entry_points, load_entry_point, wrap_plugin
 from dse.spec.errors import StorageError
 
 STORAGE_GROUP = "dse.storages"
 #: The schemes dse itself serves (checked by dse.search.storage, not by a plug-in).
 BUILTIN_SCHEMES = ("journal", "sqlite", "postgresql", "mysql")
+_EXPECTED = (
+    "storage backend {origin}: expected a dse.search.storage_plugin.StorageBackend or an "
+    "open(url, *, heartbeat_s, grace_s) function"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,15 +62,7 @@ class StorageBackend:
     @classmethod
     def wrap(cls, obj: Any, origin: str) -> StorageBackend:
         """A :class:`StorageBackend` as it is, a plain ``open`` function wrapped."""
-        if isinstance(obj, StorageBackend):
-            return obj if obj.origin else replace(obj, origin=origin)
-        if not callable(obj):
-            raise StorageError(
-                f"storage backend {origin}: expected a dse.search.storage_plugin."
-                f"StorageBackend or an open(url, *, heartbeat_s, grace_s) function, "
-                f"got {type(obj).__name__}"
-            )
-        return cls(open=obj, origin=origin)
+        return wrap_plugin(cls, obj, origin, field="open", expected=_EXPECTED, error=StorageError)
 
 
 def scheme_of(url: str) -> str:
@@ -74,10 +71,9 @@ def scheme_of(url: str) -> str:
     return head.split("+", 1)[0].lower()
 
 
-@cache
-def installed() -> dict[str, Any]:
+def installed() -> dict[str, EntryPoint]:
     """The entry points of the ``dse.storages`` group by scheme (loaded on first use)."""
-    return {ep.name: ep for ep in entry_points(group=STORAGE_GROUP)}
+    return installed_entry_points(STORAGE_GROUP)
 
 
 def is_plugin_url(url: str) -> bool:
@@ -88,12 +84,8 @@ def is_plugin_url(url: str) -> bool:
 
 @cache
 def _from_entry_point(scheme: str) -> StorageBackend:
-    ep = installed()[scheme]
-    try:
-        obj = ep.load()
-    except Exception as exc:  # a broken plug-in names itself
-        raise StorageError(f"storage entry point {scheme!r} ({ep.value}) failed: {exc}") from exc
-    return StorageBackend.wrap(obj, f"entry point {ep.value}")
+    loaded = load_entry_point(STORAGE_GROUP, scheme, kind="storage", error=StorageError)
+    return StorageBackend.wrap(*loaded)
 
 
 def _builtin(scheme: str) -> StorageBackend:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import optuna
 from optuna.distributions import FloatDistribution
 from optuna.exceptions import UpdateFinishedTrialError
+from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
 from dse.model.testing import ConformanceError
@@ -36,7 +37,7 @@ def check_storage(url: str, *, study: str = "dse-storage-check") -> None:
     if not isinstance(storage, optuna.storages.BaseStorage):
         raise ConformanceError(f"open returned a {type(storage).__name__}, not an Optuna storage")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    directions = ["minimize", "maximize"]
+    directions = [StudyDirection.MINIMIZE, StudyDirection.MAXIMIZE]
     s = optuna.create_study(storage=storage, study_name=study, directions=directions)
     enqueue_trials(s, [{"x": 0.25}])
     with claim_lock(storage_of(s), study_id(s)):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 
@@ -49,7 +49,8 @@ def _evaluate(digest: str, blob: bytes, indices: tuple[int, ...]) -> list[ChunkF
     if loaded is None:
         _LOADED.clear()
         loaded = _LOADED[digest] = pickle.loads(blob)
-    return [evaluate_chunk(*loaded, index) for index in indices]
+    model, plan = loaded
+    return [evaluate_chunk(model, plan, index) for index in indices]
 
 
 @dataclass
@@ -139,7 +140,7 @@ def _evaluate_on(
 
     todo_left = list(todo)
     todo_left.reverse()  # popped from the end: chunk order kept
-    batch_of: dict[str, tuple[int, ...]] = {}
+    batch_of: dict[Any, tuple[int, ...]] = {}
     retries: dict[tuple[int, ...], int] = {}
 
     def submit(batch: tuple[int, ...]) -> None:

@@ -23,18 +23,23 @@ import multiprocessing
 import os
 import pickle
 import signal
-import sys
 import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
+from typing import Any
 
 from dse.model.study_model import StudyModel
+from dse.search.local_processes import (
+    children_cpu_s,
+    main_script_hidden,
+    preload_modules,
+    start_method,
+)
 from dse.search.sweep_chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
 from dse.spec.errors import DseError
 
@@ -128,64 +133,6 @@ def _serve(conn: Connection, blob: bytes) -> None:
 # -- in the calling process ---------------------------------------------------------------------
 
 
-def start_method() -> str:
-    """``fork`` on Linux while this process has a single thread (no imports or pickling in the
-    workers: they start in milliseconds), otherwise ``forkserver`` where the platform has one
-    (forking a multi-threaded process can deadlock the child; on macOS system libraries start
-    threads of their own, which is why Python stopped forking there), else ``spawn``."""
-    methods = multiprocessing.get_all_start_methods()
-    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
-        return "fork"
-    return "forkserver" if "forkserver" in methods else "spawn"
-
-
-@contextmanager
-def _main_script_hidden() -> Iterator[None]:
-    """While workers start, hide the main script's path from multiprocessing, which otherwise
-    re-runs the script in every spawned worker (or the forkserver) so that functions defined in
-    it can be unpickled (for ``dse``: pandas, typer, rich, the whole CLI, ~0.5 CPU-s); the
-    workers need only the sweep code and the evaluators' modules."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if main is None or path is None or getattr(main, "__spec__", None) is not None:
-        yield
-        return
-    del main.__file__
-    try:
-        yield
-    finally:
-        main.__file__ = path
-
-
-def preload_modules(model: StudyModel) -> list[str]:
-    """Modules a forkserver imports once for every worker: the sweep code and the evaluators'."""
-    names = {"numpy", __name__}
-    for ev in model.evaluators.values():
-        names.add(getattr(ev.fn, "__module__", None) or "")
-    return sorted(n for n in names if n and not n.startswith("__"))
-
-
-def _children_cpu_s() -> float:
-    """CPU seconds so far of every process below this one, running or reaped (workers forked
-    from a forkserver are its children, not ours)."""
-    import psutil  # a dependency of dask.distributed
-
-    try:
-        import resource  # Unix
-    except ImportError:
-        total = 0.0
-    else:
-        r = resource.getrusage(resource.RUSAGE_CHILDREN)
-        total = r.ru_utime + r.ru_stime
-    for child in psutil.Process().children(recursive=True):
-        try:
-            t = child.cpu_times()
-        except psutil.Error:
-            continue
-        total += t.user + t.system + t.children_user + t.children_system
-    return total
-
-
 #: What :func:`run_chunks_local` reads from a dead worker's pipe.
 _GONE = object()
 
@@ -241,7 +188,7 @@ class _Pool:
         self.queue = deque(todo)
         self.blob = pickle.dumps((model, plan), protocol=pickle.HIGHEST_PROTOCOL)
         self.method = method
-        self.ctx = multiprocessing.get_context(method)
+        self.ctx: Any = multiprocessing.get_context(method)  # Process, Pipe: every context's
         if method == "forkserver":
             self.ctx.set_forkserver_preload(preload_modules(model))
         self.workers: list[_Worker] = []
@@ -256,7 +203,7 @@ class _Pool:
         process = self.ctx.Process(
             target=_serve, args=(there, self.blob), name="dse-sweep-worker", daemon=True
         )
-        with _main_script_hidden():
+        with main_script_hidden():
             process.start()
         there.close()  # the worker's end lives in the worker only: its death closes the pipe
         return _Worker(process, here)
@@ -353,8 +300,8 @@ class _Pool:
     def collect(self, *, block: bool) -> None:
         """Hand every chunk front that has come back to ``on_chunk``; replace dead workers.
         Never waits on one pipe alone: a dead worker's process sentinel wakes this up too."""
-        by_conn = {w.conn: w for w in self.workers}
-        by_sentinel = {w.process.sentinel: w for w in self.workers}
+        by_conn: dict[Any, _Worker] = {w.conn: w for w in self.workers}
+        by_sentinel: dict[Any, _Worker] = {w.process.sentinel: w for w in self.workers}
         dead: list[_Worker] = []
         for ready in wait([*by_conn, *by_sentinel], timeout=None if block else 0):
             if ready in by_sentinel:
@@ -386,7 +333,7 @@ def run_chunks_local(
     ``method`` is the multiprocessing start method (default :func:`start_method`).
     """
     t0 = time.perf_counter()
-    cpu0 = _children_cpu_s()
+    cpu0 = children_cpu_s()
     pool = _Pool(model, plan, todo, on_chunk, jobs=jobs, method=method or start_method())
     finished = False
     try:
@@ -399,7 +346,7 @@ def run_chunks_local(
     return LocalRun(
         workers=jobs,
         startup_s=startup_s,
-        worker_cpu_s=_children_cpu_s() - cpu0,
+        worker_cpu_s=children_cpu_s() - cpu0,
         chunks_in_client=pool.in_client,
         restarts=pool.restarts,
     )

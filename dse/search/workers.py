@@ -44,6 +44,16 @@ def study_url(model: StudyModel, storage: str | None = None) -> str:
     )
 
 
+def finished_before(model: StudyModel, storage: str | None) -> int:
+    """Finished trials of the model's study now; 0 when it does not exist yet."""
+    name = model.spec.study
+    url = study_url(model, storage)
+    try:
+        return finished_count(optuna.load_study(study_name=name, storage=open_storage(url)))
+    except KeyError:
+        return 0
+
+
 class WorkerProgress:
     """A worker's progress on stderr (``dse worker``): trials done by this worker and by the
     study, the study's rate and time to go, at most every ``every_s`` (a log shows it, and

@@ -17,7 +17,7 @@ import functools
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -182,7 +182,8 @@ def _value(node: ast.AST, env: Mapping[str, Any]) -> Any:
         v = env[dotted]
         return np.float64(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
     if isinstance(node, ast.Constant):
-        return np.float64(node.value)  # float arithmetic: overflow gives inf, not a huge int
+        # float arithmetic: overflow gives inf, not a huge int
+        return np.float64(cast(Any, node.value))
     if isinstance(node, ast.BinOp):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return _BINOPS[type(node.op)](_value(node.left, env), _value(node.right, env))

@@ -1,19 +1,17 @@
 """The study spec: pydantic models are the single source of truth for its schema.
 
-``load_spec`` reads YAML safely, validates the shape with pydantic and reports every problem as
-``FILE:LINE: field.path: what is wrong``. Semantic checks that need the evaluators (metric names,
-presets, import paths) live in :mod:`dse.model.study_model`.
+:mod:`dse.spec.collect` reads YAML safely, validates the shape with these models and reports
+every problem as ``FILE:LINE: field.path: what is wrong``. Semantic checks that need the
+evaluators (metric names, presets, import paths) live in :mod:`dse.model.study_model`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -23,11 +21,11 @@ from pydantic import (
     Discriminator,
     Field,
     Tag,
-    ValidationError,
 )
 
-from dse.spec.errors import Problem, SpecError, choices_text, did_you_mean, short_repr
-from dse.spec.yamlio import LineMap, Loc, load_yaml
+from dse.spec.entry_points import installed_entry_points
+from dse.spec.errors import Problem, choices_text, did_you_mean
+from dse.spec.yamlio import LineMap, Loc
 
 STUDY_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 
@@ -141,7 +139,7 @@ SAMPLER_GROUP = "dse.samplers"
 def installed_samplers() -> tuple[str, ...]:
     """Names of the samplers installed distributions register under :data:`SAMPLER_GROUP`
     (names only: nothing is imported until a study builds its sampler)."""
-    return tuple(sorted({ep.name for ep in entry_points(group=SAMPLER_GROUP)}))
+    return tuple(installed_entry_points(SAMPLER_GROUP))
 
 
 def _installed_sampler(v: str) -> str:
@@ -289,327 +287,6 @@ class LoadedSpec:
 
     def problem(self, loc: Loc, message: str) -> Problem:
         return Problem(str(self.path), self.lines.line(loc), ".".join(map(str, loc)), message)
-
-
-def _fields_at(loc: Loc) -> list[str]:
-    """Valid keys of the model at ``loc`` (for did-you-mean on unknown keys)."""
-    model: type[BaseModel] | None = StudySpec
-    in_list = False
-    for part in loc[:-1]:
-        if model is None:
-            return []
-        if in_list:  # an item of a list of models (objectives.1.metrc)
-            in_list = False
-            continue
-        if model is StudySpec and part == "space":
-            return []
-        if model is SearchSpec and part == "sampler":
-            model = SamplerRef
-            continue
-        f = model.model_fields.get(str(part))
-        if f is None:
-            return []
-        ann = f.annotation
-        if get_origin(ann) is list and get_args(ann):
-            ann, in_list = get_args(ann)[0], True
-        model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
-    if model is None:
-        return []
-    return list(model.model_fields)
-
-
-def _param_fields(raw: Any, loc: Loc) -> list[str]:
-    kind = raw.get("type") if isinstance(raw, dict) else None
-    table = {"float": FloatParam, "int": IntParam, "categorical": CategoricalParam}
-    model = table.get(str(kind))
-    return list(model.model_fields) if model else []
-
-
-_CHOICE_TAGS = ("bool", "int", "float", "str")
-
-
-def _pydantic_problems(exc: ValidationError, raw: dict[str, Any], loaded: Any) -> list[Problem]:
-    problems = []
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        # Drop the discriminator tag pydantic inserts for tagged unions (space.x.float.low).
-        if len(loc) >= 3 and loc[0] == "space" and loc[2] in ("float", "int", "categorical"):
-            loc = (loc[0], loc[1], *loc[3:])
-        if loc[:2] == ("search", "sampler") and len(loc) >= 3 and loc[2] in ("name", "path"):
-            loc = (*loc[:2], *loc[3:])  # and the tag of ``sampler: NAME | {path: ...}``
-        msg = err["msg"]
-        kind = err["type"]
-        if len(loc) >= 4 and loc[0] == "space" and loc[2] == "choices" and loc[-1] in _CHOICE_TAGS:
-            # One line per bad choice, not one per member of the Choice union.
-            loc = loc[:-1]
-            got = short_repr(err.get("input"))
-            msg = f"a choice must be a number, a string or true/false (got {got})"
-            kind = "value_error"
-        if kind == "extra_forbidden":
-            key = str(loc[-1])
-            if len(loc) >= 3 and loc[0] == "space":
-                sub = raw.get("space", {}).get(loc[1])
-                valid = _param_fields(sub, loc)
-            else:
-                valid = _fields_at(loc)
-            msg = f"unknown field {key!r} ({did_you_mean(key, valid)}valid fields: "
-            msg += f"{choices_text(valid)})"
-        elif kind == "union_tag_invalid" or kind == "union_tag_not_found":
-            msg = "expected 'type' to be one of: categorical, float, int"
-        elif kind == "literal_error":
-            got = short_repr(err.get("input"))
-            msg = f"invalid value {got} (expected one of: {err['ctx']['expected']})"
-        elif kind == "missing":
-            msg = "required field is missing"
-        elif kind == "value_error":
-            msg = msg.removeprefix("Value error, ")
-        else:
-            msg = f"{msg} (got {short_repr(err.get('input'))})"
-        problems.append(loaded.problem(loc, msg))
-    return problems
-
-
-#: Integers Optuna keeps exactly: it stores every parameter as a float (and the records as
-#: int64), so an integer bound beyond 2**53 would come back as another number.
-MAX_EXACT_INT = 2**53
-
-
-def _holdable_problems(loaded: LoadedSpec, loc: Loc, p: FloatParam | IntParam) -> list[Problem]:
-    """Bounds the run can use: a float range numpy can span, integers a float holds exactly,
-    and a step that divides the range (Optuna would move ``high`` without a word)."""
-    if not (math.isfinite(p.low) and math.isfinite(p.high)) or p.low >= p.high:
-        return []  # reported above
-    span = p.high - p.low
-    if isinstance(p, IntParam):
-        big = max(abs(p.low), abs(p.high))
-        if big > MAX_EXACT_INT:
-            return [
-                loaded.problem(
-                    (*loc, "low" if abs(p.low) == big else "high"),
-                    f"integer bounds must lie within +/-2**53 ({MAX_EXACT_INT:,}): Optuna stores "
-                    "parameters as floats, which hold no larger integer exactly",
-                )
-            ]
-        if span % p.step and p.step <= span and not p.log:  # else reported above
-            last = p.low + span // p.step * p.step
-            return [
-                loaded.problem(
-                    (*loc, "step"),
-                    f"step ({p.step}) does not divide high - low ({span}): the last value would "
-                    f"be {last}, not high ({p.high}); make high - low a multiple of step",
-                )
-            ]
-        return []
-    if not math.isfinite(span):
-        return [
-            loaded.problem(
-                (*loc, "high"),
-                f"high - low overflows a float ({p.low:g} to {p.high:g}); narrow the range",
-            )
-        ]
-    if p.step is not None and p.step <= span and not p.log:  # else reported above
-        count = span / p.step
-        if count > MAX_EXACT_INT:  # Optuna's step arithmetic (Decimal) fails beyond ~1e28
-            return [
-                loaded.problem(
-                    (*loc, "step"),
-                    f"step ({p.step:g}) cuts high - low into {count:.3g} values, more than a "
-                    "float tells apart (2**53); use a larger step, or none",
-                )
-            ]
-        if abs(count - round(count)) > 1e-9 * max(1.0, count):
-            last = p.low + math.floor(count + 1e-9) * p.step
-            return [
-                loaded.problem(
-                    (*loc, "step"),
-                    f"step ({p.step:g}) does not divide high - low ({span:g}): the last value "
-                    f"would be {last:g}, not high ({p.high:g}); make high - low a multiple of "
-                    "step",
-                )
-            ]
-    return []
-
-
-def _choice_problems(loaded: LoadedSpec, loc: Loc, choices: list[Any]) -> list[Problem]:
-    """Choices the run can store: finite floats, integers a float holds exactly."""
-    bad = [x for x in choices if isinstance(x, float) and not math.isfinite(x)]
-    if bad:
-        return [loaded.problem((*loc, "choices"), f"choices must be finite (got {bad[0]})")]
-    big = [x for x in choices if isinstance(x, int) and abs(x) > MAX_EXACT_INT]
-    if big:
-        return [
-            loaded.problem(
-                (*loc, "choices"),
-                f"integer choices must lie within +/-2**53 (got {short_repr(big[0])}): the "
-                "records hold numbers as floats and 64-bit integers",
-            )
-        ]
-    return []
-
-
-def _first_equal_pair(choices: list[Any]) -> tuple[Any, Any] | None:
-    """The first two choices Optuna cannot tell apart (it finds a choice by ==; 1, 1.0 and
-    true are one), in one pass: equal numbers and strings hash alike."""
-    seen: dict[Any, Any] = {}
-    for x in choices:
-        if x in seen:
-            return seen[x], x
-        seen[x] = x
-    return None
-
-
-def _range_problems(loaded: LoadedSpec) -> list[Problem]:
-    problems = []
-    for name, p in loaded.spec.space.items():
-        loc: Loc = ("space", name)
-        if isinstance(p, FloatParam | IntParam):
-            if not math.isfinite(p.low) or not math.isfinite(p.high):
-                problems.append(loaded.problem((*loc, "low"), "low and high must be finite"))
-            elif p.low >= p.high:
-                problems.append(
-                    loaded.problem((*loc, "low"), f"low ({p.low}) must be below high ({p.high})")
-                )
-            if p.log and p.low <= 0:
-                problems.append(
-                    loaded.problem((*loc, "log"), f"log scale needs low > 0 (got {p.low})")
-                )
-            if p.log and isinstance(p, FloatParam) and p.step is not None:
-                problems.append(
-                    loaded.problem((*loc, "step"), "step cannot be combined with log: true")
-                )
-            if p.log and isinstance(p, IntParam) and p.step != 1:
-                problems.append(
-                    loaded.problem((*loc, "step"), "step must be 1 with log: true (Optuna)")
-                )
-            if p.step is not None and p.low < p.high and p.step > p.high - p.low:
-                problems.append(
-                    loaded.problem((*loc, "step"), f"step ({p.step}) is larger than high - low")
-                )
-            problems += _holdable_problems(loaded, loc, p)
-        elif isinstance(p, CategoricalParam):
-            # Optuna finds a choice by ==, so 1, 1.0 and true are one choice to it.
-            c = p.choices
-            problems += _choice_problems(loaded, loc, c)
-            same = _first_equal_pair(c)
-            if same:
-                a, b = same
-                problems.append(
-                    loaded.problem(
-                        (*loc, "choices"), f"choices must be distinct ({a!r} equals {b!r})"
-                    )
-                )
-    search = loaded.spec.search
-    if isinstance(search.sampler, SamplerRef) and search.sampler.options and search.options:
-        problems.append(
-            loaded.problem(
-                ("search", "options"),
-                "the sampler's options are given twice: keep them in search.sampler.options "
-                "or here, not both",
-            )
-        )
-    seen: dict[str, int] = {}
-    for i, obj in enumerate(loaded.spec.objectives):
-        if obj.metric in seen:
-            problems.append(
-                loaded.problem(
-                    ("objectives", i, "metric"),
-                    f"duplicate objective {obj.metric!r} (also objective {seen[obj.metric]}; "
-                    "each metric can be optimised once)",
-                )
-            )
-        seen.setdefault(obj.metric, i)
-    return problems
-
-
-#: Top-level fields whose bad items can be dropped one by one so the rest is still checked.
-_ITEM_FIELDS = ("space", "evaluators", "objectives")
-#: Placeholders for required fields that were missing or invalid: checking goes on, the
-#: field's own problem is already reported.
-_PLACEHOLDERS: dict[str, Any] = {
-    "study": "invalid-study-name",
-    "objectives": [{"metric": "invalid.metric", "direction": "minimize"}],
-}
-
-
-def _without_bad_parts(raw: dict[str, Any], exc: ValidationError) -> tuple[dict[str, Any], set]:
-    """A copy of ``raw`` without the fields and items pydantic rejected (checked no further)."""
-    data = dict(raw)
-    bad_items: dict[str, set[Any]] = {}
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        if not loc:
-            continue
-        top = str(loc[0])
-        if top in _ITEM_FIELDS and len(loc) >= 2 and isinstance(data.get(top), dict | list):
-            bad_items.setdefault(top, set()).add(loc[1])
-        else:
-            data.pop(top, None)
-    for top, items in bad_items.items():
-        value = data[top]
-        if isinstance(value, dict):
-            data[top] = {k: v for k, v in value.items() if k not in items}
-        else:
-            data[top] = [v for i, v in enumerate(value) if i not in items]
-    placeheld = set()
-    for key, value in _PLACEHOLDERS.items():
-        if not data.get(key):
-            data[key] = value
-            placeheld.add(key)
-    return data, placeheld
-
-
-def collect_spec(path: str | Path) -> tuple[LoadedSpec | None, list[Problem]]:
-    """Load a spec and check its shape, collecting every problem instead of stopping at the
-    first kind: parts pydantic rejects are left out (or replaced by placeholders) and the rest
-    is still checked, so one run of ``dse validate`` lists them all.
-
-    Returns the (possibly partial) spec, or None when the file is not a YAML mapping at all.
-    """
-    path = Path(path)
-    try:
-        raw, lines = load_yaml(path)
-    except SpecError as exc:
-        return None, list(exc.problems)
-    holder = LoadedSpec.__new__(LoadedSpec)
-    object.__setattr__(holder, "path", path)
-    object.__setattr__(holder, "lines", lines)
-    problems: list[Problem] = list(getattr(lines, "problems", []))
-    if not isinstance(raw, dict):
-        got = "an empty file" if raw is None else type(raw).__name__
-        problems.append(Problem(str(path), 1, "", f"expected a mapping of spec fields, got {got}"))
-        return None, problems
-    try:
-        spec = StudySpec.model_validate(raw)
-        placeheld: set[str] = set()
-    except ValidationError as exc:
-        problems += _pydantic_problems(exc, raw, holder)
-        data, placeheld = _without_bad_parts(raw, exc)
-        try:
-            spec = StudySpec.model_validate(data)
-        except ValidationError:  # nothing sensible is left to check further
-            return None, problems
-        if "objectives" in placeheld:
-            spec = spec.model_copy(update={"objectives": []})
-    loaded = LoadedSpec(spec=spec, path=path, lines=lines, raw=raw)
-    for check in SPEC_CHECKS:
-        try:
-            problems += check(loaded)
-        except SpecError as exc:
-            problems += exc.problems
-    return loaded, problems
-
-
-#: Checks of a shape-valid spec, each returning its problems (or raising SpecError); every one
-#: runs, so ``dse validate`` reports all problems in one pass. Append new checks here.
-SPEC_CHECKS: list[Callable[[LoadedSpec], list[Problem]]] = [_range_problems]
-
-
-def load_spec(path: str | Path) -> LoadedSpec:
-    """Load and validate a spec's shape; raise SpecError listing every problem."""
-    loaded, problems = collect_spec(path)
-    if problems or loaded is None:
-        raise SpecError(problems)
-    return loaded
 
 
 def json_schema() -> dict[str, Any]:

@@ -141,5 +141,7 @@ def _dedicated_fit(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
 def gpu_rates_per_hour(design: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """(hardware, software) failure rates of one GPU, per hour."""
     fit = component_fit(design)
-    hardware = sum(fit[k] for k in HARDWARE)
+    hardware = np.zeros(())
+    for k in HARDWARE:  # the components' shapes broadcast (some are per design, some not)
+        hardware = hardware + fit[k]
     return hardware * FIT_PER_HOUR, fit["software"] * FIT_PER_HOUR

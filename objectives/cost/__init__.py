@@ -28,34 +28,10 @@ from objectives.cost.cluster import (
     system_share,
     usd_per_mtok,
 )
-from objectives.cost.package import (
-    gpu_optics_cost,
-    hbm_stack_cost,
-    interposer_area_mm2,
-    interposer_cost,
-    link_masks,
-    package_cost,
-)
-from objectives.cost.silicon import (
-    die_yield,
-    gross_dies_per_wafer,
-    harvested_die_yield,
-    known_good_die_cost,
-    reticle_fits,
-)
+from objectives.cost.gpu import gpu_lines, silicon_lines
+from objectives.cost.package import link_masks
 from objectives.cost.waterfall import cost_waterfall
-from objectives.errors import ContextError
 from objectives.fabric.topology import resolve_fabric
-from objectives.package import (
-    COWOS_L,
-    ORGANIC,
-    bridges,
-    check_base_dies,
-    hbm_spec,
-    hbm_stack_fits,
-    interposer_tech,
-    optional,
-)
 from objectives.perf.hardware import scaleout_gbps_per_gpu
 
 __all__ = ["METRICS", "cost_breakdown", "evaluate_cost"]
@@ -144,232 +120,19 @@ _NETWORK_KEYS = (
 )
 
 
-def _choice(d: Mapping[str, Any], key: str) -> Any:
-    """A string-valued technology field (a name or an array of names), unconverted."""
-    try:
-        return d["technology"][key]
-    except KeyError:
-        raise ContextError(f"technology.{key}", "missing from the technology preset") from None
-
-
-def _silicon(d: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    area, aspect = value(d, "die_area_mm2"), value(d, "die_aspect_ratio")
-    geometry = {k: tech(d, k) for k in ("wafer_diameter_mm", "edge_exclusion_mm", "scribe_mm")}
-    dpw = gross_dies_per_wafer(area, aspect, **geometry)
-    y = harvested_die_yield(
-        area,
-        tech(d, "defect_density_per_cm2"),
-        _choice(d, "yield_model"),
-        tech(d, "clustering_alpha"),
-        core_area_fraction=tech(d, "die_core_area_fraction"),
-        cores_per_mm2=tech(d, "die_cores_per_mm2"),
-        core_spare_fraction=tech(d, "die_core_spare_fraction"),
-        critical_area_fraction=tech(d, "die_critical_area_fraction"),
-    )
-    kgd = known_good_die_cost(tech(d, "wafer_cost_usd"), tech(d, "wafer_sort_cost_usd"), dpw, y)
-    fits = reticle_fits(area, aspect, tech(d, "reticle_width_mm"), tech(d, "reticle_height_mm"))
-    return {
-        "dies_per_wafer": dpw,
-        "die_yield": y,
-        "die_cost_usd": kgd,
-        "cost_per_good_mm2_usd": kgd / area,
-        "reticle_fits": fits,
-        **geometry,
-    }
-
-
-def _gpu(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -> dict[str, Any]:
-    """Per-GPU manufacturing cost lines of the package the design describes
-    (objectives.package): compute dies, optional base dies with their 3D bonds, HBM of its
-    generation, optical engines, and the interposer of its packaging technology."""
-    area, dies = value(d, "die_area_mm2"), value(d, "dies_per_gpu")
-    stacks = dies * value(d, "hbm_stacks_per_die")
-    hbm_gen = hbm_spec(d)
-    per_stack = hbm_stack_cost(
-        value(d, "hbm_gb_per_stack"),
-        usd_per_gb=hbm_gen["usd_per_gb"],
-        usd_per_stack=hbm_gen["usd_per_stack"],
-    )
-    hbm = stacks * per_stack
-    silicon = dies * si["die_cost_usd"]
-    stacked = _stacked(d, si, dies, silicon)
-    if stacked is not None:
-        silicon = stacked["silicon_usd"]  # compute dies and their base dies
-
-    _, is_plug, is_cpo = link_masks(d.get("link_type", "electrical"))
-    # Spare lanes (technology.spare_lanes_per_link) are built and paid for, never counted as
-    # bandwidth.
-    lanes = value(d, "links_per_gpu") * (
-        value(d, "optics_per_link") + tech(d, "spare_lanes_per_link")
-    )
-    to_cost = 1.0 / tech(d, "network_list_markup")  # optics prices are quoted at list
-    engines_usd, outside_usd, engines = gpu_optics_cost(
-        lanes * value(d, "lane_gbps"),
-        lanes,
-        is_plug,
-        is_cpo,
-        pluggable_usd_per_gbps=tech(d, "pluggable_usd_per_gbps") * to_cost,
-        cpo_usd_per_gbps=tech(d, "cpo_usd_per_gbps") * to_cost,
-        **{k: tech(d, k) for k in ("cpo_engine_gbps", "cpo_lanes_per_laser", "cpo_laser_usd")},
-    )
-
-    # Co-packaged optical engines sit on the interposer beside the dies and HBM; stacked compute
-    # dies sit on their base dies, which take the interposer area.
-    ip = interposer_tech(d)
-    on_ip_area, on_ip_dies = (area, dies) if stacked is None else stacked["footprint"]
-    ip_area = interposer_area_mm2(
-        on_ip_area,
-        on_ip_dies,
-        stacks,
-        hbm_gen["footprint_mm2"],
-        tech(d, "interposer_area_factor"),
-    ) + engines * tech(d, "cpo_engine_mm2") * tech(d, "interposer_area_factor")
-    ip_usd, ip_yield = interposer_cost(
-        ip_area,
-        aspect_ratio=tech(d, "interposer_aspect_ratio"),
-        wafer_cost_usd=ip.wafer_cost_usd,
-        defect_density_per_cm2=ip.defect_density_per_cm2,
-        alpha=tech(d, "interposer_clustering_alpha"),
-        wafer_diameter_mm=si["wafer_diameter_mm"],
-        edge_exclusion_mm=si["edge_exclusion_mm"],
-        scribe_mm=si["scribe_mm"],
-    )
-    if ip.any_bridges:
-        # CoWoS-L: the bridges are embedded in the RDL interposer before anything is bonded,
-        # so a known-good interposer carries its bridges and their embedding yield.
-        n_bridges = bridges(d, stacks)
-        yb = ip.bridge_bond_yield**n_bridges
-        with_bridges = (ip_usd * ip_yield + n_bridges * ip.bridge_usd) / (ip_yield * yb)
-        is_l = ip.code == COWOS_L
-        ip_usd = np.where(is_l, with_bridges, ip_usd)
-        ip_yield = np.where(is_l, ip_yield * yb, ip_yield)
-    parts = silicon + hbm + engines_usd
-    logic_area = dies * area
-    if stacked is not None:
-        parts = parts + stacked["assembly_usd"] + stacked["scrap_usd"]
-        logic_area = logic_area + stacked["base_area_mm2"]
-    pkg = package_cost(
-        parts_usd=parts,
-        components=on_ip_dies + stacks + engines,
-        interposer_usd=ip_usd,
-        interposer_area_mm2=ip_area,
-        logic_area_mm2=logic_area,
-        **{
-            k: tech(d, k)
-            for k in (
-                "substrate_area_ratio",
-                "substrate_usd_per_cm2",
-                "assembly_usd_per_bond",
-                "bond_yield",
-                "final_test_usd_per_package",
-                "final_test_usd_per_cm2",
-            )
-        },
-    )
-    assembly, scrap, package = pkg.assembly_usd, pkg.scrap_usd, pkg.total_usd
-    if stacked is not None:
-        assembly = assembly + stacked["assembly_usd"]
-        scrap = scrap + stacked["scrap_usd"]
-        package = package + stacked["assembly_usd"] + stacked["scrap_usd"]
-    fits = ip_area <= ip.max_mm2
-    if np.any(ip.code == ORGANIC):  # HBM needs interposer-class wiring
-        fits = fits & ~((ip.code == ORGANIC) & (stacks > 0))
-    optics = engines_usd + outside_usd
-    gpu = silicon + hbm + optics + package
-    pflops = np.asarray(tflops, float) / 1000.0
-    return {
-        "silicon_cost_usd": silicon,
-        "hbm_cost_usd": hbm,
-        "optics_cost_usd": optics,
-        "interposer_cost_usd": pkg.interposer_usd,
-        "substrate_cost_usd": pkg.substrate_usd,
-        "assembly_cost_usd": assembly,
-        "final_test_cost_usd": pkg.final_test_usd,
-        "assembly_scrap_usd": scrap,
-        "package_cost_usd": package,
-        "gpu_cost_usd": gpu,
-        "gpu_margin_usd": gpu * (tech(d, "hardware_price_markup") - 1.0),
-        "interposer_area_mm2": ip_area,
-        "interposer_yield": ip_yield,
-        "interposer_fits": fits.astype(float),
-        "hbm_fits_generation": hbm_stack_fits(d, hbm_gen),
-        "package_yield": pkg.package_yield,
-        "gpu_usd_per_pflops": gpu / np.maximum(pflops, 1e-12),
-        "_is_cpo": is_cpo,
-    }
-
-
-def _stacked(
-    d: Mapping[str, Any], si: Mapping[str, np.ndarray], dies: np.ndarray, silicon: np.ndarray
-) -> dict[str, Any] | None:
-    """Compute dies 3D-stacked on base (IO) dies (SoIC, as MI300's XCDs on IODs): the known-good
-    base dies, the hybrid bonds and the stacks they scrap; None when no design has base dies.
-
-    Each base die with its compute dies is one part on the interposer; a failed hybrid bond
-    scraps the stack (its dies and bonds), found at the stack's test before 2.5D assembly.
-    """
-    base = check_base_dies(d)
-    if not np.any(base > 0):
-        return None
-    base_area = optional(d, "base_die_area_mm2")
-    has = base > 0
-    dpw = gross_dies_per_wafer(
-        np.where(has, base_area, 1.0),
-        1.0,
-        wafer_diameter_mm=si["wafer_diameter_mm"],
-        edge_exclusion_mm=si["edge_exclusion_mm"],
-        scribe_mm=si["scribe_mm"],
-    )
-    y = die_yield(
-        base_area,
-        tech(d, "base_die_defect_density_per_cm2"),
-        _choice(d, "yield_model"),
-        tech(d, "clustering_alpha"),
-        tech(d, "die_critical_area_fraction"),
-    )
-    kgd = known_good_die_cost(
-        tech(d, "base_die_wafer_cost_usd"), tech(d, "wafer_sort_cost_usd"), dpw, y
-    )
-    silicon_usd = silicon + np.where(has, base * kgd, 0.0)
-    bonds = np.where(has, dies, 0.0)
-    assembly = bonds * tech(d, "soic_usd_per_bond")
-    soic_yield = tech(d, "soic_bond_yield") ** bonds
-    scrap = (silicon_usd + assembly) * (1.0 / soic_yield - 1.0)
-    return {
-        "footprint": (
-            np.where(has, base_area, value(d, "die_area_mm2")),
-            np.where(has, base, dies),
-        ),
-        "silicon_usd": silicon_usd,
-        "assembly_usd": assembly,
-        "scrap_usd": scrap,
-        "base_area_mm2": base * base_area,
-    }
-
-
-def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """All cost metrics of ``design`` given its perf metrics (unprefixed names).
-
-    Uses perf's tokens_per_s, tflops_per_gpu, gpu_power_w, package_power_w, cluster_power_w and
-    facility_power_w.
-    """
-    d = design
-    si = _silicon(d)
-    g = _gpu(d, si, perf["tflops_per_gpu"])
-    is_cpo = g.pop("_is_cpo")
-
-    n = value(d, "cluster_size")
-    installed = installed_gpus(n, value(d, "spare_fraction"))
-    life = tech(d, "lifetime_years")
+def _system(
+    d: Mapping[str, Any], perf: Mapping[str, Any], n: Any, life: Any
+) -> tuple[Any, Any, Any]:
+    """(host, board, facility) USD per installed GPU. Datacentre capacity is provisioned for
+    each installed GPU at its peak power plus its share of host and network power (perf's IT
+    power per serving GPU beyond the GPU itself)."""
     gpu_w, peak_w = (
         np.asarray(perf["gpu_power_w"], float),
         np.asarray(perf["package_power_w"], float),
     )
     cluster_w = np.asarray(perf["cluster_power_w"], float)
-    # Datacentre capacity is provisioned for each installed GPU at its peak power plus its share
-    # of host and network power (perf's IT power per serving GPU beyond the GPU itself).
     overhead_w = np.maximum(cluster_w / np.maximum(n, 1.0) - gpu_w, 0.0)
-    host, board, facility = system_share(
+    return system_share(
         gpu_power_w=peak_w,
         it_power_w_per_gpu=peak_w + overhead_w,
         host_usd_per_gpu_kw=tech(d, "host_usd_per_gpu_kw"),
@@ -378,8 +141,11 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
         lifetime_years=life,
         facility_lifetime_years=tech(d, "facility_lifetime_years"),
     )
-    system = host + board + facility
 
+
+def _network(d: Mapping[str, Any], installed: Any, is_cpo: Any) -> tuple[Any, Any]:
+    """(cluster network USD at the price basis, tiers). The basis (technology/fabric.yaml):
+    list prices to cost, then the buyer's margin on network gear."""
     is_elec, _, _ = link_masks(d.get("link_type", "electrical"))
     net_list, tiers = network_cost(
         installed=installed,
@@ -395,25 +161,42 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
             "scaleout_gbps_per_gpu": scaleout_gbps_per_gpu(d),
         },
     )
-    # The price basis (technology/fabric.yaml): list prices to cost, then the buyer's margin on
-    # network gear.
-    net = net_list / tech(d, "network_list_markup") * tech(d, "network_price_markup")
+    return net_list / tech(d, "network_list_markup") * tech(d, "network_price_markup"), tiers
+
+
+_SILICON_METRICS = (
+    "dies_per_wafer",
+    "die_yield",
+    "die_cost_usd",
+    "cost_per_good_mm2_usd",
+    "reticle_fits",
+)
+
+
+def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """All cost metrics of ``design`` given its perf metrics (unprefixed names).
+
+    Uses perf's tokens_per_s, tflops_per_gpu, gpu_power_w, package_power_w, cluster_power_w and
+    facility_power_w.
+    """
+    d = design
+    si = silicon_lines(d)
+    g = gpu_lines(d, si, perf["tflops_per_gpu"])
+    is_cpo = g.pop("_is_cpo")
+
+    n = value(d, "cluster_size")
+    installed = installed_gpus(n, value(d, "spare_fraction"))
+    life = tech(d, "lifetime_years")
+    host, board, facility = _system(d, perf, n, life)
+    system = host + board + facility
+    net, tiers = _network(d, installed, is_cpo)
     capex = installed * (g["gpu_cost_usd"] + g["gpu_margin_usd"] + system) + net
     energy = energy_cost(perf["facility_power_w"], life, tech(d, "electricity_usd_per_kwh"))
     maintenance = capex * tech(d, "maintenance_fraction_per_year") * life
     tco = capex + energy + maintenance
     pflops = n * np.asarray(perf["tflops_per_gpu"], float) / 1000.0
 
-    out = {
-        k: si[k]
-        for k in (
-            "dies_per_wafer",
-            "die_yield",
-            "die_cost_usd",
-            "cost_per_good_mm2_usd",
-            "reticle_fits",
-        )
-    }
+    out = {k: si[k] for k in _SILICON_METRICS}
     out.update(g)
     out.update(
         host_cost_usd=host,

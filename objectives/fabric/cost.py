@@ -9,6 +9,7 @@ one domain.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -52,6 +53,50 @@ def packet_fabric_cost(
     return links * per_link, t
 
 
+def _packet_prices(t: Mapping[str, ArrayLike]) -> dict[str, ArrayLike]:
+    """The packet switch and cable prices of ``packet_fabric_cost``."""
+    return {
+        "switch_gbps": t["packet_switch_gbps"],
+        "max_ports": t["packet_switch_max_ports"],
+        "switch_usd_per_gbps": t["packet_switch_usd_per_gbps"],
+        "fibre_usd_per_link": t["fibre_usd_per_link"],
+    }
+
+
+def _switched_cost(
+    n: np.ndarray,
+    links: np.ndarray,
+    g: np.ndarray,
+    silicon_mm2: ArrayLike,
+    elec: np.ndarray,
+    optics: np.ndarray,
+    t: Mapping[str, Any],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(USD, tiers) of a switched scale-up domain: switch ports per Gb/s for every GPU link,
+    switch-side transceivers and a fibre per link when optical, plus a scale-out packet fat tree
+    with pluggable optics once the cluster outgrows one domain."""
+    domain = switched_domain_gpus(
+        g,
+        silicon_mm2,
+        elec,
+        switch_gbps=t["electrical_switch_gbps"],
+        domain_silicon_mm2=t["switched_domain_silicon_mm2"],
+    )
+    scaleout_gbps = t["scaleout_gbps_per_gpu"]
+    scaleout, scaleout_tiers = packet_fabric_cost(
+        n, 1.0, scaleout_gbps, optics_usd_per_gbps=t["pluggable_usd_per_gbps"], **_packet_prices(t)
+    )
+    # The scale-out endpoint is a NIC: its own transceiver is a network cost, not GPU optics.
+    scaleout = scaleout + n * scaleout_gbps * t["pluggable_usd_per_gbps"]
+    outgrown = n > domain
+    switched = (
+        n * links * g * (t["electrical_switch_usd_per_gbps"] + optics)
+        + np.where(elec, 0.0, n * links * t["fibre_usd_per_link"])
+        + np.where(outgrown, scaleout, 0.0)
+    )
+    return switched, np.where(outgrown, scaleout_tiers, 1.0)
+
+
 def network_cost(
     *,
     installed: ArrayLike,
@@ -84,52 +129,27 @@ def network_cost(
     cpo = np.asarray(is_cpo, bool)
     code = fabric_code(np.asarray(fabric))
     fibre = t["fibre_usd_per_link"]
-    common = dict(
-        switch_gbps=t["packet_switch_gbps"],
-        max_ports=t["packet_switch_max_ports"],
-        switch_usd_per_gbps=t["packet_switch_usd_per_gbps"],
-        fibre_usd_per_link=fibre,
-    )
     optics = np.where(elec, 0.0, np.where(cpo, t["cpo_usd_per_gbps"], t["pluggable_usd_per_gbps"]))
     cables = n * links / 2 * fibre
     present = {c: bool(np.any(code == c)) for c in (SWITCHED, PACKET, OCS)}
     zero = np.zeros(np.broadcast(n, links, g, code).shape)
-    switched, switched_tiers = zero, 1.0
-    packet, packet_tiers = zero, 1.0
+    switched_tiers: Any = 1.0
+    packet_tiers: Any = 1.0
+    switched = packet = zero
     ocs = zero
 
     if present[SWITCHED]:  # switched domain (+ scale-out beyond it)
-        domain = switched_domain_gpus(
-            g,
-            silicon_mm2,
-            elec,
-            switch_gbps=t["electrical_switch_gbps"],
-            domain_silicon_mm2=t["switched_domain_silicon_mm2"],
-        )
-        scaleout_gbps = t["scaleout_gbps_per_gpu"]
-        scaleout, scaleout_tiers = packet_fabric_cost(
-            n, 1.0, scaleout_gbps, optics_usd_per_gbps=t["pluggable_usd_per_gbps"], **common
-        )
-        # The scale-out endpoint is a NIC: its own transceiver is a network cost, not GPU
-        # optics.
-        scaleout = scaleout + n * scaleout_gbps * t["pluggable_usd_per_gbps"]
-        outgrown = n > domain
-        switched = (
-            n * links * g * (t["electrical_switch_usd_per_gbps"] + optics)
-            + np.where(elec, 0.0, n * links * fibre)
-            + np.where(outgrown, scaleout, 0.0)
-        )
-        switched_tiers = np.where(outgrown, scaleout_tiers, 1.0)
+        switched, switched_tiers = _switched_cost(n, links, g, silicon_mm2, elec, optics, t)
 
     if present[PACKET]:
         packet, packet_tiers = packet_fabric_cost(
-            n, links, g, optics_usd_per_gbps=optics, **common
+            n, links, g, optics_usd_per_gbps=optics, **_packet_prices(t)
         )
 
     if present[OCS]:
-        block = t["ocs_block_gpus"]
-        fibres = fibres_per_link(lanes, t["wdm_wavelengths_per_fibre"])
-        ports = n * ocs_ports_per_gpu(n, links, fibres, block, t["ocs_ports_per_fibre"])
+        ports = n * ocs_ports(
+            cluster=n, links_per_gpu=links, lanes_per_link=lanes, silicon_mm2=silicon_mm2, t=t
+        )
         ocs = ports * t["ocs_usd_per_port"] + cables + ports / 2 * fibre
 
     usd = np.select(

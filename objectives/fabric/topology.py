@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from objectives._evaluator import tech, value
-from objectives.errors import unknown_name
+from objectives.choices import checked, compact
 
 FABRICS = ("switched", "packet", "ocs", "direct")
 CHOICES = ("auto", *FABRICS)
@@ -38,31 +38,12 @@ SWITCHED, PACKET, OCS, DIRECT = range(4)
 MAX_TORUS_DIMS = 3  # the torus collectives use at most 3 dimensions (TPU v4: 3D torus)
 
 
-def _compact(raw: Any) -> np.ndarray:
-    """A string array whose entries are all equal as its one value (0-d): the string work of a
-    million-design batch with one link type or fabric is then done once."""
-    arr = np.asarray(raw)
-    if arr.ndim == 1 and arr.size and arr.strides == (0,):  # broadcast from one value
-        return np.asarray(arr[0])
-    if arr.ndim and arr.size and (arr == arr.flat[0]).all():
-        return np.asarray(arr.flat[0])
-    return arr
-
-
-def _check(raw: Any, choices: tuple[str, ...], field: str, what: str) -> np.ndarray:
-    arr = _compact(raw)
-    bad = ~np.isin(arr, choices)
-    if bad.any():
-        raise unknown_name(field, str(arr[bad].flat[0]), choices, what=what)
-    return arr
-
-
 def resolve_fabric(d: Mapping[str, Any]) -> np.ndarray:
     """The fabric name of every design: ``scaleup_fabric``, or for ``auto`` the NVSwitch-like
     domain for copper links and ``technology.optical_fabric`` (circuit -> ocs) for optics."""
-    choice = _check(d.get("scaleup_fabric", "auto"), CHOICES, "scaleup_fabric", "fabric")
-    link = _compact(d.get("link_type", "electrical"))
-    optical = _check(
+    choice = checked(d.get("scaleup_fabric", "auto"), CHOICES, "scaleup_fabric", "fabric")
+    link = compact(d.get("link_type", "electrical"))
+    optical = checked(
         d["technology"].get("optical_fabric", "circuit"),
         OPTICAL_FABRICS,
         "technology.optical_fabric",
@@ -115,11 +96,11 @@ def torus_steps(p: ArrayLike, dims: ArrayLike) -> np.ndarray:
     """Latency steps of one reduce-scatter (or all-gather) over p GPUs on a torus of up to
     ``dims`` dimensions: min over j <= dims of j (ceil(p^(1/j)) - 1), each a neighbour hop.
     ``dims`` 0 (no torus) is priced like one dimension (a ring)."""
-    p = np.maximum(np.asarray(p, float), 1.0)
+    gpus = np.maximum(np.asarray(p, float), 1.0)
     k = np.asarray(dims, float)
-    best = [p - 1.0]  # one dimension: a ring; then the best of up to j dimensions
+    best = [gpus - 1.0]  # one dimension: a ring; then the best of up to j dimensions
     for j in range(2, MAX_TORUS_DIMS + 1):
-        side = np.ceil(p ** (1.0 / j) - 1e-9)
+        side = np.ceil(gpus ** (1.0 / j) - 1e-9)
         best.append(np.minimum(best[-1], j * (side - 1.0)))
     out = best[0]
     for j in range(2, MAX_TORUS_DIMS + 1):
@@ -133,7 +114,7 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
     code = fabric_code(resolve_fabric(d))
     ports = value(d, "links_per_gpu")
     link_gbps = value(d, "optics_per_link") * value(d, "lane_gbps")
-    link = _compact(link_type)
+    link = compact(link_type)
     elec = link == "electrical"
     silicon = value(d, "die_area_mm2") * value(d, "dies_per_gpu")
     domain = switched_domain_gpus(

@@ -20,6 +20,7 @@ models), ``power``; this module assembles the metrics.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -141,13 +142,42 @@ def evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     return _evaluate_perf(design)
 
 
+@dataclass
+class _Prepared:
+    """One design batch made ready for the parallelism search."""
+
+    fl: Any  # the flattened designs (objectives.perf.batch.flatten)
+    flat: Any
+    a: Arch
+    s: Serving
+    slo: Any
+    hw: dict[str, Any]
+    cand: dict[str, Any]
+    search: dict[str, Any]
+    cluster: Any
+    chunk: int
+    batch_pd: bool  # a pinned batch that differs per design
+
+    def cand_batch(self, d_rows: Mapping[str, Any]) -> Any:
+        return d_rows["workload"]["batch"] if self.batch_pd else self.cand["batch"][:, None]
+
+
 def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     if "disaggregated" in design:  # the design parameter: searchable, overrides the workload
         return _by_serving_mode(design)
+    pr = _prepare(design)
+    if pr.s.phase == "train":
+        best, sel = _select_train(pr)
+    else:
+        best, sel = _select_serving(pr)
+    return _figures(pr, best, sel)
+
+
+def _prepare(design: Mapping[str, Any]) -> _Prepared:
+    """The hardware of every design and the parallelism candidates of its workload."""
     wl = design["workload"]
     a = arch_of(wl["model"])
     fl = flatten(design)
-    shape = fl.shape
     flat = fl.design()
     s, slo, precision = serving_of(fl.workload)
     hw = hardware(flat, precision)
@@ -155,7 +185,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     hw.update(fabric_hw(flat, flat["link_type"]))
     cand = candidates(flat, fl.workload, a)
     batch_pd = "batch" in fl.wl_keys  # a pinned batch that differs per design
-    n, k = hw["tflops_per_gpu"].size, cand["tp"].size
+    k = cand["tp"].size
     cluster = flat["cluster_size"]
     if np.any(~(cluster >= 1)) or np.any(cluster != np.floor(cluster)):
         raise ContextError("cluster_size", "expected a whole number of GPUs >= 1")
@@ -163,65 +193,81 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     if precision == "fp4":  # attention runs at the KV cache's precision (FP8 or BF16)
         hw["attn_tflops_per_gpu"] = attention_tflops(flat, hw, s)
     search = {key: hw[key] for key in search_keys(precision)}
+    return _Prepared(fl, flat, a, s, slo, hw, cand, search, cluster, chunk, batch_pd)
 
-    def cand_batch(d_rows: Mapping[str, Any]) -> Any:
-        return d_rows["workload"]["batch"] if batch_pd else cand["batch"][:, None]
 
+def _select_train(pr: _Prepared) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Training: the best candidate of every design, in memory blocks of many designs."""
     best_parts: list[np.ndarray] = []
     parts: list[dict[str, np.ndarray]] = []
-    if s.phase == "train":
-        for start in range(0, n, chunk):  # memory blocks of many designs, not a per-design loop
-            sl = slice(start, start + chunk)
-            d_rows = fl.rows(sl)
-            s_rows, slo_rows = serving_rows(s, slo, sl)
-            h_rows = {key: v[sl] for key, v in search.items()}
-            b, p = select_train(
-                d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), cluster[sl], slo_rows
-            )
-            best_parts.append(b)
-            parts.append(p)
-    else:
-        # Serving: a candidate's timing depends on the hardware, not on the cluster size, so it
-        # is computed once per distinct hardware and shared by the designs that have it.
-        g = search_groups(fl, hw)
-        groups = cand["group"]
-        whole = bool(
-            np.all(cluster == np.floor(cluster))
-            and np.all(np.abs(cluster) < 2.0**52)
-            and np.all(groups == np.floor(groups))
+    n = pr.hw["tflops_per_gpu"].size
+    for start in range(0, n, pr.chunk):  # memory blocks of many designs, not a per-design loop
+        sl = slice(start, start + pr.chunk)
+        d_rows = pr.fl.rows(sl)
+        s_rows, slo_rows = serving_rows(pr.s, pr.slo, sl)
+        h_rows = {key: v[sl] for key, v in pr.search.items()}
+        b, p = select_train(
+            d_rows, h_rows, pr.a, s_rows, pr.cand, pr.cand_batch(d_rows), pr.cluster[sl], slo_rows
         )
-        best_all = np.empty(n, dtype=np.intp)
-        sel_all: dict[str, np.ndarray] = {}
-        n_groups = g.first.size
-        for u0 in range(0, n_groups, chunk):
-            u1 = min(u0 + chunk, n_groups)
-            idx = g.first[u0:u1]
-            d_rows = fl.rows(idx)
-            s_rows, slo_rows = serving_rows(s, slo, idx)
-            h_rows = {key: v[idx] for key, v in search.items()}
-            # the designs of these hardware groups, in their order
-            mine = (
-                np.arange(n)
-                if u1 - u0 == n_groups
-                else np.flatnonzero((g.inv >= u0) & (g.inv < u1))
-            )
-            t = timing(
-                d_rows, h_rows, a, s_rows, cand, cand_batch(d_rows), slo_rows, whole, mine.size > 8
-            )
-            for start in range(0, mine.size, chunk):
-                rows = mine[start : start + chunk]
-                b, p = choose(t, g.inv[rows] - u0, cand, cluster[rows])
-                best_all[rows] = b
-                for key, v in p.items():
-                    if key not in sel_all:
-                        sel_all[key] = np.empty(n, dtype=v.dtype)
-                    sel_all[key][rows] = v
-        best_parts, parts = [best_all], [sel_all]
-    if len(parts) == 1:  # serving: already whole arrays of the n designs (no copy)
-        best, sel = best_parts[0], dict(parts[0])
-    else:
-        best = np.concatenate(best_parts)
-        sel = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+        best_parts.append(b)
+        parts.append(p)
+    if len(parts) == 1:
+        return best_parts[0], dict(parts[0])
+    best = np.concatenate(best_parts)
+    return best, {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+
+def _select_serving(pr: _Prepared) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Serving: a candidate's timing depends on the hardware, not on the cluster size, so it is
+    computed once per distinct hardware and shared by the designs that have it."""
+    fl, hw, cand, cluster, chunk = pr.fl, pr.hw, pr.cand, pr.cluster, pr.chunk
+    n = hw["tflops_per_gpu"].size
+    g = search_groups(fl, hw)
+    groups = cand["group"]
+    whole = bool(
+        np.all(cluster == np.floor(cluster))
+        and np.all(np.abs(cluster) < 2.0**52)
+        and np.all(groups == np.floor(groups))
+    )
+    best_all = np.empty(n, dtype=np.intp)
+    sel_all: dict[str, np.ndarray] = {}
+    n_groups = g.first.size
+    for u0 in range(0, n_groups, chunk):
+        u1 = min(u0 + chunk, n_groups)
+        idx = g.first[u0:u1]
+        d_rows = fl.rows(idx)
+        s_rows, slo_rows = serving_rows(pr.s, pr.slo, idx)
+        h_rows = {key: v[idx] for key, v in pr.search.items()}
+        # the designs of these hardware groups, in their order
+        mine = (
+            np.arange(n) if u1 - u0 == n_groups else np.flatnonzero((g.inv >= u0) & (g.inv < u1))
+        )
+        t = timing(
+            d_rows,
+            h_rows,
+            pr.a,
+            s_rows,
+            cand,
+            pr.cand_batch(d_rows),
+            slo_rows,
+            whole,
+            mine.size > 8,
+        )
+        for start in range(0, mine.size, chunk):
+            rows = mine[start : start + chunk]
+            b, p = choose(t, g.inv[rows] - u0, cand, cluster[rows])
+            best_all[rows] = b
+            for key, v in p.items():
+                if key not in sel_all:
+                    sel_all[key] = np.empty(n, dtype=v.dtype)
+                sel_all[key][rows] = v
+    return best_all, dict(sel_all)
+
+
+def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The metrics of the chosen candidates: parallelism, power, tokens and the hardware's."""
+    s, fl, flat, hw, cand, cluster = pr.s, pr.fl, pr.flat, pr.hw, pr.cand, pr.cluster
+    n = hw["tflops_per_gpu"].size
     sel["tp"], sel["pp"] = cand["tp"][best], cand["pp"][best]
     sel["ep"] = cand["ep"][best] if "ep" in cand else np.ones_like(sel["tp"])
 
@@ -264,7 +310,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "load_served_fraction": served,
         "tp": sel["tp"],
         "pp": sel["pp"],
-        "ep": _ep(s, fl.workload, a, sel),
+        "ep": _ep(s, fl.workload, pr.a, sel),
         "replicas": sel["replicas"],
         "gpus_per_replica": group,
         "batch": sel["batch"],
@@ -277,7 +323,7 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "scaleup_domain_gpus": np.minimum(hw["domain_gpus"], cluster),
         "fabric_hops": hw["fabric_hops"],
     }
-    return {key: v.reshape(shape) for key, v in own_arrays(out, n).items()}
+    return {key: v.reshape(fl.shape) for key, v in own_arrays(out, n).items()}
 
 
 def _ep(s: Serving, wl: Mapping[str, Any], a: Arch, sel: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -137,11 +137,6 @@ def _pick(kind: np.ndarray, table: Mapping[str, np.ndarray]) -> np.ndarray:
     return np.select([kind == n for n in names], [table[n] for n in names])
 
 
-def voltage_v(d: Mapping[str, Any], clock_ghz: np.ndarray) -> np.ndarray:
-    """Supply voltage on a linear V-f curve through the reference point, floored at Vmin."""
-    return _voltage(_dvfs(d), clock_ghz)
-
-
 def compute_w_per_mm2(d: Mapping[str, Any], clock_ghz: np.ndarray, activity: Any = 1.0) -> Any:
     """Dynamic (C V^2 f, scaled by activity) plus leakage (~V) power per mm^2 of logic."""
     return _density(_dvfs(d), clock_ghz, activity)
@@ -255,21 +250,12 @@ def _throttled_where_needed(
     return out
 
 
-def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
-    """Per-GPU peak figures and physical feasibility of one package (objectives.package)."""
-    area = value(d, "die_area_mm2")
-    aspect = value(d, "die_aspect_ratio")
-    dies = value(d, "dies_per_gpu")
-    stacks = value(d, "hbm_stacks_per_die")
-    clock = value(d, "clock_ghz")
-    link_type = _choose(d, "link_type", LINK_TYPES)
-    cooling = _choose(d, "cooling", COOLING)
-    if np.any(area <= 0) or np.any(aspect < 1) or np.any(dies < 1) or np.any(clock <= 0):
-        raise ContextError("die_area_mm2", "die area, clock must be > 0; aspect ratio, dies >= 1")
-
-    hbm_tbps = stacks * value(d, "hbm_tbps_per_stack") * dies
-    hbm_gb = stacks * value(d, "hbm_gb_per_stack") * dies
-    net_gbps = value(d, "links_per_gpu") * value(d, "optics_per_link") * value(d, "lane_gbps")
+def _link_w(d: Mapping[str, Any], link_type: np.ndarray, net_gbps: Any) -> tuple[Any, Any, Any]:
+    """(link power, die-to-die TB/s, base dies): links draw power whenever they are up (SerDes
+    and lasers run idle patterns). A port's pJ/bit is its power over its per-direction rate,
+    transmit and receive together (9 W for a 1.6 Tb/s CPO port is 5.6 pJ/bit), so power =
+    per-direction bandwidth x pJ/bit. The die-to-die links and base (IO) dies are always on
+    too, and counted with them."""
     link_pj = _pick(
         link_type,
         {
@@ -278,10 +264,6 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
             "cpo": tech(d, "cpo_link_pj_per_bit"),
         },
     )
-    # Links draw power whenever they are up (SerDes and lasers run idle patterns). A port's
-    # pJ/bit is its power over its per-direction rate, transmit and receive together (9 W for
-    # a 1.6 Tb/s CPO port is 5.6 pJ/bit), so power = per-direction bandwidth x pJ/bit. The
-    # die-to-die links and base (IO) dies are always on too, and counted with them.
     link_w = net_gbps * 1e9 * link_pj * 1e-12
     d2d = optional(d, "d2d_tbps")
     base_dies = check_base_dies(d)
@@ -289,28 +271,23 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
         link_w = link_w + d2d_w(d)
     if np.any(base_dies > 0):
         link_w = link_w + base_die_w(d)
-    hbm_peak_w = hbm_tbps * 1e12 * 8 * tech(d, "hbm_pj_per_bit") * 1e-12
-    logic_area = area * dies
-    power_factor = optional(d, "compute_power_factor")
+    return link_w, d2d, base_dies
 
-    limit = cooling_limit_w_per_mm2(d, cooling, area, logic_area, hbm_peak_w + link_w)
-    if np.any(power_factor != 1.0):  # the throttle holds the architecture's own density
-        limit = limit / power_factor
-    clock_full = np.broadcast_to(clock, np.broadcast(clock, limit).shape).astype(float)
-    clock_eff = _throttled_where_needed(d, clock_full, limit)
 
-    # Tensor throughput scales with compute area and clock; the density is calibrated on H100
-    # (technology.tensor_tflops_per_mm2_ghz_bf16), the architecture's own relative to it.
-    tflops_bf16 = area * dies * tech(d, "tensor_tflops_per_mm2_ghz_bf16") * clock_eff
-    density_factor = optional(d, "tensor_density_factor")
-    if np.any(density_factor != 1.0):
-        tflops_bf16 = tflops_bf16 * density_factor
-    tflops = tflops_bf16 * _precision_multiplier(d, precision)
-
-    # Shoreline: HBM PHYs and link I/O sit on the die edge; both directions of every link need
-    # edge, split over the dies of the package, and so do the die-to-die PHYs. Compute dies
-    # stacked on base (IO) dies leave the HBM and link PHYs to the base dies' edges.
-    perimeter = 2 * (np.sqrt(area * aspect) + np.sqrt(area / aspect))
+def _shoreline(
+    d: Mapping[str, Any],
+    link_type: np.ndarray,
+    perimeter: Any,
+    stacks: Any,
+    dies: Any,
+    net_gbps: Any,
+    d2d: Any,
+    base_dies: Any,
+) -> Any:
+    """Fraction of the die edge used: HBM PHYs and link I/O sit on the die edge; both
+    directions of every link need edge, split over the dies of the package, and so do the
+    die-to-die PHYs. Compute dies stacked on base (IO) dies leave the HBM and link PHYs to the
+    base dies' edges."""
     edge_density = _pick(
         link_type,
         {
@@ -329,6 +306,45 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
         base_perimeter = 4 * np.sqrt(np.maximum(optional(d, "base_die_area_mm2"), 1e-9))
         per_base = (hbm_edge + io_edge) * dies / np.maximum(base_dies, 1.0)
         shoreline = np.where(stacked, per_base / base_perimeter, shoreline)
+    return shoreline
+
+
+def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
+    """Per-GPU peak figures and physical feasibility of one package (objectives.package)."""
+    area = value(d, "die_area_mm2")
+    aspect = value(d, "die_aspect_ratio")
+    dies = value(d, "dies_per_gpu")
+    stacks = value(d, "hbm_stacks_per_die")
+    clock = value(d, "clock_ghz")
+    link_type = _choose(d, "link_type", LINK_TYPES)
+    cooling = _choose(d, "cooling", COOLING)
+    if np.any(area <= 0) or np.any(aspect < 1) or np.any(dies < 1) or np.any(clock <= 0):
+        raise ContextError("die_area_mm2", "die area, clock must be > 0; aspect ratio, dies >= 1")
+
+    hbm_tbps = stacks * value(d, "hbm_tbps_per_stack") * dies
+    hbm_gb = stacks * value(d, "hbm_gb_per_stack") * dies
+    net_gbps = value(d, "links_per_gpu") * value(d, "optics_per_link") * value(d, "lane_gbps")
+    link_w, d2d, base_dies = _link_w(d, link_type, net_gbps)
+    hbm_peak_w = hbm_tbps * 1e12 * 8 * tech(d, "hbm_pj_per_bit") * 1e-12
+    logic_area = area * dies
+    power_factor = optional(d, "compute_power_factor")
+
+    limit = cooling_limit_w_per_mm2(d, cooling, area, logic_area, hbm_peak_w + link_w)
+    if np.any(power_factor != 1.0):  # the throttle holds the architecture's own density
+        limit = limit / power_factor
+    clock_full = np.broadcast_to(clock, np.broadcast(clock, limit).shape).astype(float)
+    clock_eff = _throttled_where_needed(d, clock_full, limit)
+
+    # Tensor throughput scales with compute area and clock; the density is calibrated on H100
+    # (technology.tensor_tflops_per_mm2_ghz_bf16), the architecture's own relative to it.
+    tflops_bf16 = area * dies * tech(d, "tensor_tflops_per_mm2_ghz_bf16") * clock_eff
+    density_factor = optional(d, "tensor_density_factor")
+    if np.any(density_factor != 1.0):
+        tflops_bf16 = tflops_bf16 * density_factor
+    tflops = tflops_bf16 * _precision_multiplier(d, precision)
+
+    perimeter = 2 * (np.sqrt(area * aspect) + np.sqrt(area / aspect))
+    shoreline = _shoreline(d, link_type, perimeter, stacks, dies, net_gbps, d2d, base_dies)
 
     density = compute_w_per_mm2(d, clock_eff)
     if np.any(power_factor != 1.0):

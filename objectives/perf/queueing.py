@@ -23,6 +23,7 @@ Every function broadcasts over numpy arrays; infinite where the queue is unstabl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -121,3 +122,66 @@ def tpot_quantile_s(
         above = tail > 1.0 - q
         lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
     return mean_s + (lo + hi) / 2
+
+
+_RATE_STEPS = 24  # regula falsi steps for the mean batch at a given arrival rate
+_RATE_BISECT = 40  # then halvings of the bracket of a row those did not pin down
+
+
+def batch_at_rate(round_s: Callable[[Any], Any], slots: Any, rate: Any, out: Any) -> Any:
+    """The mean running batch at ``rate`` requests/s: each request holds a slot for its
+    decode, so (Little) B = rate x output_tokens x t_round(B), solved on [0, slots]; ``slots``
+    where no B below it holds the load (the round time grows with B, so the excess
+    rate x out x t_round(B) - B changes sign once where the replica keeps up).
+
+    The round time is nearly affine in B, with kinks where a roofline changes sides, so the
+    Illinois variant of regula falsi (Dowell & Jarratt, BIT 11, 1971) finds the root in a dozen
+    steps where bisection takes 40; it keeps the root bracketed, and a row it has not pinned
+    to 1e-12 after ``_RATE_STEPS`` steps is bisected on its bracket. ``round_s(B)``: the
+    round time at a running batch of B (at least one sequence)."""
+
+    def excess(b: Any) -> Any:
+        return rate * out * round_s(np.maximum(b, 1.0)) - b
+
+    top = np.maximum(np.asarray(slots, dtype=float), 0.0)
+    fb = excess(top)
+    b = top + np.zeros_like(fb)
+    over = fb >= 0
+    lo = np.zeros_like(b)
+    fa = excess(lo)  # > 0: a request's decode takes time
+    x = lo
+    for _ in range(_RATE_STEPS):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c = np.where(fb != fa, b - fb * (b - x) / (fb - fa), b)
+        c = np.clip(c, np.minimum(x, b), np.maximum(x, b))
+        fc = excess(c)
+        flip = fc * fb < 0  # the root lies between c and b: b becomes the other end
+        x, fa = np.where(flip, b, x), np.where(flip, fb, fa / 2)
+        b, fb = c, fc
+    done = over | (np.abs(fb) <= 1e-12 * np.maximum(b, 1.0))
+    if not np.all(done):  # bisect what is left on its bracket [x, b]
+        lo, hi = np.minimum(x, b), np.maximum(x, b)
+        for _ in range(_RATE_BISECT):
+            mid = (lo + hi) / 2
+            up = excess(mid) > 0
+            lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+        b = np.where(done, b, (lo + hi) / 2)
+    return np.where(over, top, b)
+
+
+def solve_batch(bmax: Any, ok: Any) -> Any:
+    """Largest whole B in [1, bmax] with ok(B) (ok grows false with B); 1 if none."""
+    lo = np.ones_like(bmax)
+    good = ok(np.maximum(bmax, 1.0))
+    hi = np.where(good, lo, np.maximum(bmax, 1.0))
+    lo = np.where(good, np.maximum(bmax, 1.0), lo)
+    top = float(np.max(hi)) if hi.size else 1.0
+    for _ in range(int(np.ceil(np.log2(max(top, 1.0)))) + 1):
+        if not (hi > lo).any():
+            break  # every interval is one batch: further halvings change nothing
+        mid = np.floor((lo + hi + 1) / 2)
+        m_ok = ok(mid) & (mid <= hi)
+        lo = np.where(m_ok, mid, lo)
+        hi = np.where(m_ok, hi, np.minimum(hi, mid - 1))
+        hi = np.maximum(hi, lo)
+    return lo

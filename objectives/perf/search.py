@@ -18,7 +18,8 @@ from objectives.fabric import group_links
 from objectives.perf.batch import Flat
 from objectives.perf.hardware import _dedup, _Groups
 from objectives.perf.model import Arch
-from objectives.perf.serving import Serving, serve
+from objectives.perf.replica import serve
+from objectives.perf.serving import Replica, Serving
 from objectives.perf.training import cp_of, train
 
 #: Per-GPU figures the parallelism search reads (the rest only feed power, after it).
@@ -92,7 +93,7 @@ def timing(
         h["ep"] = cand["ep"][:, None]
     if "cp" in cand:  # context-parallel prefill (objectives.perf.context)
         h["cp"] = cand["cp"][:, None]
-    r = serve(d, h, a, s, tp, pp, batch, slo)
+    r = serve(Replica(d, h, a, s, tp, pp), batch, slo)
     shape = (tp.shape[0], hw["hbm_gb_per_gpu"].shape[0])
     mem_ratio = np.broadcast_to(r["mem_ratio"], shape)
     memok = mem_ratio <= 1
@@ -315,7 +316,7 @@ def select_train(
     _links(d, h, tp, pp, cl)
     group = tp * pp * cp_of(d["workload"])  # a replica spans tp x pp x cp GPUs
     replicas = np.floor(cl / group)
-    r = train(d, h, a, s, tp, pp, batch, replicas)
+    r = train(d, h, a, s, (tp, pp), batch, replicas)
     usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
     mem_ratio = r["mem_need_bytes"] / usable
     fits = (mem_ratio <= 1) & (replicas >= 1)

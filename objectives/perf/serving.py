@@ -17,20 +17,23 @@ Two schedulers (``workload.scheduler``):
   replace the ones finishing, so a step carries B decode tokens plus B*S/out prompt tokens;
   B is solved (``continuous``), not searched. With ``disaggregated`` prompts run on a separate
   prefill pool sized so both pools keep up (Splitwise, DistServe).
+
+This module times steps; :mod:`objectives.perf.replica` turns them into a replica's figures
+(``serve``: the static scheduler there, the continuous one in :mod:`objectives.perf.continuous`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from objectives._evaluator import tech
 from objectives.perf import moe
 from objectives.perf.model import Arch
-from objectives.perf.network import allreduce_s, p2p_s, plus_where
+from objectives.perf.network import allreduce_s
 
 SCHEDULERS = ("continuous", "static")
 ARRIVALS = ("saturated", "poisson")
@@ -89,6 +92,18 @@ class Serving:
         return self.bytes_per_elem if self.kv_bytes_per_elem is None else self.kv_bytes_per_elem
 
 
+class Replica(NamedTuple):
+    """What every step of one replica's timing reads: the design, its hardware, the model's
+    architecture, the workload and the parallelism candidates (``tp``, ``pp``)."""
+
+    d: Mapping[str, Any]
+    hw: Mapping[str, Any]
+    a: Arch
+    s: Serving
+    tp: Any
+    pp: Any
+
+
 @dataclass
 class Step:
     """Per-GPU time and work of one pipeline stage processing one micro-batch."""
@@ -100,6 +115,19 @@ class Step:
 
 def _roofline(flops: Any, nbytes: Any, peak_flops: Any, peak_bw: Any, ec: Any, em: Any) -> Any:
     return np.maximum(flops / (peak_flops * ec), nbytes / (peak_bw * em))
+
+
+def _efficiencies(d: Mapping[str, Any], a: Arch, s: Serving) -> tuple[Any, Any, Any, Any, Any]:
+    """(GEMM compute, GEMM memory, attention compute, attention memory efficiency, per-layer
+    overhead) of the scheduler, the continuous GEMMs scaled for MoE and for FP4."""
+    ec, em, ac, am, overhead = (tech(d, k) for k in _EFF[s.scheduler])
+    if a.experts > 1 and s.scheduler == "continuous":  # grouped expert GEMMs, routing, imbalance
+        moe_eff = tech(d, "cb_moe_gemm_efficiency")
+        ec, em = ec * moe_eff, em * moe_eff
+    if s.fp4 and s.scheduler == "continuous":  # NVFP4 GEMMs: block scales, dequantization
+        fp4_eff = tech(d, "cb_fp4_gemm_efficiency")
+        ec, em = ec * fp4_eff, em * fp4_eff
+    return ec, em, ac, am, overhead
 
 
 def stage_step(
@@ -136,27 +164,20 @@ def mixed_step(
     """One stage over ``tokens`` new tokens of ``seqs`` sequences; ``attention`` lists parts
     (keys attended summed over the queries, KV entries read), each its own roofline: a decode
     part is memory-bound, a prefill chunk compute-bound, and they do not hide each other."""
-    ec, em, ac, am, overhead = (tech(d, k) for k in _EFF[s.scheduler])
+    # The continuous engines keep activations in 16 bits between FP8 GEMMs, so all-reduces
+    # move 2 bytes per element (TensorRT-LLM all-reduce plugin runs in the activation dtype).
+    ce = 2.0 if s.scheduler == "continuous" else s.bytes_per_elem
+    layers_stage = np.ceil(a.layers / pp)
+    ep = hw.get("ep")
+    if ep is not None or not a.legacy:  # today's MoE models, expert parallelism, MLA
+        return _general_step(d, hw, a, s, tp, layers_stage, tokens, seqs, attention, ep, ce)
+    ec, em, ac, am, overhead = _efficiencies(d, a, s)
     peak_f = hw["tflops_per_gpu"] * 1e12
     peak_bw = hw["hbm_tbps_per_gpu"] * 1e12
     net_bw = hw["net_bytes_per_s"]
     alpha = tech(d, "collective_step_latency_s")
     launch = tech(d, "collective_launch_s")
     e, ekv = s.bytes_per_elem, s.kv_elem
-    # The continuous engines keep activations in 16 bits between FP8 GEMMs, so all-reduces
-    # move 2 bytes per element (TensorRT-LLM all-reduce plugin runs in the activation dtype).
-    ce = 2.0 if s.scheduler == "continuous" else e
-    layers_stage = np.ceil(a.layers / pp)
-    if a.experts > 1 and s.scheduler == "continuous":  # grouped expert GEMMs, routing, imbalance
-        moe_eff = tech(d, "cb_moe_gemm_efficiency")
-        ec, em = ec * moe_eff, em * moe_eff
-    if s.fp4 and s.scheduler == "continuous":  # NVFP4 GEMMs: block scales, dequantization
-        fp4_eff = tech(d, "cb_fp4_gemm_efficiency")
-        ec, em = ec * fp4_eff, em * fp4_eff
-
-    ep = hw.get("ep")
-    if ep is not None or not a.legacy:  # today's MoE models, expert parallelism, MLA
-        return _general_step(d, hw, a, s, tp, layers_stage, tokens, seqs, attention, ep, ce)
     inv_f, inv_bw = 1.0 / (peak_f * ec), 1.0 / (peak_bw * em)  # s per FLOP, s per byte
 
     # GEMMs: MoE layers stream only the experts the micro-batch's tokens are routed to
@@ -223,13 +244,7 @@ def _general_step(
 ) -> Step:
     """``mixed_step`` through ``objectives.perf.moe.layer`` (expert and attention data
     parallelism, MLA, dense layers among MoE ones)."""
-    ec, em, ac, am, overhead = (tech(d, k) for k in _EFF[s.scheduler])
-    if a.experts > 1 and s.scheduler == "continuous":
-        m = tech(d, "cb_moe_gemm_efficiency")
-        ec, em = ec * m, em * m
-    if s.fp4 and s.scheduler == "continuous":
-        f4 = tech(d, "cb_fp4_gemm_efficiency")
-        ec, em = ec * f4, em * f4
+    ec, em, ac, am, overhead = _efficiencies(d, a, s)
     core, comm, flops, nbytes = moe.layer(
         d,
         hw,
@@ -255,6 +270,30 @@ def _general_step(
     )
 
 
+def weights_and_kv_token(
+    a: Arch, s: Serving, tp: Any, pp: Any, ep: Any = None, cp: Any = None
+) -> tuple[Any, Any]:
+    """Per-GPU bytes of the bottleneck stage's weights, and of its KV cache per token of one
+    sequence (expert and attention data parallelism: each attention group keeps only its own
+    sequences, so a replica-wide token costs 1/ep of a KV row; context parallelism: each group
+    keeps its 1/cp of every prompt)."""
+    e = s.bytes_per_elem
+    layers_stage = np.ceil(a.layers / pp)
+    emb_copies = np.where(pp > 1, 1.0, 2.0)  # embedding on the first stage, LM head on the last
+    if ep is None and a.legacy:
+        weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
+        kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
+        kv_token = layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
+    else:
+        ep = 1.0 if ep is None else ep
+        weights = moe.weight_elems_per_gpu(a, tp, ep, layers_stage, emb_copies) * e
+        per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, ep)) / ep
+        kv_token = layers_stage * per_gpu * s.kv_elem
+    if cp is not None:
+        kv_token = kv_token / cp
+    return weights, kv_token
+
+
 def memory_need_bytes(
     a: Arch,
     s: Serving,
@@ -266,86 +305,7 @@ def memory_need_bytes(
     cp: Any = None,
 ) -> dict[str, np.ndarray]:
     """Per-GPU HBM need of the bottleneck stage: weights, KV cache, prefill activations."""
-    e = s.bytes_per_elem
-    layers_stage = np.ceil(a.layers / pp)
-    emb_copies = np.where(pp > 1, 1.0, 2.0)  # embedding on the first stage, LM head on the last
-    seq_len = s.input_tokens + s.output_tokens
-    if ep is None and a.legacy:
-        weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
-        kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
-        kv = batch * seq_len * layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
-    else:
-        ep = 1.0 if ep is None else ep
-        weights = moe.weight_elems_per_gpu(a, tp, ep, layers_stage, emb_copies) * e
-        per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, ep)) / ep
-        kv = batch * seq_len * layers_stage * per_gpu * s.kv_elem
-    if cp is not None:  # context parallelism: each group keeps its 1/cp of every prompt
-        kv = kv / cp
-    act = micro * s.input_tokens * (a.hidden + 2 * a.mlp_active_ffn / tp) * e
+    weights, kv_token = weights_and_kv_token(a, s, tp, pp, ep, cp)
+    kv = batch * ((s.input_tokens + s.output_tokens) * kv_token)
+    act = micro * s.input_tokens * (a.hidden + 2 * a.mlp_active_ffn / tp) * s.bytes_per_elem
     return {"weights": weights, "kv": kv, "act": act, "total": weights + kv + act}
-
-
-def serve(
-    d: Mapping[str, Any],
-    hw: Mapping[str, np.ndarray],
-    a: Arch,
-    s: Serving,
-    tp: np.ndarray,
-    pp: np.ndarray,
-    batch: np.ndarray,
-    slo: tuple[Any, Any] = (None, None),
-) -> dict[str, np.ndarray]:
-    """Throughput and latency of one replica for every (design, candidate) pair.
-
-    Besides the figures, ``mem_ratio`` (HBM need / what the engine may use; > 1 does not fit)
-    and ``batch`` (the batch served: ``batch`` itself when static, the solved one otherwise).
-    """
-    if s.scheduler == "continuous":
-        from objectives.perf.continuous import serve_continuous
-
-        return serve_continuous(d, hw, a, s, tp, pp, batch, slo)
-    n_micro = np.minimum(pp, batch)  # micro-batches in flight through the pipeline
-    b = batch / n_micro
-    e = s.bytes_per_elem
-    S, out = s.input_tokens, s.output_tokens
-    net_bw, alpha = hw["p2p_bytes_per_s"], tech(d, "collective_step_latency_s")
-
-    from objectives.perf.context import prefill_stage  # context parallelism imports this module
-
-    pre = prefill_stage(d, hw, a, s, tp, pp, b, S)
-    hop_pre = p2p_s(b * S * a.hidden * e, net_bw, alpha, hw)
-    t_prefill = (n_micro + pp - 1) * plus_where(pre.time_s, pp > 1, hop_pre)
-
-    # Decode: the context grows by one per step, attention cost is linear in it, so the mean
-    # step is the step at the mean context.
-    ctx = S + out / 2
-    dec = stage_step(d, hw, a, s, tp, pp, b, 1.0, ctx, ctx)
-    hop_dec = p2p_s(b * a.hidden * e, net_bw, alpha, hw)
-    t_round = pp * plus_where(dec.time_s, pp > 1, hop_dec)
-    steps = np.maximum(out - 1.0, 0.0)
-
-    if s.phase == "prefill":
-        cycle, tokens = t_prefill, batch * S
-        flops, nbytes = n_micro * pre.flops, n_micro * pre.hbm_bytes
-    elif s.phase == "decode":
-        cycle, tokens = t_round, batch
-        flops, nbytes = n_micro * dec.flops, n_micro * dec.hbm_bytes
-    else:  # serve: static batch, prefill then all decode steps (TensorRT-LLM benchmark style)
-        cycle = t_prefill + steps * t_round
-        tokens = batch * out
-        flops = n_micro * (pre.flops + steps * dec.flops)
-        nbytes = n_micro * (pre.hbm_bytes + steps * dec.hbm_bytes)
-    mem = memory_need_bytes(a, s, tp, pp, batch, b, hw.get("ep"), hw.get("cp"))
-    usable = hw["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
-    return {
-        "replica_tokens_per_s": tokens / cycle,
-        "ttft_s": t_prefill,
-        "tpot_s": t_round,
-        "step_s": cycle,
-        "compute_utilization": flops / (cycle * hw["tflops_per_gpu"] * 1e12),
-        "hbm_bytes_per_s": nbytes / cycle,
-        "mem_need_bytes": mem["total"],
-        "mem_ratio": mem["total"] / usable,
-        "kv_bytes": mem["kv"],
-        "batch": batch + 0.0 * cycle,
-    }

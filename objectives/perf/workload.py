@@ -23,7 +23,7 @@ KV_PRECISIONS = ("auto", *PRECISION_BYTES)
 def _number(wl: Mapping[str, Any], key: str, *, zero_ok: bool) -> Any:
     """A positive (or, ``zero_ok``, non-negative) float, or a float array (a value per
     design) when the field is one."""
-    raw = wl.get(key)
+    raw: Any = wl.get(key)
     what = "a number >= 0" if zero_ok else "a positive number"
     try:
         if isinstance(raw, str | bytes) or np.ndim(raw) == 0:

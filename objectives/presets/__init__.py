@@ -113,7 +113,7 @@ def _builtin_technology(
                 c.add(pf, (str(sec),), f"unknown section {sec!r} (valid: common, nodes)")
         values = c.strip(pf, ("common",), data.get("common"))
         for key, entry in (data.get("common") or {}).items():
-            cat.sources[key] = entry if isinstance(entry, Mapping) else {"value": entry}
+            cat.sources[key] = dict(entry) if isinstance(entry, Mapping) else {"value": entry}
         nodes = data.get("nodes") or {}
         per_node[pf.path] = {
             str(n): c.strip(pf, ("nodes", str(n)), body) for n, body in nodes.items()

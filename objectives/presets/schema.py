@@ -154,8 +154,8 @@ def technology_field_type(key: str, value: Any) -> Any:
         return str
     if isinstance(value, list):
         if all(isinstance(v, int) for v in value):
-            return Annotated[list[_int(ge=1)], Field(min_length=1)]
-        return Annotated[list[Positive], Field(min_length=1)]
+            return Annotated[list[_int(ge=1)], Field(min_length=1)]  # type: ignore[misc]
+        return Annotated[list[Positive], Field(min_length=1)]  # type: ignore[valid-type]
     if value is None:
         return Any
     if any(w in key for w in _FRACTION_WORDS):

@@ -338,6 +338,46 @@ def winners(classes: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def moved_rows(before: dict[str, pd.DataFrame], after: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """moved.csv: each class's best value, each product's value and each winner, before (an
+    earlier run's files) and after (this run's), so FINDINGS can say what a model change
+    moved. A row only in this run has no ``before`` (a new case, class or product)."""
+    rows: list[dict[str, Any]] = []
+
+    def add(kind: str, r: pd.Series, subject: str, obj: str, old: Any, new: Any) -> None:
+        numeric = kind != "winner" and old is not None
+        rows.append(
+            {
+                "kind": kind,
+                "case": r["case"],
+                "price_basis": r["price_basis"],
+                "subject": subject,
+                "objective": obj,
+                "before": old,
+                "after": new,
+                "change": float(new) / float(old) - 1 if numeric else None,
+            }
+        )
+
+    def lookup(frame: pd.DataFrame | None, keys: list[str], column: str) -> dict[Any, Any]:
+        return {} if frame is None else frame.set_index(keys)[column].to_dict()
+
+    ckeys = ["case", "price_basis", "die_class", "objective"]
+    prev = lookup(before.get("classes"), ckeys, "value")
+    for _, r in after["classes"].iterrows():
+        add("class", r, r["die_class"], r["objective"], prev.get(tuple(r[ckeys])), r["value"])
+    pkeys = ["case", "price_basis", "product"]
+    for obj in (COST, TPJ):
+        prev = lookup(before.get("products"), pkeys, obj)
+        for _, r in after["products"].iterrows():
+            add("product", r, r["product"], obj, prev.get(tuple(r[pkeys])), r[obj])
+    wkeys = ["case", "price_basis", "objective"]
+    prev = lookup(before.get("winners"), wkeys, "winner")
+    for _, r in after["winners"].iterrows():
+        add("winner", r, "winner", r["objective"], prev.get(tuple(r[wkeys])), r["winner"])
+    return pd.DataFrame(rows)
+
+
 def uncertain_assumptions(context: dict[str, Any]) -> list[Any]:
     """The robust study's four uncertain assumptions, centred on the resolved (possibly
     user-set) nominal values: D0 lognormal with sigma 0.4 (public N5/N4 estimates 0.05-0.10
@@ -489,7 +529,7 @@ def model_error_rows(
                 m = evaluate_perf(copy.deepcopy(d))
                 wl = {k: v for k, v in d["workload"].items() if k not in vb._OPEN}
                 wl.update(batch=max(1, math.floor(float(m["batch"]))), tp=int(m["tp"]),
-                          pp=int(m["pp"]))  # fmt: skip
+                          pp=int(m["pp"]), ep=int(m.get("ep", 1)))  # fmt: skip
 
                 def step(over: dict[str, float], d: dict[str, Any] = d, wl=wl) -> float:
                     e = {**d, "workload": wl, "technology": {**d["technology"], **over}}

@@ -626,6 +626,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--jobs", type=int, default=2, help="processes for the class searches")
     ap.add_argument(
+        "--baseline",
+        type=Path,
+        help="an earlier run's folder that moved.csv and FINDINGS' 'what moved' compare with "
+        "(default: --out's files before they are overwritten)",
+    )
+    ap.add_argument(
         "--no-illustrations",
         action="store_true",
         help="skip the hand-made designs (compare tables, sweeps, robust fronts)",
@@ -668,13 +674,25 @@ def main(argv: list[str] | None = None) -> None:
         if not args.no_illustrations:
             classes.progress("illustrations: hand-made designs, sweeps and the robust fronts")
             _generate(scratch)
-        _classes(scratch, jobs=args.jobs, only=args.only)
+        _classes(scratch, jobs=args.jobs, only=args.only, baseline=args.baseline)
         classes.progress(f"wrote {OUT} in {time.perf_counter() - t0:.0f} s")
     finally:  # the scratch journals (~15 MB a run) are not results: leave no trace in $TMPDIR
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _classes(scratch: str, *, jobs: int, only: list[str] | None) -> None:
+def _previous(folder: Path) -> dict[str, pd.DataFrame]:
+    """An earlier run's classes, products and winners (what moved.csv compares with)."""
+    return {
+        k: pd.read_csv(folder / f"{k}.csv")
+        for k in ("classes", "products", "winners")
+        if (folder / f"{k}.csv").exists()
+    }
+
+
+def _classes(
+    scratch: str, *, jobs: int, only: list[str] | None, baseline: Path | None = None
+) -> None:
+    before = _previous(baseline if baseline is not None else OUT)
     results = class_study(scratch, jobs=jobs, only=only)
     table = classes.class_rows(results)
     table.to_csv(OUT / "classes.csv", index=False, float_format="%.6g")
@@ -683,7 +701,10 @@ def _classes(scratch: str, *, jobs: int, only: list[str] | None) -> None:
     products.to_csv(OUT / "products.csv", index=False, float_format="%.6g")
     if only:
         return
-    classes.winners(table).to_csv(OUT / "winners.csv", index=False, float_format="%.6g")
+    win = classes.winners(table)
+    win.to_csv(OUT / "winners.csv", index=False, float_format="%.6g")
+    moved = classes.moved_rows(before, {"classes": table, "products": products, "winners": win})
+    moved.to_csv(OUT / "moved.csv", index=False, float_format="%.6g")
     classes.progress("spread over the uncertain assumptions")
     spread = classes.spread_rows(table, scratch, USER_SETS)
     spread.to_csv(OUT / "spread.csv", index=False, float_format="%.6g")

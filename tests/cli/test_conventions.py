@@ -266,3 +266,60 @@ def test_status_counts_add_up(tmp_path: Path) -> None:
     assert f"{finished} trials finished ({s.get('COMPLETE', 0)} complete, " in text
     if s.get("WAITING"):
         assert f"{s['WAITING']} waiting" in text  # queued designs said apart, not as trials run
+
+
+def test_json_on_pareto_and_report(tmp_path: Path) -> None:
+    env = {"DSE_STUDIES_DIR": str(tmp_path)}
+    spec = str(SPACES / "zdt1" / "spec.yaml")
+    assert run_dse("run", spec, "--trials", "12", env=env).returncode == 0
+    as_json = run_dse("pareto", "zdt1", "--json", env=env)
+    as_format = run_dse("pareto", "zdt1", "--format", "json", env=env)
+    assert as_json.returncode == 0 and as_format.returncode == 0
+    rows = json.loads(as_json.stdout)
+    assert rows == json.loads(as_format.stdout) and rows
+    assert {"number", "zdt1.f1", "zdt1.f2"} <= set(rows[0])
+    res = run_dse("report", "zdt1", "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    stages = [x for x in res.stderr.splitlines() if x.startswith("report zdt1: ")]
+    # progress in a redirected log: each stage as it starts, with the time so far
+    assert [x.split(": ", 1)[1].split(" (")[0] for x in stages[1:4]] == [
+        "reading the study",
+        "12 trials read; importances and the HTML figures",
+        "report.html written; the PNG figures",
+    ]
+    summary = json.loads(res.stdout)
+    assert summary["front_size"] == len(rows)
+    assert sum(v for k, v in summary["counts"].items() if k != "total") >= 12
+    assert Path(summary["html"]).is_file()
+    names = {Path(p).name for p in summary["figures"]}
+    assert {"pareto_pairs.png", "front_by_parameter.png"} <= names
+    quiet = run_dse("-q", "report", "zdt1", env=env)  # importances on 12 trials: Optuna logs
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+
+
+def test_verbose_shows_optunas_info_log(tmp_path: Path) -> None:
+    spec = str(SPACES / "zdt1" / "spec.yaml")
+    plain = run_dse("run", spec, "--trials", "3", env={"DSE_STUDIES_DIR": str(tmp_path / "a")})
+    loud = run_dse(
+        "-v", "run", spec, "--trials", "3", env={"DSE_STUDIES_DIR": str(tmp_path / "b")}
+    )
+    assert plain.returncode == 0 and loud.returncode == 0
+    assert "A new study created" not in plain.stderr
+    assert "A new study created" in loud.stderr
+
+
+def test_status_counts_add_up_with_queued_warm_start_designs(tmp_path: Path) -> None:
+    """litegpu.yaml's warm start queues its best sweep designs (WAITING): after 30 trials the
+    status says 30 finished and the rest waiting, and every count adds up."""
+    env = {"DSE_STUDIES_DIR": str(tmp_path)}
+    spec = str(SPACES / "litegpu.yaml")
+    assert run_dse("run", spec, "--trials", "30", "--no-progress", env=env).returncode == 0
+    info = json.loads(run_dse("status", "litegpu", "--json", env=env).stdout)
+    s = info["states"]
+    assert info["finished"] == 30 == s["COMPLETE"] + s.get("FAIL", 0) + s.get("PRUNED", 0)
+    assert s.get("WAITING", 0) > 0 and "RUNNING" not in s
+    assert 0 <= info["feasible"] <= s["COMPLETE"] and 0 < info["front_size"] <= info["feasible"]
+    text = run_dse("status", "litegpu", env=env).stdout
+    assert text.startswith(f"litegpu: 30 trials finished ({s['COMPLETE']} complete, ")
+    assert f"; {s['WAITING']} waiting (queued designs" in text
+    assert f"{info['feasible']} feasible" in text and f"front {info['front_size']}" in text

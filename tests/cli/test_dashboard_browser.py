@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dse.inspect.dashboard import FRONT_FIGURE_ID, NOTE_MARKER, annotate
+from dse.inspect.dashboard import FRONT_FIGURE_ID, NOTE_MARKER, PARAMETER_FIGURE_ID, annotate
 from dse.inspect.study_view import load_view
 from tests.cdp import Browser
 from tests.cli.test_report_compare import assert_png_nontrivial, run_small
@@ -132,6 +132,11 @@ def test_dashboard_shows_feasible_front_consistently(served: Served, tmp_path: P
     assert m, "front figure title not rendered"
     figure_front = [int(n) for n in m.group(2).replace(",", " ").split()]
     assert int(m.group(1)) == len(figure_front)
+    # Our figures carry axis titles with units, and show the spec's searched parameters.
+    assert f'id="user-defined-plot:{PARAMETER_FIGURE_ID}"' in dom
+    assert re.search(r'class="g-xtitle".*?usd_per_mtok', dom)
+    assert re.search(r'class="g-ytitle".*?tokens_per_joule', dom)
+    assert "[USD/Mtok]" in text and "front filled by " in text
 
     # Study note page: our note, with the same trial numbers.
     note = text_of(chromium(f"{url}/note", tmp_path))

@@ -28,8 +28,47 @@ COST, TPJ = findings.COST, findings.TPJ
 def test_findings_is_rendered_from_the_committed_outputs() -> None:
     text = (PAPER / "FINDINGS.md").read_text(encoding="utf-8")
     assert text == findings.render(PAPER), "regenerate: reproduce.py --out studies/paper"
+    evidence = (PAPER / "EVIDENCE.md").read_text(encoding="utf-8")
+    assert evidence == findings.render_evidence(PAPER)
     for stale in ("predate", "round 3", "issue 1", "update:"):
         assert stale not in text.lower()
+
+
+def test_findings_fits_on_one_screen() -> None:
+    """The answer, what it means and what moved: at most 40 lines, the evidence elsewhere."""
+    lines = (PAPER / "FINDINGS.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 40, len(lines)
+    headings = [line for line in lines if line.startswith("## ")]
+    assert headings == ["## The answer", "## In short", "## What moved since the last run"]
+
+
+def test_moved_rows_compare_a_run_with_the_one_before() -> None:
+    """moved.csv by hand: a class's best 0.10 -> 0.12 is +20 %, a product 2.0 -> 1.5 tok/J is
+    -25 %, a new case has no 'before', and a winner that changed is recorded both ways."""
+    import classes as paper_classes
+
+    cl = pd.DataFrame(
+        {"case": ["a", "b"], "price_basis": "cost", "die_class": "full",
+         "objective": COST, "value": [0.12, 0.5]}
+    )  # fmt: skip
+    prod = pd.DataFrame(
+        {"case": ["a"], "price_basis": "cost", "product": "x", COST: [0.3], TPJ: [1.5]}
+    )
+    win = pd.DataFrame({"case": ["a"], "price_basis": "cost", "objective": COST,
+                        "winner": ["chiplet"]})  # fmt: skip
+    before = {
+        "classes": cl.iloc[:1].assign(value=0.10),
+        "products": prod.assign(**{TPJ: [2.0]}),
+        "winners": win.assign(winner="full"),
+    }
+    m = paper_classes.moved_rows(before, {"classes": cl, "products": prod, "winners": win})
+    by = {(r.kind, r.case, r.subject, r.objective): r for r in m.itertuples()}
+    assert by[("class", "a", "full", COST)].change == pytest.approx(0.2, rel=1e-12)
+    assert pd.isna(by[("class", "b", "full", COST)].before)
+    assert by[("product", "a", "x", TPJ)].change == pytest.approx(-0.25, rel=1e-12)
+    assert by[("product", "a", "x", COST)].change == pytest.approx(0.0, abs=1e-12)
+    w = by[("winner", "a", "winner", COST)]
+    assert (w.before, w.after) == ("full", "chiplet")
 
 
 def test_every_case_has_all_four_classes_for_every_objective() -> None:

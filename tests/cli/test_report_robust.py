@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from tests.conftest import run_dse
-from tests.dse.test_robust import SPEC
+from tests.dse.model.test_robust import SPEC
 
 
 def test_report_shows_robust_front_beside_nominal(tmp_path: Path, studies_dir: Path) -> None:

@@ -31,9 +31,11 @@ def is_module(name: str) -> bool:
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
-def imports_of(path: Path, me: str | None = None) -> list[tuple[str, int]]:
-    """Every ``dse`` module ``path`` (module ``me``) imports, anywhere in the file, with its
-    line."""
+def imports_of(
+    path: Path, me: str | None = None, *, packages: tuple[str, ...] = ("dse",)
+) -> list[tuple[str, int]]:
+    """Every module of ``packages`` that ``path`` (module ``me``) imports, anywhere in the
+    file, with its line."""
     me = me or module_name(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     found: list[tuple[str, int]] = []
@@ -48,7 +50,7 @@ def imports_of(path: Path, me: str | None = None) -> list[tuple[str, int]]:
             for a in node.names:
                 sub = f"{base}.{a.name}"
                 found.append((sub if is_module(sub) else base, node.lineno))
-    return [(m, line) for m, line in found if m == "dse" or m.startswith("dse.")]
+    return [(m, line) for m, line in found if m.split(".")[0] in packages]
 
 
 def rank(module: str) -> int:

@@ -14,7 +14,7 @@ import yaml
 from dse import api
 from dse.search.stored import LOCK_FILE
 from tests.conftest import ROOT, run_dse
-from tests.dse.test_spec_selected_evaluators import zdt1_copy
+from tests.dse.model.test_spec_selected_evaluators import zdt1_copy
 
 #: Columns that depend on the wall clock, not on the run's logic.
 CLOCK = ("datetime_start", "datetime_complete", "duration", "worker", "heartbeat")

@@ -1,0 +1,75 @@
+"""Optuna's private API is used in one small adapter module only (issue 16, item 5).
+
+``dse/search/optuna_private.py`` holds every private Optuna and optuna-dashboard access the
+engine needs (run path, batched storage writes, dashboard notes). Anywhere else, a private name
+(``x._y`` on anything but ``self``/``cls``, or an import from a private Optuna module) fails.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import optuna
+from optuna.distributions import FloatDistribution
+
+from dse.search import optuna_private as op
+
+DSE = Path(__file__).resolve().parents[3] / "dse"
+ADAPTERS = {"search/optuna_private.py", "search/optuna_private_rdb.py"}
+
+
+def private_uses(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            if node.attr.startswith("__"):
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            parts = node.module.split(".")
+            if parts[0].startswith("optuna") and any(p.startswith("_") for p in parts):
+                found.append(f"line {node.lineno}: from {node.module} import ...")
+    return found
+
+
+def test_no_private_optuna_use_outside_the_adapter() -> None:
+    offenders = {
+        str(p.relative_to(DSE)): private_uses(p)
+        for p in sorted(DSE.rglob("*.py"))
+        if str(p.relative_to(DSE)) not in ADAPTERS
+    }
+    assert not {k: v for k, v in offenders.items() if v}
+
+
+def test_the_checker_sees_a_private_use(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from optuna.storages._heartbeat import x\ndef f(s):\n    return s._storage\n"
+    )
+    assert [u.split(":")[0] for u in private_uses(probe)] == ["line 1", "line 3"]
+
+
+def test_adapter_functions_on_a_real_study() -> None:
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    storage = op.storage_of(study)
+    assert isinstance(storage, optuna.storages.BaseStorage)
+    study.enqueue_trial({"x": 0.25})
+    tid = op.pop_waiting_trial_id(study)
+    assert tid is not None and op.pop_waiting_trial_id(study) is None
+    trial = optuna.Trial(study, tid)
+    assert op.trial_id(trial) == tid
+    assert op.suggest(trial, "x", FloatDistribution(0.0, 1.0)) == 0.25  # the enqueued value
+    study.tell(trial, 1.0)
+    (frozen,) = study.get_trials()
+    assert op.trial_id(frozen) == tid and frozen.params == {"x": 0.25}
+    assert storage.get_study_id_from_name(study.study_name) == op.study_id(study)
+    assert op.heartbeat_enabled(storage) is False and op.stale_trial_ids(study) == []
+    op.forget_cached_trials(study)
+    assert len(study.get_trials()) == 1
+    assert op.genetic_sampler(study.sampler) is None
+    nsga = optuna.samplers.NSGAIISampler(population_size=8, seed=0)
+    assert op.genetic_sampler(nsga) is nsga

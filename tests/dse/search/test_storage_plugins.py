@@ -1,0 +1,84 @@
+"""Storages are plug-ins (issue 29, item 1): the built-ins are registered in the
+``dse.storages`` entry-point group and pass ``dse.testing.check_storage``, and a storage from a
+package outside litegpu-dse (tests/plugins, on PYTHONPATH) runs studies end to end."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import optuna
+import pytest
+
+from dse.search.storage_plugin import backend_for, installed
+from dse.testing import ConformanceError, check_storage
+from tests.cli.test_crash_resume import assert_exact, slow_spec
+from tests.conftest import run_dse
+
+ROOT = Path(__file__).resolve().parents[3]
+PLUGINS = ROOT / "tests" / "plugins"
+
+
+def test_the_builtin_storages_are_registered_in_the_entry_point_group() -> None:
+    eps = installed()
+    assert {"journal", "sqlite", "postgresql"} <= set(eps)
+    assert all(
+        eps[s].value.startswith("dse.search.builtin_storages:") for s in ("journal", "sqlite")
+    )
+    assert backend_for("journal:/x/y.log") is not None
+    assert backend_for("no-such-scheme:/x") is None
+
+
+def test_every_builtin_storage_passes_the_conformance_check(
+    tmp_path: Path, studies_dir: Path, postgres_url: str
+) -> None:
+    check_storage(f"journal:{tmp_path / 'j.log'}")
+    check_storage(f"sqlite:///{tmp_path / 's.db'}")
+    check_storage(postgres_url)
+
+
+def test_the_check_names_a_broken_rule(tmp_path: Path, studies_dir: Path) -> None:
+    url = f"journal:{tmp_path / 'used.log'}"
+    check_storage(url)
+    with pytest.raises(optuna.exceptions.DuplicatedStudyError):
+        check_storage(url)  # not a fresh location
+    with pytest.raises(ConformanceError, match="no storage backend serves"):
+        check_storage("nowhere:/x")
+
+
+def test_an_outside_storage_by_import_path_passes_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    check_storage(f"py:dse_outside_storage:BACKEND:{tmp_path / 'o.log'}")
+    sys.modules.pop("dse_outside_storage", None)
+
+
+def test_a_study_runs_end_to_end_on_an_outside_storage(tmp_path: Path, studies_dir: Path) -> None:
+    """Registered by the outside package's own entry points: ``dse run`` (two workers, a storage
+    without claim lock), ``dse status`` and the records read it."""
+    spec = slow_spec(tmp_path, study="out", trials=12, sleep_s=0.0)
+    url = f"outside:{tmp_path / 'outside.log'}"
+    env = {"DSE_STUDIES_DIR": str(studies_dir), "PYTHONPATH": str(PLUGINS)}
+    res = run_dse("run", str(spec), "--storage", url, "--jobs", "2", env=env)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "outside.log").stat().st_size > 0
+    status = run_dse("status", "out", "--json", env=env)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["finished"] == 12
+    assert (studies_dir / "out" / "trials.parquet").exists()
+    sys.path.insert(0, str(PLUGINS))
+    try:
+        assert_exact(f"py:dse_outside_storage:BACKEND:{tmp_path / 'outside.log'}", "out", 12)
+    finally:
+        sys.path.remove(str(PLUGINS))
+        sys.modules.pop("dse_outside_storage", None)
+
+
+def test_an_unknown_scheme_lists_the_installed_ones(tmp_path: Path, studies_dir: Path) -> None:
+    spec = slow_spec(tmp_path, study="nope", trials=2, sleep_s=0.0)
+    res = run_dse("run", str(spec), "--storage", "nowhere:/x")
+    assert res.returncode == 2
+    assert "nowhere:/x" in res.stderr and "postgresql" in res.stderr and "py:MODULE" in res.stderr
+    assert not (studies_dir / "nope").exists()

@@ -1,0 +1,385 @@
+"""`dse sweep --jobs N`: this process and N - 1 local worker processes, real ones.
+
+The front is exactly the in-process front whichever start method made the workers; a worker
+SIGKILLed mid-sweep, even halfway through a reply, is replaced and its chunks re-run; a worker
+that dies every time ends the sweep with one clear error; a SIGKILLed sweep leaves no worker
+behind.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import psutil
+import pytest
+import yaml
+
+from dse import api
+from dse.search import sweep_chunks, sweep_local
+from dse.search.sweep import sweep
+from dse.search.sweep_chunks import CHUNKS_DIR
+from dse.search.sweep_local import WorkerDiedError
+from tests.conftest import ROOT, run_dse
+from tests.dse.search.test_sweep import _small_spec
+from tests.dse.search.test_sweep_dask import MID_SPACE
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])
+def test_local_workers_give_the_in_process_front_exactly(
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch, method: str
+) -> None:
+    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="mid"))
+    local = sweep(model, chunk=7_000, write=False)
+    monkeypatch.setattr(sweep_local, "start_method", lambda: method)
+    jobs = sweep(model, chunk=7_000, jobs=3, write=False)
+    assert jobs.workers == 3 and local.workers == 1
+    assert jobs.designs_evaluated == local.designs_evaluated == 200_640
+    assert (jobs.finite, jobs.feasible) == (local.finite, local.feasible)
+    pd.testing.assert_frame_equal(jobs.front, local.front, check_exact=True)
+    assert len(local.front) >= 5
+    # This process evaluated chunks too (all 29 of them, maybe, while spawned workers import).
+    assert 0 < jobs.chunks_in_client <= 29
+    if method == "fork":  # forked workers are there at once
+        assert jobs.chunks_in_client < 29
+    assert jobs.worker_cpu_s > 0 and jobs.worker_restarts == 0
+
+
+def test_start_method_is_fork_only_in_a_single_threaded_process() -> None:
+    import threading
+
+    single = threading.active_count() == 1 and sys.platform.startswith("linux")
+    assert sweep_local.start_method() == ("fork" if single else "forkserver")
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert sweep_local.start_method() == "forkserver"
+    finally:
+        stop.set()
+        t.join()
+
+
+def _workers(before: set[int]) -> list[psutil.Process]:
+    """This process's sweep workers: new processes below it, but not a forkserver or a
+    resource tracker, children of this process that may start during a sweep (a forkserver's
+    workers are its children and share its command line)."""
+    found = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            helper = p.ppid() == os.getpid() and any(
+                k in " ".join(p.cmdline()) for k in ("forkserver", "resource_tracker")
+            )
+        except psutil.Error:
+            continue
+        if p.pid not in before and not helper:
+            found.append(p)
+    return found
+
+
+def _wait_dead(p: psutil.Process, timeout: float = 10.0) -> None:
+    """Until ``p`` is gone or a zombie, without reaping it (psutil's wait would, and then the
+    sweep could not read its exit status)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if p.status() == psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:
+            return
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+@pytest.mark.parametrize("settle", [False, True])
+def test_a_killed_local_worker_is_replaced_and_the_front_is_unchanged(
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch, settle: bool, method: str
+) -> None:
+    """``settle``: the worker is dead before this process goes on (then sending it a task
+    fails), else the death shows up while this process waits for replies."""
+    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="victim"))
+    expected = sweep(model, chunk=5_000, write=False)
+    monkeypatch.setattr(sweep_local, "start_method", lambda: method)
+    # A cold forkserver imports for a second or more: this process could finish the sweep
+    # before any worker is up. Warm it (it outlives the sweep that started it).
+    sweep(model, chunk=50_000, jobs=2, write=False)
+    killed: list[int] = []
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+
+    def kill_a_worker(done: int, total: int, front: int) -> None:
+        if killed:
+            return
+        workers = _workers(before)
+        if workers and done > 0:
+            os.kill(workers[0].pid, signal.SIGKILL)
+            killed.append(workers[0].pid)
+            if settle:
+                _wait_dead(workers[0])
+
+    result = sweep(model, chunk=5_000, jobs=3, on_progress=kill_a_worker)
+    assert killed and result.worker_restarts == 1
+    assert result.designs_evaluated == expected.designs_evaluated == 200_640
+    assert (result.finite, result.feasible) == (expected.finite, expected.feasible)
+    pd.testing.assert_frame_equal(result.front, expected.front, check_exact=True)
+
+
+#: Where the worker to be killed halfway through its reply writes its pid (fork: the test's
+#: tmp_path is not a parameter of ``sweep_local._evaluate``).
+_VICTIM: dict[str, Path] = {}
+
+
+def _reply_then_die_halfway(indices: tuple[int, ...]) -> list:
+    """The first task anywhere: the real chunk fronts with 16 MB of ballast, so that writing
+    them outlasts the pipe's buffer, and a SIGKILL 0.5 s into writing them."""
+    fronts = [sweep_chunks.evaluate_chunk(*sweep_local._LOADED["run"], index) for index in indices]
+    flag = _VICTIM["flag"]
+    try:
+        fd = os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:  # the replacement worker: no more deaths
+        return fronts
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGKILL)).start()
+    fronts[0].ballast = bytes(16 << 20)
+    return fronts
+
+
+def test_a_worker_killed_halfway_through_a_reply_is_replaced(
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fault that hung a CI run: concurrent.futures' process pool, used here before, waits
+    forever on half a result left in its shared result pipe by a worker killed while writing it.
+    Here this process reads the replies itself and does not while the worker writes (it waits
+    in the progress callback until the worker is dead), so the kill lands mid-reply every
+    time; the half reply is dropped and its chunks run again."""
+    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="halfway"))
+    expected = sweep(model, chunk=5_000, write=False)
+    flag = tmp_path / "victim.pid"
+    monkeypatch.setitem(_VICTIM, "flag", flag)
+    monkeypatch.setattr(sweep_local, "_evaluate", _reply_then_die_halfway)
+    monkeypatch.setattr(sweep_local, "start_method", lambda: "fork")  # workers see the patch
+    waited: list[float] = []
+
+    def wait_for_the_victim(done: int, total: int, front: int) -> None:
+        if waited:
+            return
+        t0 = time.monotonic()
+        while not flag.exists() or not flag.read_text():
+            assert time.monotonic() - t0 < 60, "no worker replied"
+            time.sleep(0.01)
+        victim = psutil.Process(int(flag.read_text()))
+        while victim.is_running() and victim.status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() - t0 < 60, "the worker outlived its SIGKILL"
+            time.sleep(0.01)
+        waited.append(time.monotonic() - t0)
+
+    result = sweep(model, chunk=5_000, jobs=2, on_progress=wait_for_the_victim)
+    assert waited and result.worker_restarts == 1
+    assert result.designs_evaluated == expected.designs_evaluated == 200_640
+    assert (result.finite, result.feasible) == (expected.finite, expected.feasible)
+    pd.testing.assert_frame_equal(result.front, expected.front, check_exact=True)
+
+
+def _die(indices: tuple[int, ...]) -> list:
+    os._exit(3)
+
+
+def test_a_worker_that_always_dies_ends_the_sweep_with_one_clear_error(
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="doomed"))
+    monkeypatch.setattr(sweep_local, "_evaluate", _die)  # forked workers see the patch
+    monkeypatch.setattr(sweep_local, "start_method", lambda: "fork")
+    with pytest.raises(WorkerDiedError, match=r"died 4 times .* fewer --jobs"):
+        sweep(model, chunk=5_000, jobs=2)
+    # What this process finished meanwhile is kept for the next attempt.
+    assert list((studies_dir / "doomed" / CHUNKS_DIR).glob("*/chunk-*.pkl"))
+
+
+class _Unpicklable(Exception):
+    def __reduce__(self) -> tuple:
+        raise TypeError("cannot pickle this error")
+
+
+def _raise(indices: tuple[int, ...]) -> list:
+    if indices[0] % 2:
+        raise _Unpicklable("an error that cannot cross the pipe")
+    raise ValueError(f"chunk {indices[0]} failed in a worker")
+
+
+def test_an_error_in_a_worker_is_raised_by_the_sweep_and_no_worker_is_left(
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task that raises (an evaluator bug) ends the sweep with that error, as in-process,
+    not as a dead worker; one whose error does not pickle comes back as its traceback."""
+    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="raising"))
+    monkeypatch.setattr(sweep_local, "_evaluate", _raise)  # forked workers see the patch
+    monkeypatch.setattr(sweep_local, "start_method", lambda: "fork")
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    with pytest.raises((ValueError, RuntimeError), match=r"failed in a worker|cannot cross the"):
+        sweep(model, chunk=5_000, jobs=3)
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    assert not [p for p in left if p.status() != psutil.STATUS_ZOMBIE]
+
+
+def _raise_os_error(indices: tuple[int, ...]) -> list:
+    raise FileNotFoundError(f"chunk {indices[0]}: a file the evaluator reads is missing")
+
+
+def test_an_os_error_in_a_task_is_the_tasks_error_not_a_dead_worker(
+    tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OSError the evaluator raises travels in the reply like any error: the sweep ends
+    with it, and does not mistake it for a broken pipe (and replace the worker)."""
+    model = api.load(_small_spec(tmp_path, space=MID_SPACE, name="oserror"))
+    monkeypatch.setattr(sweep_local, "_evaluate", _raise_os_error)  # forked workers see it
+    monkeypatch.setattr(sweep_local, "start_method", lambda: "fork")
+    with pytest.raises(FileNotFoundError, match="a file the evaluator reads is missing"):
+        sweep(model, chunk=5_000, jobs=2)
+
+
+def test_an_unpicklable_error_comes_back_as_its_traceback() -> None:
+    here, there = multiprocessing.get_context("fork").Pipe()
+    blob = pickle.dumps((None, None))
+    worker = multiprocessing.get_context("fork").Process(
+        target=_serve_with(_raise), args=(there, blob), daemon=True
+    )
+    worker.start()
+    there.close()
+    here.send((1,))
+    reply = here.recv()
+    assert isinstance(reply, sweep_local._Raised) and isinstance(reply.error, RuntimeError)
+    assert "an error that cannot cross the pipe" in str(reply.error)
+    assert "cannot pickle this error" in str(reply.error)
+    here.send((2,))
+    reply = here.recv()
+    assert isinstance(reply.error, ValueError) and "chunk 2 failed" in str(reply.error)
+    here.send(None)
+    worker.join(10)
+    assert worker.exitcode == 0
+
+
+def _serve_with(evaluate):  # noqa: ANN001, ANN202 - a test double's factory
+    def serve(conn, blob):  # noqa: ANN001, ANN202
+        sweep_local._evaluate = evaluate  # in the forked child only
+        sweep_local._serve(conn, blob)
+
+    return serve
+
+
+#: An evaluator that holds each process after its first chunks while the hold file exists, so
+#: that a busy machine cannot let the sweep finish before the test interrupts it (the 200,640
+#: designs take about a second on an idle core: a test starved for longer once saw exit 0).
+GATE_MODULE = """
+import time
+from pathlib import Path
+
+import numpy as np
+
+HOLD = Path({hold!r})
+_calls = [0]
+
+
+def hold(design):
+    _calls[0] += 1
+    if _calls[0] > {free}:
+        deadline = time.monotonic() + 300
+        while HOLD.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    return {{"held": np.zeros(np.shape(design["die_area_mm2"]))}}
+
+
+hold.vectorized = True
+hold.metrics = {{"held": ("-", "0; holds the sweep while the test's hold file exists")}}
+"""
+
+
+def _held_spec(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """MID_SPACE's litegpu spec with the gate evaluator: each process evaluates 6 chunks, then
+    waits until the returned hold file is removed (the parent alone puts 6 chunks on disk)."""
+    hold = tmp_path / f"{name}.hold"
+    hold.touch()
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "sweepgate.py").write_text(GATE_MODULE.format(hold=str(hold), free=6))
+    raw = yaml.safe_load(_small_spec(folder, space=MID_SPACE, name=name).read_text())
+    raw["evaluators"] = ["cost", "perf", "availability", {"gate": "sweepgate:hold"}]
+    spec = folder / f"{name}.yaml"
+    spec.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return spec, hold
+
+
+def _started_sweep(
+    args: list[str], study: Path, *, group: bool = False
+) -> tuple[subprocess.Popen, list[psutil.Process]]:
+    """A `dse` process running ``args``, once 5 chunks are on disk, and its worker processes;
+    ``group``: in a process group of its own, like a terminal job."""
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "dse"), *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=group,
+    )
+    deadline = time.monotonic() + 120
+    workers: list[psutil.Process] = []
+    while time.monotonic() < deadline and len(list(study.glob(f"{CHUNKS_DIR}/*/chunk-*.pkl"))) < 5:
+        assert proc.poll() is None, "the sweep finished before it could be interrupted"
+        workers = workers or psutil.Process(proc.pid).children(recursive=True)
+        time.sleep(0.02)
+    assert workers, "the sweep started no worker process"
+    return proc, workers
+
+
+def test_sigkilled_cli_sweep_with_jobs_leaves_no_worker_and_resumes(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    spec, hold = _held_spec(tmp_path, "killed")
+    args = ["sweep", str(spec), "--chunk", "2000", "--jobs", "2", "--json"]
+    proc, workers = _started_sweep(args, studies_dir / "killed")
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    gone, alive = psutil.wait_procs(workers, timeout=60)  # a busy machine
+    assert not alive, "a worker outlived the killed sweep"
+    hold.unlink()
+
+    r = run_dse(*args)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["chunks_resumed"] >= 5 and summary["workers"] == 2
+    fresh = sweep(api.load(spec), chunk=2000, write=False)
+    assert summary["designs_evaluated"] == fresh.designs_evaluated
+    written = pd.read_csv(studies_dir / "killed" / "sweep_front.csv")
+    expected = tmp_path / "expected.csv"
+    fresh.front.to_csv(expected, index=False)
+    pd.testing.assert_frame_equal(written, pd.read_csv(expected), check_exact=True)
+
+
+def test_ctrl_c_stops_a_jobs_sweep_cleanly_and_it_resumes(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    """SIGINT to the whole process group, as a terminal's Ctrl-C: exit 130 with one line, no
+    traceback from any worker, no worker left, and the next run resumes."""
+    spec, hold = _held_spec(tmp_path, "ctrlc")
+    args = ["sweep", str(spec), "--chunk", "2000", "--jobs", "2", "--no-progress"]
+    proc, workers = _started_sweep(args, studies_dir / "ctrlc", group=True)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    gone, alive = psutil.wait_procs(workers, timeout=60)  # a busy machine
+    assert not alive
+    hold.unlink()
+    r = run_dse(*args, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["chunks_resumed"] >= 5

@@ -1,0 +1,75 @@
+"""docs/validation.md keeps the cost model's lines against published manufacturing-cost estimates
+(benchmarks/cost_estimates.yaml, evaluated by benchmarks/validate_cost.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _vc():
+    path = ROOT / "benchmarks" / "validate_cost.py"
+    spec = importlib.util.spec_from_file_location("validate_cost", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def res():
+    vc = _vc()
+    return vc, vc.results()[0]
+
+
+def test_doc_table_matches_the_model(res):
+    """Regenerate with `.venv/bin/python benchmarks/validate_cost.py` after a cost change."""
+    _, r = res
+    text = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
+    section = text[text.index("<!-- section: cost") :]
+    section = section.split("\n<!-- section: ", 1)[0]  # up to the next script's section
+    doc = {
+        (m[1], m[2]): float(m[3].replace(",", ""))
+        for m in re.finditer(r"^\| ([\w-]+) \| (\w+) \| ([\d,]+) \|", section, re.M)
+    }
+    assert set(doc) == {(x["gpu"], x["line"]) for x in r}
+    for x in r:
+        assert doc[(x["gpu"], x["line"])] == pytest.approx(x["pred"], abs=1.0), x
+
+
+def test_error_is_zero_inside_the_range_and_to_the_nearest_bound_outside():
+    vc = _vc()
+    assert vc.error(250, 200, 300) == 0.0
+    assert vc.error(150, 200, 300) == pytest.approx(-0.25)
+    assert vc.error(390, 200, 300) == pytest.approx(0.30)
+
+
+def test_lines_within_25_percent_of_the_public_splits(res):
+    """Issue 30: the die, HBM and packaging lines and the totals within +-25 % of the public
+    estimates, for every GPU with a preset (packaging = the packaging service; the dies and
+    stacks scrapped in failed packages are in the total). Not asserted: the H100 test line
+    ($392 against $920, which includes the SXM module, see docs/validation.md), and the totals
+    being inside their ranges, which they are not (H100 -10.9 %, H200 -17.3 %, B200 -5.1 %)."""
+    _, r = res
+    checked = [x for x in r if x["line"] in ("die", "hbm", "packaging", "total")]
+    assert {x["gpu"] for x in checked} >= {"h100-sxm", "h200", "b200", "mi300x"}
+    assert len([x for x in checked if x["line"] == "packaging"]) == 3
+    for x in checked:
+        assert abs(x["err"]) <= 0.25, x
+    die = next(x for x in r if (x["gpu"], x["line"]) == ("h100-sxm", "die"))
+    assert die["low"] / 1.25 <= die["pred"] <= die["high"] * 1.25
+
+
+def test_totals_keep_their_distance_to_the_published_ranges(res):
+    """The totals' misses, kept so they cannot grow unnoticed (before issue 30's second round:
+    H100 -10.9 %, H200 -18.2 %, B200 -7.8 %, MI300X +14.2 %)."""
+    _, r = res
+    total = {x["gpu"]: x["err"] for x in r if x["line"] == "total"}
+    assert total["h100-sxm"] == pytest.approx(-0.109, abs=0.002)
+    assert total["h200"] == pytest.approx(-0.173, abs=0.002)
+    assert total["b200"] == pytest.approx(-0.051, abs=0.002)
+    assert total["mi300x"] == pytest.approx(0.142, abs=0.002)

@@ -1,0 +1,300 @@
+"""docs/validation.md keeps the serving model's errors against published measurements.
+
+benchmarks/validate_perf.py evaluates every usable row of the calibration set (TensorRT-LLM
+perf-overview v0.10-v0.20, MLPerf v4.0/v5.0, static-batch tables, energy logs); the cb_*
+efficiencies were fitted on the declared FIT split only (TensorRT-LLM v0.11.0 and v0.17).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.bench_scripts import load
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _vp():
+    return load("validate_perf")
+
+
+@pytest.fixture(scope="module")
+def res():
+    vp = _vp()
+    return vp, vp.results()
+
+
+def _doc_summary() -> dict[tuple[str, str], tuple[float, float, float]]:
+    text = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
+    out = {}
+    for m in re.finditer(r"^\| (fit|validation) \| (\w+) \| \d+ \| ([\d.]+)% \| ([\d.]+)% \| "
+                         r"([\d.]+)% \|$", text, re.M):  # fmt: skip
+        out[(m[1], m[2])] = (float(m[3]), float(m[4]), float(m[5]))
+    return out
+
+
+def test_doc_summary_matches_the_model(res):
+    """Regenerate with `.venv/bin/python benchmarks/validate_perf.py` after a model change."""
+    vp, r = res
+    doc = _doc_summary()
+    now = vp.summary(r)
+    assert set(doc) == set(now)
+    for k, v in now.items():
+        got = tuple(round(100 * v[q], 1) for q in ("median", "p90", "max"))
+        assert got == pytest.approx(doc[k], abs=0.15), k
+
+
+def test_fit_split_is_declared_and_disjoint(res):
+    vp, r = res
+    fit = [x["row"] for x in r if x["row"].split == "fit"]
+    assert fit and all(
+        (row.src in vp.FIT_SOURCES and row.kind == "tput" and not row.section)
+        or (row.row, row.src) in vp.BLACKWELL_MOE_FIT
+        for row in fit
+    )
+    assert {(row.row, row.src) for row in fit if row.section} == set(vp.BLACKWELL_MOE_FIT)
+    assert len({(row.row, row.kind) for row in vp.ROWS}) == len(vp.ROWS)
+
+
+def test_validation_median_within_15_percent(res):
+    vp, r = res
+    s = vp.summary(r)
+    assert s[("validation", "continuous")]["median"] <= 0.15
+    assert s[("fit", "continuous")]["p90"] <= 0.30
+
+
+def test_mlperf_maxq_cap_binds_and_energy_rows(res):
+    """The 450 W MaxQ cap binds: with the serving power fitted on measured H100 power
+    (benchmarks/calibrate_power.py; ML.ENERGY 70B/405B runs, not these rows) the uncapped GPUs
+    draw ~525 W at the MLPerf operating point, so the capped clock is below the uncapped one and
+    the throughput drops. Row 180 (ML.ENERGY 8B, GPU energy) is within issue 13's +/-25 %
+    (-14 %). The MaxQ rows are not: tokens per joule +29 % / +51 %, because the predicted
+    throughput is high (uncapped +21 % on the MaxP row 134, and the cap costs 6 % in the model
+    against 19 % measured); the wall power, with the node's non-GPU power measured on other
+    MLPerf MaxQ runs of the same DGX (host_power_per_gpu_watt), is 6-10 % high. Kept here as
+    over-predictions within [+15 %, +70 %] so a change that moves them is seen."""
+    vp, r = res
+    rows = {x["row"].row: x for x in r if x["row"].group == "energy"}
+    assert sorted(rows) == [178, 179, 180]
+    assert abs(rows[180]["err"]) <= 0.25
+    for n in (178, 179):
+        row = rows[n]["row"]
+        capped = rows[n]["m"]
+        free = vp.evaluate(dataclasses.replace(row, power_cap_w=None))
+        assert free["gpu_power_w"] > row.power_cap_w  # the cap binds ...
+        assert capped["gpu_power_w"] == pytest.approx(row.power_cap_w, rel=1e-3)
+        assert capped["clock_eff_ghz"] < free["clock_eff_ghz"]  # ... by lowering the clock
+        assert capped["tokens_per_s"] < free["tokens_per_s"]
+        assert 0.15 <= rows[n]["err"] <= 0.70, n
+        # the node under the cap keeps the uncapped design's host and network share: 8 GPUs at
+        # the cap + their NVSwitch share + host/network per W of the uncapped 700 W TDP
+        t = vp.context(row)["technology"]
+        per_w = t["host_power_per_gpu_watt"] + t["network_power_per_gpu_watt"]
+        assert free["package_power_w"] == pytest.approx(700, rel=1e-3)
+        by_hand = 8 * (row.power_cap_w + 3.6e12 * 9.8e-12 + per_w * free["package_power_w"])
+        assert capped["cluster_power_w"] == pytest.approx(by_hand, rel=1e-3)
+        assert capped["tokens_per_joule"] == pytest.approx(
+            capped["tokens_per_s"] / by_hand, rel=1e-3
+        )
+
+
+def test_host_power_is_the_measured_dgx_h100_non_gpu_power():
+    """host_power_per_gpu_watt by hand from its source: the DGX H100 MaxQ rnnt Offline run
+    (MLPerf Inference v4.0) plateaus at ~4,520 W at the wall with every GPU capped at 300 W, so
+    >= 2,120 W is beside the GPUs; less the model's NVSwitch share (3.6 Tb/s per direction at
+    9.8 pJ/bit = 35.3 W per GPU) and scale-out network (0.0179 x 700 W), per 700 W of TDP.
+    The model's 8-GPU node then charges that 2,120 W beside its GPUs at 700 W TDP."""
+    from objectives.presets import resolve_context
+
+    t = resolve_context({"gpu": "h100-sxm"})["technology"]
+    switch_w = 3.6e12 * 9.8e-12
+    by_hand = (2120 / 8 - switch_w - 0.0179 * 700) / 700
+    assert t["host_power_per_gpu_watt"] == pytest.approx(by_hand, rel=0.01)
+    node = 8 * ((t["host_power_per_gpu_watt"] + t["network_power_per_gpu_watt"]) * 700 + switch_w)
+    assert node == pytest.approx(2120, rel=0.01)
+
+
+def _row(r, num: int):
+    return next(x for x in r if x["row"].row == num and x["row"].kind == "tput")
+
+
+def test_rows_run_under_their_published_engine_limits(res):
+    """v0.10's max_num_tokens 2048 caps a 128/128 step (1 decode + 1 prompt token per sequence:
+    each step decodes B and prefills B/128 prompts of 128 tokens) at 2048 / 2 = 1024 sequences,
+    where the preset's 8192 would allow the max_batch 2048; v0.11's 70B TP8 table raises the
+    max_batch to 8192, which the 128/128 KV cache of 8 H100s then holds."""
+    vp, r = res
+    assert _row(r, 1)["m"]["batch"] == 1024
+    assert _row(r, 11)["m"]["batch"] == 8192
+    default = vp.evaluate(dataclasses.replace(vp.ROWS[0], tech={}, wl={}))
+    assert default["batch"] == 2048
+
+
+def test_v010_llama3_8b_engine_has_its_config_files_ffn(res):
+    """The v0.10 engines were built from --model_config files; its Llama-3-8B file gives
+    intermediate_size 28672, twice the released model's: more weights to stream per step, so
+    less throughput than the released architecture under the same limits."""
+    vp, r = res
+    row = vp.ROWS[0]
+    assert row.row == 1 and row.wl["model"]["ffn"] == 28672
+    real = vp.evaluate(dataclasses.replace(row, wl={}))
+    wide = _row(r, 1)["m"]
+    assert wide["tokens_per_s"] < real["tokens_per_s"]
+
+
+def test_trtllm_bench_heuristic_limits_by_hand(res):
+    """tensorrt_llm/bench/build/tuning.py's rule, by hand, for the v0.17 70B TP8 H100 128/2048
+    row (46): FP8 KV, 8 KV heads over 8 GPUs: 2 x 80 x 8 x 128 x 1 B = 163,840 B per token;
+    memory 8 x 81,559 MiB - 70.6 GB of FP8 weights; 0.95 of it over 2,176 tokens per request
+    = 1,621 requests -> max_batch rounded up to 256s = 1,792; 1,621 x (1 + 128/2048) = 1,723
+    tokens -> the 2,048 floor."""
+    vp, _ = res
+    row = next(x for x in vp.ROWS if x.row == 46)
+    memory_b = 8 * 81559 * 2**20 - 70.6e9 / 1e9 * 2**30  # the early revision counts GB as GiB
+    requests = 0.95 * memory_b / (163840 * 2176)
+    assert 1600 < requests < 1640
+    assert row.tech == {"cb_max_batch": 1792, "cb_max_num_tokens": 2048,
+                        "kv_cache_free_fraction": 0.9}  # fmt: skip
+    # short prompts, long answers on a small model: the 4096 batch cap; 2048/128: 17 tokens per
+    # sequence and step raise max_num_tokens above the preset's 8192
+    assert next(x for x in vp.ROWS if x.row == 39).tech["cb_max_batch"] == 4096
+    assert next(x for x in vp.ROWS if x.row == 42).tech["cb_max_num_tokens"] == 9216
+
+
+def test_v012_rows_use_the_benchmark_config_table(res):
+    """v0.12.0 looked its limits up in benchmark_config.yml (Llama-3-70B TP8: 8192 / 16384):
+    on the H200 the KV cache then holds more than the preset's 2048 sequences."""
+    vp, r = res
+    row = next(x for x in vp.ROWS if x.row == 18)
+    assert row.tech["cb_max_batch"] == 8192 and row.tech["cb_max_num_tokens"] == 16384
+    assert _row(r, 18)["m"]["batch"] > 2048
+    default = vp.evaluate(dataclasses.replace(row, tech={}))
+    assert default["batch"] == 2048
+
+
+def test_finite_request_count_waves_by_hand(res):
+    """perf-overview v0.10.0 ran 2,000 requests per case (its prepare_dataset --num-requests).
+    Row 6 (Mixtral TP2 H200 128/2048): the engine runs them in waves of its solved batch B:
+    one full wave of B, then N mod B requests at their own, smaller batch; throughput = N x OSL
+    / (floor(N/B) x T(B) + T(N mod B)), T(b) = b x OSL / tokens_per_s(b). The steady-state
+    rates come from the model without the request count (a source with none published)."""
+    vp, r = res
+    row = next(x for x in vp.ROWS if x.row == 6)
+    n, osl = vp.num_requests(row), row.osl
+    assert (n, osl) == (2000, 2048)
+    steady = vp.evaluate(dataclasses.replace(row, src="none"))
+    b = int(steady["batch"])
+    assert 1000 < b < n  # one full wave and a tail
+    tail = n - b
+    assert n % b == tail
+    t_tail = vp.evaluate(dataclasses.replace(row, src="none", wl={"batch": tail}))
+    assert t_tail["batch"] == tail and t_tail["tokens_per_s"] < steady["tokens_per_s"]
+    wave_time = b * osl / steady["tokens_per_s"] + tail * osl / t_tail["tokens_per_s"]
+    by_hand = n * osl / wave_time
+    got = _row(r, 6)["m"]
+    assert got["wave_batch"] == b
+    assert got["tokens_per_s"] == pytest.approx(by_hand, rel=1e-9)
+    assert got["steady_tokens_per_s"] == pytest.approx(steady["tokens_per_s"], rel=1e-9)
+    assert 0.85 < by_hand / steady["tokens_per_s"] < 0.99  # the tail wave costs 1-15 %
+
+
+def test_finite_run_properties(res):
+    """Whole waves give the steady state; fewer requests than B run as one wave at batch N
+    (v0.17 Mixtral TP8 H200 128/2048, row 53: 3,000 requests, the engine's 4,096 batch); rows
+    whose source publishes no count (MLPerf, static, latency, energy) keep the steady state."""
+    vp, r = res
+    assert vp.finite_run(3000, 128, 1000, 5e4, 1.0) == pytest.approx(5e4)
+    # 2 waves of 1,000 at 50k tok/s (2 x 2.56 s) + 500 at 25k (2.56 s): 320k tokens / 7.68 s
+    assert vp.finite_run(2500, 128, 1000, 5e4, 2.5e4) == pytest.approx(41666.667, rel=1e-6)
+    row53 = _row(r, 53)
+    assert vp.num_requests(row53["row"]) == 3000 and row53["m"]["batch"] > 3000
+    at_n = vp.evaluate(dataclasses.replace(row53["row"], src="none", wl={"batch": 3000}))
+    assert row53["m"]["tokens_per_s"] == pytest.approx(at_n["tokens_per_s"], rel=1e-9)
+    for x in r:
+        if x["row"].src[0] in "MP" or x["row"].kind != "tput":
+            assert vp.num_requests(x["row"]) is None and "wave_batch" not in x["m"]
+
+
+def test_same_case_in_two_releases_is_listed_with_its_spread(res):
+    """docs/validation.md lists the cases measured by more than one release: v0.10 and v0.11
+    measured Mixtral TP2 on H200 at 12.9k and 30.1k tok/s (2.33x), v0.12 and v0.17 Llama-3-70B
+    TP8 on H100 at 14.8k and 17.1k. Every group is one case from at least two sources."""
+    vp, r = res
+    groups = {tuple(sorted(x["row"].row for x in g)): g for g in vp.same_case(r)}
+    assert (6, 14) in groups and (17, 46) in groups and (27, 51, 69) in groups
+    for g in groups.values():
+        rows = [x["row"] for x in g]
+        assert len({x.src for x in rows}) >= 2
+        assert len({(x.gpu, x.gpus, x.tp, x.model, x.precision, x.isl, x.osl) for x in rows}) == 1
+    six, fourteen = (x["row"].value for x in groups[(6, 14)])
+    assert fourteen / six == pytest.approx(30110 / 12940, rel=0.01)
+    text = vp.markdown(r)
+    assert "## Same case, different release" in text and "| 2.33x |" in text
+
+
+def test_mlperf_405b_rows_run_under_nvidias_published_configs(res):
+    """Rows 158/159 (MLPerf v5.0 Llama-3.1-405B on 8 H200): 9,429-token prompts (the dataset
+    mean) and 649 generated tokens; Offline as one TP4 x PP2 instance within gpu_batch_size 512
+    and 1,536 tokens per step, Server at TP8 within its runtime batch of 64 and the 175 ms TPOT."""
+    vp, r = res
+    off = next(x for x in r if x["row"].row == 158)
+    srv = next(x for x in r if x["row"].row == 159)
+    for x in (off, srv):
+        assert (x["row"].isl, x["row"].osl) == (9429, 649)
+    assert (off["m"]["tp"], off["m"]["pp"], off["m"]["replicas"]) == (4, 2, 1)
+    assert 1 <= off["m"]["batch"] <= 512
+    assert (srv["m"]["tp"], srv["m"]["pp"]) == (8, 1)
+    assert srv["m"]["batch"] <= 64 and srv["m"]["tpot_s"] <= 0.175
+    assert off["row"].tech["cb_max_num_tokens"] == 1536  # prompts prefilled in chunks
+
+
+def test_blackwell_and_moe_rows_validate_out_of_sample(res):
+    """Blackwell and today's MoE rows (group blackwell_moe): three factors fitted on the declared
+    rows 74 (FP4, PyTorch backend), 156 (FP4, TensorRT engines, MLPerf) and 130 (expert
+    parallelism) by benchmarks/calibrate_perf.py --blackwell, eleven validation rows. Target:
+    median |error| <= 15 % and p90 <= 30 % (met: 10.9 % and 26.4 %); the worst row, MLPerf
+    Interactive 153 (+40 %, small steps near the FP4 ridge point), is bounded so it cannot grow."""
+    vp, r = res
+    s = vp.summary(r)
+    assert s[("fit", "blackwell_moe")]["max"] <= 0.001
+    v = s[("validation", "blackwell_moe")]
+    assert v["n"] == 11 and v["median"] <= 0.15 and v["p90"] <= 0.30 and v["max"] <= 0.41
+    assert vp.BLACKWELL_MOE_FIT == ((74, "T020b"), (156, "M50"), (130, "DSR1"))
+    rows = {x["row"].row: x for x in r if x["row"].group == "blackwell_moe"}
+    for n in (131, 133):  # DeepSeek-R1 expert-parallel, out of sample (FP16 KV; H200 FP8)
+        assert abs(rows[n]["err"]) <= 0.15
+        assert rows[n]["m"]["ep"] == 8
+
+
+def test_fp4_factor_is_the_software_stacks(res):
+    """Round 9: a PyTorch-backend row's FP4 GEMMs take cb_fp4_gemm_efficiency_pytorch, an MLPerf
+    (TensorRT engine) row the default cb_fp4_gemm_efficiency; both fitted on Llama-3.1-405B,
+    the MLPerf llama2-70b rows run under NVIDIA's published config classes."""
+    vp, r = res
+    from objectives.presets import resolve_context
+
+    t = resolve_context({"gpu": "b200"})["technology"]
+    assert t["cb_fp4_gemm_efficiency"] / t["cb_fp4_gemm_efficiency_pytorch"] == pytest.approx(
+        0.7055 / 0.4771
+    )
+    rows = {x["row"].row: x for x in r}
+    assert (
+        rows[74]["row"].src in vp.PYTORCH_SOURCES
+        and rows[156]["row"].src not in vp.PYTORCH_SOURCES
+    )
+    # the PyTorch row evaluated with the TensorRT factor is faster by about the factors' ratio
+    as_trt = vp.predicted(rows[74]["row"], vp.evaluate(rows[74]["row"], {
+        "cb_fp4_gemm_efficiency_pytorch": t["cb_fp4_gemm_efficiency"]}))  # fmt: skip
+    assert 1.1 < as_trt / rows[74]["pred"] < 0.7055 / 0.4771 + 0.01
+    for n, (batch, tokens, frac) in {151: (2048, 3584, 0.95), 152: (2048, 3584, 0.95),
+                                     153: (768, 768, 0.9)}.items():  # fmt: skip
+        row = rows[n]["row"]
+        assert row.tp == 1 and rows[n]["m"]["tp"] == 1
+        assert (row.tech["cb_max_batch"], row.tech["cb_max_num_tokens"]) == (batch, tokens)
+        assert row.tech["kv_cache_free_fraction"] == frac
+    for n in (151, 152, 160):
+        assert abs(rows[n]["err"]) <= 0.10
