@@ -189,7 +189,16 @@ def main() -> None:
 
     keep_freed_arrays()  # this process only: the CLI owns its allocator (dse/heap.py)
     try:
-        app()
+        code = app(standalone_mode=False)  # a usage error is ours to print, in one line
+    except typer.TyperException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare 'dse': the help, as before
+            exc.show()  # type: ignore[attr-defined]
+        else:
+            err.print(f"error: {usage_line(exc)}", markup=False, highlight=False)
+        sys.exit(getattr(exc, "exit_code", 2))
+    except typer.Abort:
+        err.print(INTERRUPTED)
+        sys.exit(130)
     except SpecError as exc:
         for p in exc.problems:
             err.print(str(p), markup=False, highlight=False)
@@ -203,11 +212,27 @@ def main() -> None:
     except OSError as exc:  # a full or read-only disk: the storage is left as it was
         err.print(f"error: {os_error_line(exc)}", markup=False, highlight=False)
         sys.exit(1)
+    except RuntimeError as exc:
+        if not str(exc).startswith("Symlink loop from"):  # Path.resolve (Python < 3.13)
+            raise
+        err.print(f"error: {exc}: a path points back to itself", markup=False, highlight=False)
+        sys.exit(2)
     except Exception as exc:
         if _is_evaluation_error(exc):  # a user's design failed to evaluate (dse evaluate)
             err.print(f"error: {shorten(str(exc))}", markup=False, highlight=False)
             sys.exit(2)
         raise
+    sys.exit(code if type(code) is int else 0)  # typer.Exit(n) comes back as n
+
+
+def usage_line(exc: Exception) -> str:
+    """A command-line usage error (an unknown option, a value out of range) as one line, with
+    where to read more."""
+    fmt = getattr(exc, "format_message", None)
+    text = " ".join((fmt() if fmt else str(exc)).split())
+    ctx = getattr(exc, "ctx", None)
+    more = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    return f"{shorten(text)}{more}"
 
 
 def _is_evaluation_error(exc: Exception) -> bool:
@@ -222,6 +247,8 @@ def os_error_line(exc: OSError) -> str:
     what = exc.strerror or str(exc) or type(exc).__name__
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         hint = "free some space, then run the same command again to resume"
+    elif exc.errno == errno.EFBIG:
+        hint = "raise the file-size limit (ulimit -f), then run the same command again to resume"
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         hint = "make it writable (or set DSE_STUDIES_DIR / --storage elsewhere), then run again"
     else:

@@ -103,6 +103,8 @@ def _check_options(*, grid: bool, samples: int | None, jobs: int, scheduler: str
         raise SweepError("give either --grid or --samples N, not both")
     if jobs < 1:
         raise SweepError(f"--jobs must be at least 1 (got {jobs})")
+    if samples is not None and samples < 1:  # before the plan line, which would say -1 designs
+        raise SweepError(f"--samples must be at least 1 (got {samples})")
     if scheduler is not None and jobs != 1:
         raise SweepError("give either --jobs N (local workers) or --scheduler URL, not both")
     if scheduler is not None:

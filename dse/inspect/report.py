@@ -41,6 +41,7 @@ from dse.inspect.study_view import (
     view_reference_point,
 )
 from dse.search.storage import existing_study_dir
+from dse.spec.atomic import write_text_atomic
 
 REPORT_FILE = "report.html"
 MAX_TITLE_NUMBERS = 20  # front trial numbers listed in the figure title up to this many
@@ -279,7 +280,7 @@ def write_report(
         + "</body></html>"
     )
     out = directory / REPORT_FILE
-    out.write_text(doc, encoding="utf-8")
+    write_text_atomic(out, doc)  # replaces a symlink there, never writes through it
     stage(f"{REPORT_FILE} written; the PNG figures")
     pngs = write_pngs(view, directory / FIGURES_DIR, hist=hist, imps=imps)
     return ReportResult(html=out, figures=pngs)

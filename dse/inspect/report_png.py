@@ -20,6 +20,7 @@ from dse.inspect.study_view import (  # noqa: E402
     param_ticks,
     param_values,
 )
+from dse.spec.atomic import atomic_path  # noqa: E402
 
 # One look per kind of trial, distinct in colour AND marker (readable in greyscale), drawn in
 # this order so the front ends on top: (colour, marker, size, filled, z-order, legend label).
@@ -132,7 +133,7 @@ def pareto_pairs_png(view: StudyView, path: Path) -> Path:
     fig.tight_layout(rect=(0, 0.05, right, 1))
     if shade is not None and colour_by is not None:
         _colour_bar(fig, shade, colour_by, view, left=right + 0.1 / fig.get_figwidth())
-    fig.savefig(path, dpi=150)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -191,7 +192,7 @@ def front_by_parameter_png(view: StudyView, path: Path) -> Path | None:
         f"({len(feas)} feasible trials; front {len(view.front)}, red)"
     )
     fig.tight_layout(rect=(0, 0.04, 1, 0.97))
-    fig.savefig(path, dpi=120)
+    _save(fig, path, dpi=120)
     plt.close(fig)
     return path
 
@@ -208,7 +209,7 @@ def hypervolume_png(hist: pd.DataFrame, view: StudyView, path: Path) -> Path:
     )
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=150)
+    _save(fig, path)
     plt.close(fig)
     return path
 
@@ -228,9 +229,15 @@ def importances_png(imps: dict[str, dict[str, float] | str], path: Path) -> Path
     ax.set_title("Parameter importances per objective (share of the objective's variance)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=150)
+    _save(fig, path)
     plt.close(fig)
     return path
+
+
+def _save(fig: plt.Figure, path: Path, *, dpi: int = 150) -> None:
+    """A figure written whole, replacing (never writing through) a symlink at ``path``."""
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format="png")
 
 
 def write_pngs(

@@ -20,6 +20,7 @@ from dse.model.study_model import (
 from dse.model.uncertain import UncertainError, extract_uncertain
 from dse.spec.errors import (
     Problem,
+    shorten,
 )
 from dse.spec.schema import LoadedSpec
 
@@ -119,7 +120,7 @@ def resolved_context(
         owners = {e.name for e in evaluators.values() if e.resolve is resolve}
         foreign = set().union(*(e.params for e in evaluators.values() if e.name not in owners))
         mine = {k: v for k, v in context.items() if k not in foreign}
-        resolved, found = _run_resolver(loaded, resolve, mine)
+        resolved, found = _run_resolver(loaded, resolve, mine, owner=min(owners))
         problems += found
         if resolved is None:
             context_ok = False
@@ -132,9 +133,13 @@ def _run_resolver(
     loaded: LoadedSpec,
     resolve: Callable[[Mapping[str, Any]], dict[str, Any]],
     mine: dict[str, Any],
+    *,
+    owner: str,
 ) -> tuple[dict[str, Any] | None, list[Problem]]:
     """One resolver's context (None if it refused), and every problem it found: a rejected
-    field is dropped (its default takes over) and the resolver asked again."""
+    field is dropped (its default takes over) and the resolver asked again. A resolver that
+    raises anything but a ValueError, or returns no mapping, is a problem of its evaluator
+    (``owner``)."""
     problems: list[Problem] = []
     for _ in range(_MAX_RETRIES):
         try:
@@ -151,8 +156,20 @@ def _run_resolver(
             if not path or not _drop_path(mine, tuple(path.split("."))):
                 break
             continue
-        return resolved, problems
+        except Exception as exc:  # noqa: BLE001 - a user's resolve hook failed: its problem
+            problems.append(_hook_failed(loaded, owner, f"raised {type(exc).__name__}: {exc}"))
+            break
+        if not isinstance(resolved, Mapping):
+            what = f"returned {type(resolved).__name__}, expected the resolved context (a mapping)"
+            problems.append(_hook_failed(loaded, owner, what))
+            break
+        return dict(resolved), problems
     return None, problems
+
+
+def _hook_failed(loaded: LoadedSpec, owner: str, what: str) -> Problem:
+    """A resolve hook that broke its contract, at its evaluator's place in the spec."""
+    return loaded.problem(("evaluators", owner), f"its 'resolve' hook {shorten(what)}")
 
 
 def first_hook(evaluators: Mapping[str, Evaluator], name: str) -> Any:

@@ -11,8 +11,9 @@ caller puts at the evaluator's place in the spec.
 
 from __future__ import annotations
 
+import math
 import numbers
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence, Set
 from functools import partial
 from typing import Any
 
@@ -27,6 +28,9 @@ from dse.spec.errors import short_repr
 PROBE_TIMEOUT_S = 30.0
 #: The batch a vectorized evaluator is probed with: two copies of the midpoint design.
 BATCH = 2
+
+#: Longest metric name: a name is a column of the records and a key of every trial's metrics.
+MAX_METRIC_NAME = 200
 
 #: The hooks that are data; every other hook (``dse.model.registry.HOOKS``) is a function.
 _DATA_HOOKS = ("metrics", "vectorized", "params")
@@ -47,17 +51,29 @@ def _kind(value: Any) -> str:
 def metric_name_problem(key: Any) -> str | None:
     if not isinstance(key, str):
         return f"metric name {short_repr(key)} ({type(key).__name__}; metric names are strings)"
-    if not key or "." in key or key != key.strip():
+    if not key or "." in key or key != key.strip() or not key.isprintable():
         return (
-            f"metric name {key!r} (metric names are non-empty, without dots or outer blanks: "
-            "they are published as '<evaluator>.<metric>')"
+            f"metric name {short_repr(key)} (metric names are non-empty, printable, without "
+            "dots or outer blanks: they are published as '<evaluator>.<metric>')"
         )
+    if len(key) > MAX_METRIC_NAME:
+        n = len(key)
+        return f"metric name {short_repr(key)} of {n:,} characters (at most {MAX_METRIC_NAME})"
     return None
 
 
 def hook_problem(hooks: Mapping[str, Any]) -> str | None:
     """Why an evaluator's hooks (``metrics``, ``vectorized``, ``params``, the functions), as
-    given to ``dse.model.registry.Evaluator``, have the wrong types, or None."""
+    given to ``dse.model.registry.Evaluator``, have the wrong types, or None. Looking at them
+    runs the evaluator's code (a mapping's ``items``, a property): what that raises is the
+    answer too."""
+    try:
+        return _hook_problem(hooks)
+    except Exception as exc:  # noqa: BLE001 - the evaluator's own code, reading its hooks
+        return f"reading its hooks raised {type(exc).__name__}: {short_repr(str(exc))}"
+
+
+def _hook_problem(hooks: Mapping[str, Any]) -> str | None:
     metrics = hooks.get("metrics")
     if metrics is not None:
         if not isinstance(metrics, Mapping):
@@ -76,7 +92,8 @@ def hook_problem(hooks: Mapping[str, Any]) -> str | None:
         return f"'vectorized' must be True or False, got {_kind(vectorized)}"
     params = hooks.get("params")
     if params is not None:
-        if isinstance(params, str | bytes) or not isinstance(params, Iterable):
+        # A list, set or mapping, never a one-shot iterator (read twice) nor an endless one.
+        if isinstance(params, str | bytes) or not isinstance(params, Sequence | Set | Mapping):
             return f"'params' must be a list of design keys, got {_kind(params)}"
         bad = [p for p in params if not isinstance(p, str)]
         if bad:
@@ -97,15 +114,21 @@ def value_problem(value: Any, shape: tuple[int, ...]) -> str | None:
         if value.shape not in ((), shape):
             want = f"{shape} (the batch's)" if shape else "() (one design)"
             return f"is an array of shape {value.shape}, expected {want} or a single number"
+        if value.dtype.kind == "f" and value.dtype.itemsize > 8:  # np.longdouble
+            with np.errstate(over="ignore"):
+                if np.any(np.isfinite(value) & ~np.isfinite(value.astype(np.float64))):
+                    return f"is an array of {value.dtype} beyond what a float holds (1e308)"
         return None  # NaN/inf at the midpoint fails that trial, as in a run
     if isinstance(value, complex | np.complexfloating):
         return f"is the complex number {value!r}, expected a real number"
     if not isinstance(value, numbers.Real | np.number):
         return f"is {_kind(value)}, expected a real number"
     try:
-        float(value)
+        as_float = float(value)
     except (OverflowError, TypeError, ValueError):
         return f"is {short_repr(value)}, which does not fit a float"
+    if math.isinf(as_float) and isinstance(value, np.floating) and np.isfinite(value):
+        return f"is {short_repr(value)}, which does not fit a float (np.longdouble beyond 1e308)"
     return None  # NaN/inf at the midpoint fails that trial, as in a run, not the spec
 
 
@@ -116,6 +139,8 @@ def output_problem(result: Any, shape: tuple[int, ...]) -> str | None:
             f"returned {type(result).__name__} {short_repr(result)}, "
             "expected a mapping of metric names to numbers"
         )
+    if not result:
+        return "returned an empty mapping, expected metric names with numbers"
     for key, value in result.items():
         problem = metric_name_problem(key)
         if problem:

@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from dse.model.probe import hook_problem
 from dse.model.quiet_stdout import stdout_to_stderr
 from dse.spec.entry_points import installed_entry_points, load_entry_point
-from dse.spec.errors import EvaluatorError, choices_text, did_you_mean
+from dse.spec.errors import EvaluatorError, choices_text, did_you_mean, short_repr
 
 ENTRY_POINT_GROUP = "dse.evaluators"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -129,7 +129,13 @@ class Evaluator:
             raise EvaluatorError(f"evaluator {name!r} ({origin}) is not callable")
         if inspect.isfunction(fn):
             _check_attributes(name, origin, fn)
-        hooks = {h: getattr(fn, h) for h in HOOKS if getattr(fn, h, None) is not None}
+        try:  # a property or __getattr__ of the user's object runs here
+            hooks = {h: getattr(fn, h) for h in HOOKS if getattr(fn, h, None) is not None}
+        except Exception as exc:  # noqa: BLE001 - one line naming the evaluator, not a traceback
+            raise EvaluatorError(
+                f"evaluator {name!r} ({origin}): reading its hooks raised "
+                f"{type(exc).__name__}: {short_repr(str(exc))}"
+            ) from None
         return cls(fn=fn, name=name, origin=origin, **hooks)
 
 

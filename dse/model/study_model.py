@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import yaml
 
 from dse.model.quiet_stdout import stdout_to_stderr
 from dse.model.registry import Evaluator, MetricInfo
@@ -20,9 +19,11 @@ from dse.spec.errors import (
     DseError,
     choices_text,
     did_you_mean,
+    short_repr,
 )
 from dse.spec.expr import Expr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec, ParamSpec
+from objectives import safe_yaml
 
 #: Every evaluated design carries a fresh scratch dict under this key, so evaluators that call
 #: one another (a TCO model needing the performance model) can compute shared parts once.
@@ -88,9 +89,9 @@ class StudyModel:
                         result = ev.fn(design)
                     else:
                         result = _loop(ev.fn, design, arrays, shape)
-            except DseError:
+            except (DseError, KeyboardInterrupt):  # Ctrl-C stops the study, as anywhere
                 raise
-            except Exception as exc:
+            except BaseException as exc:  # noqa: BLE001 - SystemExit in a model fails its design
                 raise EvaluationError(
                     f"evaluator {ev.name!r} raised {type(exc).__name__}: {exc}"
                 ) from exc
@@ -172,11 +173,19 @@ def _scalar(v: Any) -> Any:
 # -- compiling a spec ---------------------------------------------------------------------------
 
 
+#: What the guarded YAML reader says of a value that is bounded work no more (a bomb, a
+#: recursive alias, thousands of brackets): refused, where other invalid YAML is plain text.
+_UNBOUNDED = ("nested deeper", "nested too deeply", "recursive alias", "once aliases")
+
+
 def parse_value(text: str) -> Any:
-    """A ``--set`` value: YAML scalar typing (``8`` int, ``0.1`` float, ``abc`` str)."""
+    """A ``--set`` value: YAML scalar typing (``8`` int, ``0.1`` float, ``abc`` str), read by
+    the guarded reader (objectives.safe_yaml): bounded depth and alias expansion."""
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
+        return safe_yaml.parse(text, "--set").data
+    except safe_yaml.YamlReadError as exc:
+        if any(word in exc.message for word in _UNBOUNDED):
+            raise DesignError(f"--set value {short_repr(text)}: {exc.message}") from None
         return text
 
 
@@ -219,6 +228,10 @@ def midpoint(p: ParamSpec) -> Any:
     return float(mid)
 
 
+#: Deepest dotted ``--set`` key: a fixed value nests no deeper than a YAML file may.
+MAX_SET_DEPTH = 50
+
+
 def split_sets(
     model_space: Mapping[str, ParamSpec], sets: list[str], known: set[str]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -230,6 +243,10 @@ def split_sets(
         key = key.strip()
         if not eq or not key:
             raise DesignError(f"--set {item!r}: expected name=value")
+        if key.count(".") >= MAX_SET_DEPTH:  # as deep as a YAML file may nest (safe_yaml)
+            raise DesignError(
+                f"--set {short_repr(key)}: nested deeper than {MAX_SET_DEPTH} levels"
+            )
         value = parse_value(text.strip())
         if key in model_space:
             params[key] = value

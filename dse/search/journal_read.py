@@ -60,6 +60,12 @@ def path_problem(
         return f"cannot be read: {exc.strerror or exc}"
     if first and _record_problem(first) is not None:
         return "is not an Optuna journal (its first line is no journal record); refusing to use it"
+    try:
+        last = last_line_problem(real)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if last is not None:  # appending would bury it in the middle, where Optuna stops reading
+        return f"line {last[0]} is {last[1]}; the journal is damaged (fix or remove that line)"
     return None
 
 
@@ -75,6 +81,8 @@ def _record_problem(line: bytes) -> str | None:
         record: Any = json.loads(text)
     except ValueError as exc:
         return "empty line" if not line.strip() else f"not a JSON journal record ({exc})"
+    except RecursionError:  # [[[[... thousands deep: no record nests like that
+        return "not a JSON journal record (nested too deeply)"
     if not isinstance(record, dict):
         return f"not a journal record (a JSON {type(record).__name__})"
     op = record.get("op_code")
@@ -110,8 +118,36 @@ def first_damage(path: Path) -> tuple[int | None, str]:
     return None, ""
 
 
+#: How far from the end the last complete line is looked for (a record is a few KiB).
+_TAIL_BYTES = 1 << 20
+
+
+def last_line_problem(path: Path) -> tuple[int, str] | None:
+    """The last complete line (ending in a newline) if it is no journal record: its 1-based
+    number and why. Optuna silently drops a last line it cannot parse, so a corrupt one would
+    read as a missing record (a trial left RUNNING), and the next append would bury it."""
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        start = max(0, size - _TAIL_BYTES)
+        f.seek(start)
+        tail = f.read()
+    end = tail.rfind(b"\n")
+    if end < 0:
+        return None  # no complete line in the tail (an empty journal, or one torn line)
+    begin = tail.rfind(b"\n", 0, end) + 1
+    if begin == 0 and start > 0:
+        return None  # a line longer than the tail: Optuna's own replay judges it
+    problem = _record_problem(tail[begin : end + 1])
+    if problem is None:
+        return None
+    with open(path, "rb") as f:  # the line's number: the newlines before it
+        before = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    return before - tail[begin:].count(b"\n") + 1, problem
+
+
 def check_readable(path: Path, *, allow_outside: bool) -> None:
-    """A journal a reading command may open: it exists and passes :func:`path_problem`."""
+    """A journal a reading command may open: it exists, passes :func:`path_problem`, and its
+    last complete line is a record (the first damaged line is named if not)."""
     if not os.path.lexists(path):
         raise _damaged(
             path,
@@ -121,6 +157,18 @@ def check_readable(path: Path, *, allow_outside: bool) -> None:
     problem = path_problem(path, allow_outside=allow_outside, check_content=False)
     if problem:
         raise _damaged(path, None, problem)
+    try:
+        last = last_line_problem(path)
+    except OSError as exc:
+        raise _damaged(path, None, f"cannot be read: {exc.strerror or exc}") from None
+    if last is not None:
+        line, why = first_damage(path)  # an earlier line may be the first that is wrong
+        raise _damaged(
+            path,
+            line or last[0],
+            f"{why or last[1]}; the journal is damaged (fix or remove that line, or restore a "
+            "copy)",
+        )
 
 
 def damaged_error(path: Path, exc: BaseException) -> StudyDamagedError:

@@ -7,7 +7,7 @@ and the storage URL is checked for form, scheme, driver and a writable target.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from dse.model.study_model import StudyModel
 from dse.search import journal_read
@@ -19,6 +19,7 @@ from dse.search.storage import (
     studies_root,
     study_dir,
 )
+from dse.search.storage_reach import hide_password, reach_problem
 from dse.spec.errors import Problem, SpecError, StorageError, StudyDamagedError, shorten
 
 
@@ -35,7 +36,7 @@ def preflight(model: StudyModel, *, storage: str | None = None, ready: bool = Tr
     if spec.storage is not None:
         why = storage_problem(
             absolute_url(spec.storage), journal_outside_studies=spec.journal_outside_studies
-        )
+        ) or _folder_problem(spec.storage)
         if why:
             problems.append(model.loaded.problem(("storage",), why))
     if problems:
@@ -43,7 +44,7 @@ def preflight(model: StudyModel, *, storage: str | None = None, ready: bool = Tr
     if storage is not None:
         why = storage_problem(
             absolute_url(storage), journal_outside_studies=spec.journal_outside_studies
-        )
+        ) or _folder_problem(storage)
         if why:
             raise StorageError(f"--storage {shorten(storage, 200)!r}: {why}")
     if not ready:
@@ -66,52 +67,10 @@ def preflight(model: StudyModel, *, storage: str | None = None, ready: bool = Tr
             raise StudyDamagedError([Problem(str(journal), None, "", damage)])
 
 
-#: How long a run waits for a database server before saying it cannot be reached.
-CONNECT_TIMEOUT_S = 10
-
-
-def hide_password(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (messages end up in logs)."""
-    if "://" not in url or "@" not in url:
-        return url
-    from sqlalchemy.engine import make_url
-
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - a malformed URL is reported elsewhere
-        return url
-
-
-def reach_problem(url: str) -> str:
-    """Why the storage cannot be used right now, checked before anything is created: an SQLite
-    file's folder must exist, a database server must accept a connection; ``""`` if fine."""
-    if url.startswith("journal:") or "://" not in url:
-        return ""
-    if url.startswith("sqlite:///"):
-        folder = Path(url.removeprefix("sqlite:///")).parent
-        if not folder.is_dir():
-            return f"the folder {folder} does not exist (create it, or give another path)"
-        return ""
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    try:
-        parsed = make_url(url)
-    except Exception:  # noqa: BLE001 - storage_problem reports the form
-        return ""
-    args = (
-        {"connect_timeout": CONNECT_TIMEOUT_S} if parsed.get_backend_name() == "postgresql" else {}
-    )
-    try:
-        engine = create_engine(url, connect_args=args)
-    except Exception:  # noqa: BLE001 - storage_problem reports the form
-        return ""
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except Exception as exc:  # noqa: BLE001 - the driver's words, in one line
-        why = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-        return f"cannot connect to the database ({why[0] if why else type(exc).__name__})"
-    finally:
-        engine.dispose()
-    return ""
+def _folder_problem(url: str) -> str | None:
+    """A journal or SQLite path written as a folder (``journal:studies/``): the path would
+    lose its slash and name a file that is the folder's own name."""
+    for scheme in ("journal:", "sqlite:///"):
+        if url.startswith(scheme) and url.removeprefix(scheme).endswith(("/", os.sep)):
+            return "names a folder (ends with '/'); give a file path"
+    return None

@@ -39,8 +39,8 @@ def check_scheduler(address: str, *, timeout_s: float = CONNECT_TIMEOUT_S) -> No
     try:
         with socket.create_connection((parts.hostname, port), timeout=timeout_s):
             pass
-    except OSError as exc:
-        why = exc.strerror or str(exc) or type(exc).__name__
+    except (OSError, UnicodeError) as exc:  # UnicodeError: a host name IDNA cannot encode
+        why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise SchedulerAddressError(
             f"--scheduler {address}: nothing accepts connections at {parts.hostname}:{port} "
             f"({why}); start one with 'dask scheduler', then 'dask worker {address}'"

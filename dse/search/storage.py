@@ -25,6 +25,7 @@ from optuna.storages import JournalStorage, RDBStorage
 from dse.search import optuna_private, optuna_private_rdb
 from dse.search.journal_file import JournalFileStorage
 from dse.search.rdb_storage import BatchedRDBStorage
+from dse.search.storage_reach import hide_password
 from dse.spec.errors import (
     StorageError,
     StudyNotFoundError,
@@ -284,8 +285,9 @@ def open_rdb(
             if "already exists" in str(exc) and attempt < 4:
                 time.sleep(0.2 * (attempt + 1))
                 continue
-            raise StorageError(
-                f"cannot open storage {url!r}: {type(exc).__name__}: {exc}"
+            why = str(getattr(exc, "orig", None) or exc).strip().splitlines() or [""]
+            raise StorageError(  # one line, no password (SQLAlchemy adds a help link)
+                f"cannot open storage {hide_password(url)!r}: {type(exc).__name__}: {why[0]}"
             ) from None
     raise AssertionError("unreachable")
 

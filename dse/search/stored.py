@@ -14,12 +14,14 @@ import yaml
 
 from dse import __version__
 from dse.model.outcome import Outcome, feasible
-from dse.search import journal_read
-from dse.search.storage import existing_study_dir, open_storage
+from dse.search import journal_read, lock_check
+from dse.search.storage import existing_study_dir, open_storage, storage_problem
+from dse.search.storage_reach import hide_password, reach_problem
 from dse.spec.atomic import write_text_atomic
 from dse.spec.errors import (
     Problem,
     SpecError,
+    StorageError,
     StudyDamagedError,
     StudyNotFoundError,
     short_repr,
@@ -94,6 +96,8 @@ def read_lock(name: str) -> dict[str, Any]:
     except SpecError as exc:
         raise StudyDamagedError(exc.problems) from None
     problems = list(lines.problems) + _lock_problems(lock, lines, str(path))
+    if not problems:  # the fields reading commands use are there: now the whole lock
+        problems = lock_check.spec_problems(lock, lines, str(path))
     if problems:
         raise StudyDamagedError(problems)
     return lock
@@ -156,6 +160,10 @@ def open_for_reading(url: str, *, allow_outside: bool) -> optuna.storages.BaseSt
             raise StudyDamagedError(
                 [Problem(str(db), None, "", "the study's SQLite database is missing")]
             )
+
+    why = storage_problem(url, journal_outside_studies=True) or reach_problem(url)
+    if why:  # not an SQLite file, a server that is down: one line, no password
+        raise StorageError(f"storage {hide_password(url)!r} (from the study's lock): {why}")
     return open_storage(url)
 
 
@@ -179,6 +187,7 @@ def open_study(name: str, *, storage: str | None = None) -> RecordedStudy:
         study = optuna.load_study(study_name=lock["study"], storage=opened)
     except KeyError:
         raise StudyNotFoundError(f"storage {url!r} holds no study {lock['study']!r}") from None
+    _check_lock_against(name, lock, study)
     return RecordedStudy(
         lock=lock,
         url=url,
@@ -186,3 +195,20 @@ def open_study(name: str, *, storage: str | None = None) -> RecordedStudy:
         objectives=[o["metric"] for o in lock["objectives"]],
         maximize=[o["direction"] == "maximize" for o in lock["objectives"]],
     )
+
+
+def _check_lock_against(name: str, lock: dict[str, Any], study: optuna.Study) -> None:
+    """The lock's objectives are the study's: as many as its directions, each a metric its
+    trials recorded (an edited lock would otherwise fail deep in a report)."""
+    done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    path = existing_study_dir(name) / LOCK_FILE
+    _, lines = load_yaml(path)
+    problems = lock_check.study_problems(
+        lock,
+        lines,
+        str(path),
+        directions=len(study.directions),
+        metrics=set(trial_metrics(done[0])) if done else set(),
+    )
+    if problems:
+        raise StudyDamagedError(problems)

@@ -48,7 +48,10 @@ def atomic_path(target: Path) -> Iterator[Path]:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, target)
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:  # a folder by that name: the message names it, not the temp
+            raise OSError(exc.errno, exc.strerror, str(target)) from None
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()

@@ -5,11 +5,13 @@ choices and objectives."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from dse.spec.errors import Problem
+from dse.spec.errors import Problem, short_repr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec, SamplerRef
 from dse.spec.yamlio import Loc
 
+#: Integers Optuna keeps exactly: it stores every parameter as a float (and the records as
 #: int64), so an integer bound beyond 2**53 would come back as another number.
 MAX_EXACT_INT = 2**53
 
@@ -49,6 +51,14 @@ def _holdable_problems(loaded: LoadedSpec, loc: Loc, p: FloatParam | IntParam) -
         ]
     if p.step is not None and p.step <= span and not p.log:  # else reported above
         count = span / p.step
+        if count > MAX_EXACT_INT:  # Optuna's step arithmetic (Decimal) fails beyond ~1e28
+            return [
+                loaded.problem(
+                    (*loc, "step"),
+                    f"step ({p.step:g}) cuts high - low into {count:.3g} values, more than a "
+                    "float tells apart (2**53); use a larger step, or none",
+                )
+            ]
         if abs(count - round(count)) > 1e-9 * max(1.0, count):
             last = p.low + math.floor(count + 1e-9) * p.step
             return [
@@ -60,6 +70,34 @@ def _holdable_problems(loaded: LoadedSpec, loc: Loc, p: FloatParam | IntParam) -
                 )
             ]
     return []
+
+
+def _choice_problems(loaded: LoadedSpec, loc: Loc, choices: list[Any]) -> list[Problem]:
+    """Choices the run can store: finite floats, integers a float holds exactly."""
+    bad = [x for x in choices if isinstance(x, float) and not math.isfinite(x)]
+    if bad:
+        return [loaded.problem((*loc, "choices"), f"choices must be finite (got {bad[0]})")]
+    big = [x for x in choices if isinstance(x, int) and abs(x) > MAX_EXACT_INT]
+    if big:
+        return [
+            loaded.problem(
+                (*loc, "choices"),
+                f"integer choices must lie within +/-2**53 (got {short_repr(big[0])}): the "
+                "records hold numbers as floats and 64-bit integers",
+            )
+        ]
+    return []
+
+
+def _first_equal_pair(choices: list[Any]) -> tuple[Any, Any] | None:
+    """The first two choices Optuna cannot tell apart (it finds a choice by ==; 1, 1.0 and
+    true are one), in one pass: equal numbers and strings hash alike."""
+    seen: dict[Any, Any] = {}
+    for x in choices:
+        if x in seen:
+            return seen[x], x
+        seen[x] = x
+    return None
 
 
 def range_problems(loaded: LoadedSpec) -> list[Problem]:
@@ -93,14 +131,10 @@ def range_problems(loaded: LoadedSpec) -> list[Problem]:
         elif isinstance(p, CategoricalParam):
             # Optuna finds a choice by ==, so 1, 1.0 and true are one choice to it.
             c = p.choices
-            bad = [x for x in c if isinstance(x, float) and not math.isfinite(x)]
-            if bad:
-                problems.append(
-                    loaded.problem((*loc, "choices"), f"choices must be finite (got {bad[0]})")
-                )
-            same = [(a, b) for i, a in enumerate(c) for b in c[i + 1 :] if a == b]
+            problems += _choice_problems(loaded, loc, c)
+            same = _first_equal_pair(c)
             if same:
-                a, b = same[0]
+                a, b = same
                 problems.append(
                     loaded.problem(
                         (*loc, "choices"), f"choices must be distinct ({a!r} equals {b!r})"

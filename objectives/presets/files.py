@@ -80,7 +80,12 @@ def search_dirs(spec_dir: str | os.PathLike[str] | None = None) -> tuple[str, ..
             dirs.append(str(beside.resolve()))
     for entry in os.environ.get(ENV_VAR, "").split(os.pathsep):
         if entry.strip():
-            p = str(Path(entry).expanduser().resolve())
+            try:
+                p = str(Path(entry).expanduser().resolve())
+            except (RuntimeError, OSError) as exc:  # ~unknown-user, a symlink loop
+                raise PresetError(
+                    [PresetProblem(entry, None, "", f"${ENV_VAR} names it, but {exc}")]
+                ) from None
             if not os.path.isdir(p):
                 what = "does not exist" if not os.path.lexists(p) else "is not a folder"
                 raise PresetError(

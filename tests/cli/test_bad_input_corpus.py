@@ -33,6 +33,16 @@ from tests.cli.test_bad_spec_corpus import (
 
 DEEP = "x: " + "[" * 3000 + "]" * 3000 + "\n"
 TOO_BIG = b"# padding\n" * (MAX_FILE_BYTES // 10 + 1)
+#: Merge keys (<<) repeating a mapping ten times a level: a bomb without sequences.
+MERGE_BOMB = (
+    "a0: &a0 {k0: 1, k1: 1, k2: 1, k3: 1, k4: 1, k5: 1, k6: 1, k7: 1, k8: 1, k9: 1}\n"
+    + "".join(
+        f"a{i}: &a{i} {{" + ", ".join(f"m{j}: *a{i - 1}" for j in range(10)) + "}\n"
+        for i in range(1, 8)
+    )
+)
+#: Block-style (indented) nesting, 200 levels.
+BLOCK_DEEP = "".join(" " * i + f"k{i}:\n" for i in range(200)) + " " * 200 + "v: 1\n"
 
 
 @dataclass(frozen=True)
@@ -225,6 +235,79 @@ CASES: list[InputCase] = [
         "spec_bell_in_key", _GOOD.replace(b"  gpu:", b"  g\x07pu:", 1), _at("gpu:"), "U+0007"
     ),
     spec_bytes("spec_truncated_utf8", _GOOD + "# \u00e9".encode()[:-1], _END, "not UTF-8"),
+    # --- round 3: the same classes, other examples ----------------------------------------------
+    preset("preset_merge_key_bomb", MERGE_BOMB, 5, "once aliases are expanded"),
+    preset("preset_block_style_deep", BLOCK_DEEP, 51, "nested deeper than 50 levels"),
+    preset(
+        "preset_flow_mapping_deep", "x: " + "{a: " * 2000 + "1" + "}" * 2000 + "\n", 1, "deeper"
+    ),
+    preset(
+        "preset_two_documents", "my: {description: a}\n---\nb: {description: b}\n", 2, "document"
+    ),
+    preset("preset_undefined_alias", "my: *nope\n", 1, "undefined alias"),
+    preset("preset_duplicate_in_flow", "my: {description: a, description: b}\n", 1, "duplicate"),
+    preset("preset_unhashable_key", "{[a]: 1}\n", 1, "unhashable key"),
+    preset("preset_noncharacter", "my: {description: \ufffe}\n", 1, "U+FFFE"),
+    preset("preset_bom_then_duplicate", b"\xef\xbb\xbfmy: {}\nmy: {}\n", 2, "duplicate key"),
+    preset("preset_cr_line_ends", b"my: {description: a}\rmy: {description: b}\r", 2, "duplicate"),
+    preset("preset_cp1252", b"my: {description: \x93quoted\x94}\n", 1, "byte 0x93"),
+    preset("preset_nul_in_key", b"m\x00y: {}\n", 1, "NUL"),
+    InputCase(
+        "preset_links_to_proc_mem",
+        "{dir}/presets/gpus.yaml",
+        None,
+        "cannot read: Input/output error",
+        files={"presets/k": b""},
+        links={"presets/gpus.yaml": "/proc/self/mem"},
+    ),
+    InputCase(
+        "preset_links_to_a_folder",
+        "{dir}/presets/models.yaml",
+        None,
+        "is a folder",
+        files={"presets/k": b""},
+        links={"presets/models.yaml": "../afolder"},
+    ),
+    InputCase(
+        "env_presets_symlink_loop",
+        "{dir}/loop",
+        None,
+        "$DSE_PRESETS names it, but Symlink loop",
+        links={"loop": "loop"},
+        presets_env="{dir}/loop",
+    ),
+    InputCase(
+        "env_presets_unknown_user",
+        "~no-such-user-h26/presets",
+        None,
+        "$DSE_PRESETS names it, but",
+        presets_env="~no-such-user-h26/presets",
+    ),
+    InputCase(
+        "env_presets_second_entry_missing",
+        "{dir}/gone",
+        None,
+        "does not exist",
+        files={"envpresets/k": b""},
+        presets_env="{dir}/envpresets" + os.pathsep + "{dir}/gone",
+    ),
+    spec_path("spec_proc_mem", "/proc/self/mem", "cannot read: Input/output error"),
+    InputCase("spec_proc_environ", "/proc/self/environ", 1, "NUL", arg="/proc/self/environ"),
+    spec_path(
+        "spec_two_link_loop",
+        "a.yaml",
+        "Too many levels",
+        links={"a.yaml": "b.yaml", "b.yaml": "a.yaml"},
+    ),
+    spec_path("spec_link_to_folder", "d.yaml", "is a folder", links={"d.yaml": "afolder"}),
+    spec_path("spec_empty_argument", "", "is a folder", file="."),
+    spec_path("spec_name_too_long", "x" * 300 + ".yaml", "cannot read: File name too long"),
+    spec_bytes("spec_two_documents", _GOOD + b"---\nstudy: b\n", _END, "another document"),
+    spec_bytes("spec_unhashable_key", _GOOD + b"? [a]\n: 2\n", _END, "unhashable key"),
+    spec_bytes(
+        "spec_noncharacter", _GOOD.replace(b"every case", "every \uffff".encode()), 2, "U+FFFF"
+    ),
+    spec_bytes("spec_merge_key_bomb", MERGE_BOMB.encode() + _GOOD, 5, "once aliases are expanded"),
 ]
 
 
@@ -352,6 +435,115 @@ EVALUATOR_CASES: list[InputCase] = [
     evaluator("raises", "raise KeyError('weight')", "raised KeyError"),
     evaluator("exits", "raise SystemExit(3)", "raised SystemExit"),
     evaluator("kills_its_process", "os._exit(3)", "exit code 3"),
+    # --- round 3: the same classes, other examples ----------------------------------------------
+    evaluator("returns_bytes", "return b'x'", "returned bytes b'x', expected a mapping"),
+    evaluator("returns_pairs", "return (('x', 1.0),)", "returned tuple"),
+    evaluator("returns_empty_mapping", "return {}", "returned an empty mapping"),
+    evaluator("key_bytes", "return {b'x': 1.0}", "metric name b'x' (bytes"),
+    evaluator("key_newline", "return {'a\\nb': 1.0}", "metric name 'a\\nb' (metric names are"),
+    evaluator("key_nul", "return {'a\\x00': 1.0}", "printable"),
+    evaluator("key_tab_inside", "return {'a\\tb': 1.0}", "printable"),
+    evaluator("key_too_long", "return {'k' * 1000: 1.0}", "of 1,000 characters (at most 200)"),
+    evaluator("value_bytes", "return {'x': b'1'}", "metric 'x' that is bytes"),
+    evaluator("value_decimal", "import decimal; return {'x': decimal.Decimal(1)}", "is Decimal"),
+    evaluator(
+        "value_fraction_overflow",
+        "import fractions; return {'x': fractions.Fraction(10**400, 3)}",
+        "which does not fit a float",
+    ),
+    evaluator(
+        "value_longdouble_overflow", "return {'x': np.longdouble('1e4000')}", "beyond 1e308"
+    ),
+    evaluator(
+        "value_longdouble_array_overflow",
+        "return {'x': np.array(np.longdouble('1e4000'))}",
+        "beyond what a float holds",
+    ),
+    evaluator("value_object_array", "return {'x': np.array(1.0, dtype=object)}", "of object"),
+    evaluator("value_record_array", "return {'x': np.zeros((), dtype=[('a', 'f8')])}", "array of"),
+    evaluator("value_timedelta64", "return {'x': np.timedelta64(1, 's')}", "timedelta64"),
+    evaluator("value_empty_array", "return {'x': np.zeros(0)}", "shape (0,)"),
+    evaluator("value_matrix", "return {'x': np.matrix([[1.0]])}", "shape (1, 1)"),
+    evaluator("value_none_among_good", "return {'x': 1.0, 'y': None}", "metric 'y' that is"),
+    evaluator(
+        "vectorized_object_array",
+        f"{_X}; return {{'x': np.atleast_1d(x).astype(object)}}",
+        "array of object",
+        attrs="f.vectorized = True",
+    ),
+    evaluator(
+        "vectorized_column",
+        f"{_X}; return {{'x': np.atleast_1d(x)[:, None]}}",
+        "shape (1, 1)",
+        attrs="f.vectorized = True",
+    ),
+    evaluator(
+        "metrics_items_raise",
+        "return {'x': 1.0}",
+        "reading its hooks raised RuntimeError",
+        attrs="class M(dict):\n    def items(self):\n        raise RuntimeError('no')\n\n\n"
+        "f.metrics = M(x=('1', 'm'))",
+    ),
+    evaluator(
+        "hook_property_raises",
+        "return {'x': 1.0}",
+        "reading its hooks raised RuntimeError",
+        attrs="class C:\n    def __call__(self, d):\n        return {'x': 1.0}\n\n"
+        "    @property\n    def metrics(self):\n        raise RuntimeError('no')\n\n\nf = C()",
+    ),
+    evaluator(
+        "params_generator",
+        "return {'x': 1.0}",
+        "'params' must be a list of design keys, got generator",
+        attrs="f.params = (p for p in ['weight'])",
+    ),
+    evaluator(
+        "params_endless",
+        "return {'x': 1.0}",
+        "'params' must be a list of design keys, got count",
+        attrs="import itertools\n\nf.params = itertools.count()",
+    ),
+    evaluator(
+        "resolve_raises",
+        "return {'x': 1.0}",
+        "its 'resolve' hook raised RuntimeError: licence",
+        attrs="def _resolve(fixed):\n    raise RuntimeError('licence')\n\n\nf.resolve = _resolve",
+    ),
+    evaluator(
+        "resolve_returns_none",
+        "return {'x': 1.0}",
+        "its 'resolve' hook returned NoneType",
+        attrs="f.resolve = lambda fixed: None",
+    ),
+    evaluator("raises_keyboard_interrupt", "raise KeyboardInterrupt", "raised KeyboardInterrupt"),
+    evaluator("raises_generator_exit", "raise GeneratorExit", "raised GeneratorExit"),
+    evaluator(
+        "raises_own_base_exception",
+        "raise type('Stop', (BaseException,), {})('x')",
+        "raised Stop: x",
+    ),
+    evaluator("raises_recursion", "return f(design)", "raised RecursionError"),
+    evaluator("exits_zero", "raise SystemExit(0)", "raised SystemExit: 0"),
+    evaluator("exits_with_text", "raise SystemExit('bye')", "raised SystemExit: bye"),
+    evaluator("kills_its_process_with_0", "os._exit(0)", "exit code 0"),
+    evaluator("killed_by_sigkill", "import signal; os.kill(os.getpid(), signal.SIGKILL)", "-9"),
+    evaluator(
+        "hangs_in_c",
+        "import time; time.sleep(10**6)",
+        "timed out after 1 s (search.trial_timeout_s)",
+        spec=_TIMEOUT_1,
+    ),
+    evaluator(
+        "hangs_iterating_its_answer",
+        "import collections.abc as c, itertools\n"
+        "    class M(c.Mapping):\n"
+        "        def __getitem__(s, k): return 1.0\n"
+        "        def __iter__(s): return (f'k{i}' for i in itertools.count())\n"
+        "        def __len__(s): return 1\n"
+        "    return M()",
+        "timed out after 1 s",
+        spec=_TIMEOUT_1,
+    ),
     evaluator(
         "hangs",
         "return {'x': float(sum(range(10**13)))}",
@@ -409,10 +601,10 @@ def _in_process(case: InputCase, folder: Path, *args: str) -> Outcome:
 
 
 def test_the_corpus_covers_each_class() -> None:
-    assert len({c.name for c in CASES}) == len(CASES) >= 45
+    assert len({c.name for c in CASES}) == len(CASES) >= 130
     kinds = {c.name.split("_")[0] for c in CASES}
     assert {"preset", "env", "spec"} <= kinds
-    assert len(EVALUATOR_CASES) >= 30
+    assert len(EVALUATOR_CASES) >= 70
 
 
 @pytest.mark.parametrize("command", ["validate", "run"])
@@ -441,6 +633,11 @@ PROCESS_SAMPLE = [
         "value_overflow",
         "vectorized_wrong_batch_shape",
         "params_number",
+        "preset_merge_key_bomb",
+        "spec_proc_mem",
+        "returns_empty_mapping",
+        "metrics_items_raise",
+        "resolve_raises",
     }
 ]
 

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,6 +62,13 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # --- damage: functions of the case's folder ------------------------------------------------------
 
 
+def _append(folder: Path, data: bytes) -> int:
+    """``data`` appended as the journal's last line; returns its line."""
+    with open(folder / JOURNAL, "ab") as f:
+        f.write(data)
+    return len(_lines(folder))
+
+
 def _lines(folder: Path) -> list[bytes]:
     return (folder / JOURNAL).read_bytes().splitlines(keepends=True)
 
@@ -84,7 +92,13 @@ def journal_line(fn: Callable[[dict], object], *, op: int | None = None) -> Call
 
     def damage(folder: Path) -> int:
         lines = _lines(folder)
-        i = _first(folder, op) if op is not None else _middle(folder)
+        i = (
+            len(lines) - 1
+            if op == -1
+            else _first(folder, op)
+            if op is not None
+            else _middle(folder)
+        )
         new = fn(json.loads(lines[i]))
         lines[i] = new if isinstance(new, bytes) else json.dumps(new).encode() + b"\n"
         _write_lines(folder, lines)
@@ -146,6 +160,20 @@ def edit_lock(old: str, new: str, *, at: str | None = None) -> Callable[[Path], 
         if not mark:
             return 1
         return text[: text.index(mark)].count("\n") + 1
+
+    return damage
+
+
+def lock_storage(url: str) -> Callable[[Path], int]:
+    """The lock's storage line replaced by ``url`` (``{dir}``: the case's folder)."""
+
+    def damage(folder: Path) -> int:
+        path = folder / LOCK
+        lines = path.read_text().splitlines(keepends=True)
+        i = next(n for n, ln in enumerate(lines) if ln.startswith("storage:"))
+        lines[i] = f"storage: {url.replace('{dir}', str(folder))}\n"
+        path.write_text("".join(lines))
+        return i + 1
 
     return damage
 
@@ -319,26 +347,227 @@ CASES: list[DamageCase] = [
     ),
     DamageCase(
         "lock_storage_elsewhere",
-        edit_lock(
-            "storage: journal:", "storage: journal:{dir}/elsewhere/deep/j.log\nx: ", at="storage:"
-        ),
+        lock_storage("journal:{dir}/elsewhere/deep/j.log"),
         "elsewhere/deep/j.log",
         None,
         "journal is missing",
     ),
     DamageCase(
         "lock_storage_sqlite_missing",
-        edit_lock("storage: journal:", "storage: sqlite:///{dir}/none.db\nx: ", at="storage:"),
+        lock_storage("sqlite:///{dir}/none.db"),
         "none.db",
         None,
         "SQLite database is missing",
     ),
     DamageCase(
         "lock_storage_user_file",
-        edit_lock("storage: journal:", "storage: journal:{dir}/notes.txt\nx: ", at="storage:"),
+        lock_storage("journal:{dir}/notes.txt"),
         "notes.txt",
         None,
         "is outside the studies folder",
+    ),
+    # --- round 3: the same classes, other examples ----------------------------------------------
+    lock(
+        "lock_unknown_key",
+        edit_lock("study: dmg\n", "study: dmg\nfrobnicate: 3\n", at="frob"),
+        "unknown field",
+        field="frobnicate",
+    ),
+    lock(
+        "lock_unknown_search_key",
+        edit_lock("trials: 5", "trials: 5\n  turbo: true", at="turbo"),
+        "unknown field",
+        field="search.turbo",
+    ),
+    lock(
+        "lock_version_newer",
+        edit_lock("dse_version: 0.1.0", "dse_version: 99.0.0"),
+        "newer than this dse",
+        field="dse_version",
+    ),
+    lock(
+        "lock_version_missing",
+        edit_lock("dse_version: 0.1.0\n", ""),
+        "expected a dse version",
+        field="dse_version",
+        line=1,
+    ),
+    lock(
+        "lock_version_a_list",
+        edit_lock("dse_version: 0.1.0", "dse_version: [0, 1]"),
+        "expected a dse version",
+        field="dse_version",
+    ),
+    lock(
+        "lock_threshold_text",
+        edit_lock("threshold: null", "threshold: high"),
+        "valid number",
+        field="objectives.0.threshold",
+    ),
+    lock("lock_low_text", edit_lock("low: 0.0", "low: zero"), "valid number", field="space.x.low"),
+    lock(
+        "lock_param_type_unknown",
+        edit_lock("type: float", "type: complex"),
+        "does not match",
+        field="space.x",
+        line=6,  # the parameter's key,
+    ),
+    lock(
+        "lock_trials_negative",
+        edit_lock("trials: 5", "trials: -5"),
+        "greater than or equal to 1",
+        field="search.trials",
+    ),
+    lock(
+        "lock_trials_text",
+        edit_lock("trials: 5", "trials: many"),
+        "valid integer",
+        field="search.trials",
+    ),
+    lock(
+        "lock_fixed_a_list",
+        edit_lock("fixed: {}", "fixed: [1]"),
+        "valid dictionary",
+        field="fixed",
+    ),
+    lock(
+        "lock_evaluators_number",
+        edit_lock("evaluators:\n  lin: lin:f\n", "evaluators: 5\n", at="evaluators: 5"),
+        "",
+        field="evaluators",
+    ),
+    lock(
+        "lock_constraints_mapping",
+        edit_lock("constraints: []", "constraints: {a: 1}"),
+        "valid list",
+        field="constraints",
+    ),
+    lock(
+        "lock_derived_a_list",
+        edit_lock("derived: {}", "derived: [1]"),
+        "valid dictionary",
+        field="derived",
+    ),
+    lock(
+        "lock_overrides_a_list",
+        edit_lock("fixed_overrides: {}", "fixed_overrides: [1]"),
+        "expected a mapping",
+        field="fixed_overrides",
+    ),
+    lock(
+        "lock_description_a_list",
+        edit_lock("description: ''", "description: [1]"),
+        "valid string",
+        field="description",
+    ),
+    lock(
+        "lock_objectives_empty",
+        edit_lock("objectives:\n", "objectives: []\nold_objectives:\n", at="objectives: []"),
+        "expected a list",
+        field="objectives",
+    ),
+    lock(
+        "lock_objective_metric_unknown",
+        edit_lock("metric: lin.b", "metric: lin.zz"),
+        "'lin.zz' is no metric the study's trials recorded",
+        field="objectives.1.metric",
+    ),
+    lock(
+        "lock_objectives_more_than_the_study",
+        edit_lock(
+            "- metric: lin.b\n",
+            "- metric: lin.a\n  direction: maximize\n- metric: lin.b\n",
+            at="objectives:",
+        ),
+        "3 objectives, but the study in the storage has 2",
+        field="objectives",
+    ),
+    lock(
+        "lock_python_tag",
+        edit_lock("study: dmg", "study: !!python/name:os.system"),
+        "could not determine a constructor",
+    ),
+    lock(
+        "lock_utf16",
+        lambda f: (f / LOCK).write_bytes((f / LOCK).read_text().encode("utf-16")),
+        "not UTF-8",
+        line=1,
+    ),
+    lock(
+        "lock_links_to_proc_mem",
+        replace_path(lambda p, f: p.symlink_to("/proc/self/mem"), LOCK),
+        "Input/output error",
+        line=None,
+    ),
+    DamageCase(
+        "lock_storage_postgres_down",
+        lock_storage("postgresql://u:secret@127.0.0.1:1/db"),
+        "postgresql://u:***@127.0.0.1:1/db",
+        None,
+        "cannot connect to the database",
+    ),
+    DamageCase(
+        "lock_storage_sqlite_is_a_text_file",
+        lock_storage("sqlite:///{dir}/notes.txt"),
+        "notes.txt",
+        None,
+        "not an SQLite file",
+    ),
+    DamageCase("lock_storage_unknown_scheme", lock_storage("foo://x"), "foo://x", None, "scheme"),
+    journal("corrupt_last_line", journal_line(lambda r: b"{garbage\n", op=-1), "not a JSON"),
+    journal("binary_last_line", lambda f: _append(f, b"\xff\xfe\x00\n"), "binary data"),
+    journal(
+        "deeply_nested_line",
+        insert_line(b"[" * 100_000 + b"]" * 100_000 + b"\n"),
+        "nested too deeply",
+    ),
+    journal("null_record", insert_line(b"null\n"), "a JSON NoneType"),
+    journal("string_record", insert_line(b'"op_code"\n'), "a JSON str"),
+    journal("record_without_op_code", insert_line(b'{"a": 1}\n'), "integer op_code"),
+    journal("op_code_float", journal_line(lambda r: {**r, "op_code": 4.5}), "integer op_code"),
+    journal("op_code_huge", journal_line(lambda r: {**r, "op_code": 10**30}), "unknown op code"),
+    journal("only_newlines", lambda f: (f / JOURNAL).write_bytes(b"\n\n"), "empty line", line=1),
+    journal(
+        "datetime_edited",
+        journal_line(lambda r: {**r, "datetime_complete": "yesterday"}, op=SET_TRIAL_STATE),
+        "yesterday",
+    ),
+    journal(
+        "distribution_not_json",
+        journal_line(lambda r: {**r, "distribution": "{nope"}, op=SET_TRIAL_PARAM),
+        "replayed",
+    ),
+    journal(
+        "journal_is_a_users_file",
+        replace_path(lambda p, f: os.link(f / "notes.txt", p)),
+        "not a JSON",
+        line=1,
+    ),
+    journal(
+        "journal_is_a_socket",
+        replace_path(lambda p, f: socket.socket(socket.AF_UNIX).bind(str(p))),
+        "not a regular file",
+        line=None,
+    ),
+    journal(
+        "journal_links_to_proc_mem",
+        replace_path(lambda p, f: p.symlink_to("/proc/self/mem")),
+        "outside the studies folder",
+        line=None,
+    ),
+    DamageCase(
+        "study_folder_symlink_loop",
+        lambda f: (shutil.rmtree(f / STUDY), (f / STUDY).symlink_to(STUDY.name)),
+        str(STUDY),
+        None,
+        "points back to itself",
+    ),
+    DamageCase(
+        "studies_folder_symlink_loop",
+        lambda f: (shutil.rmtree(f / "studies"), (f / "studies").symlink_to("studies")),
+        "studies",
+        None,
+        "points back to itself",
     ),
     lock("lock_is_a_folder", replace_path(lambda p, f: p.mkdir(), LOCK), "is a folder", line=None),
     lock("lock_is_a_fifo", replace_path(lambda p, f: os.mkfifo(p), LOCK), "is a FIFO", line=None),
@@ -400,11 +629,12 @@ def _assert_refused(case: DamageCase, p: Prepared, code: int, stderr: str, befor
     else:  # the message names a file the lock points at
         assert case.file in lines[0], (case.file, shown)
     assert case.fragment in lines[0], (case.fragment, shown)
+    assert "secret" not in stderr, "a password reached the message"
     assert _snapshot(p.folder) == before, "a reading command created or changed files"
 
 
 def test_the_corpus_covers_journal_and_lock() -> None:
-    assert len({c.name for c in CASES}) == len(CASES) >= 40
+    assert len({c.name for c in CASES}) == len(CASES) >= 80
     assert sum(c.file == str(JOURNAL) for c in CASES) >= 20
     assert sum(c.file == str(LOCK) for c in CASES) >= 15
 
@@ -431,6 +661,9 @@ PROCESS_SAMPLE = [
         "unknown_op_code",
         "journal_links_out_of_studies",
         "lock_direction_edited",
+        "corrupt_last_line",
+        "lock_unknown_key",
+        "lock_storage_postgres_down",
     }
 ]
 
@@ -472,3 +705,37 @@ def test_a_run_never_appends_to_a_linked_journal(template: Path, tmp_path: Path)
     (line,) = res.stderr.strip().splitlines()
     assert line.startswith(f"{p.folder / JOURNAL}: is a symlink to"), line
     assert (p.folder / "notes.txt").read_bytes() == before
+
+
+def test_report_replaces_links_to_users_files_never_writes_through(
+    template: Path, tmp_path: Path
+) -> None:
+    """``report.html`` and a figure linked to a user's files: the report replaces the links
+    with its own files and the user's files are as they were."""
+    case = journal("report_links", lambda f: None, "")
+    p = _prepare(case, template, tmp_path)
+    study = p.folder / STUDY
+    (study / "figures").mkdir()
+    (study / "report.html").symlink_to(p.folder / "notes.txt")
+    (study / "figures" / "pareto_pairs.png").symlink_to(p.folder / "lin.py")
+    before = {n: (p.folder / n).read_bytes() for n in ("notes.txt", "lin.py")}
+    res = run_in_process("report", "dmg", cwd=p.folder, env={"DSE_STUDIES_DIR": str(study.parent)})
+    assert res.returncode == 0, res.stderr
+    assert {n: (p.folder / n).read_bytes() for n in before} == before
+    assert not (study / "report.html").is_symlink() and (study / "report.html").stat().st_size
+    assert not (study / "figures" / "pareto_pairs.png").is_symlink()
+
+
+def test_a_record_file_that_is_a_folder_is_named_in_one_line(template: Path, tmp_path: Path):
+    """``trials.csv`` replaced by a folder: the resumed run says which file, not its temp."""
+    case = journal("records_folder", lambda f: None, "")
+    p = _prepare(case, template, tmp_path)
+    (p.folder / STUDY / "trials.csv").unlink()
+    (p.folder / STUDY / "trials.csv").mkdir()
+    env = {"DSE_STUDIES_DIR": str(p.folder / "studies")}
+    res = run_in_process(
+        "run", "spec.yaml", "--no-progress", "--trials", "7", cwd=p.folder, env=env
+    )
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert f"cannot use {p.folder / STUDY / 'trials.csv'}: Is a directory" in line, line

@@ -1,8 +1,9 @@
 """An evaluator's ``print`` never reaches stdout: machine output stays parseable.
 
-A user's model that prints at import and on every call (to ``print`` and to ``sys.stdout``
-directly) runs beside the built-ins; every command with machine output is run as a real
-process, and its stdout must parse whole while the model's text arrives on stderr.
+A user's model that prints at import and on every call (to ``print``, to ``sys.stdout``, to
+``sys.__stdout__`` and with ``os.write(1, ...)`` below Python) runs beside the built-ins; every
+command with machine output is run as a real process, and its stdout must parse whole while
+the model's text arrives on stderr.
 """
 
 from __future__ import annotations
@@ -19,14 +20,18 @@ from tests.conftest import run_dse
 
 NOISY = textwrap.dedent(
     """\
+    import os
     import sys
 
     print("NOISY import")
+    os.write(1, b"NOISY descriptor import\\n")
 
 
     def f(design):
         print("NOISY call")
         sys.stdout.write("NOISY write\\n")
+        os.write(1, b"NOISY descriptor\\n")  # below Python's sys.stdout
+        sys.__stdout__.write("NOISY dunder\\n")  # the interpreter's own stream
         return {"y": 1.0}
     """
 )
@@ -84,3 +89,4 @@ def test_machine_output_is_only_the_tools(tmp_path: Path, args: list[str], parse
     parse(res.stdout)
     # The model's text is not lost: it is on stderr (import, and the calls).
     assert "NOISY import" in res.stderr and "NOISY call" in res.stderr, res.stderr[-2000:]
+    assert "NOISY descriptor" in res.stderr and "NOISY dunder" in res.stderr, res.stderr[-2000:]

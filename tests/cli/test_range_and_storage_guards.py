@@ -106,9 +106,57 @@ GUARDS: list[Guard] = [
         "grid_over_the_cap", "{type: float, low: 0, high: 1, step: 0.0000000001}", "--samples N"
     ),
     sweep(
-        "grid_axis_of_1e300",
-        "{type: float, low: 0, high: 1e300, step: 1}",
+        "grid_axis_of_1e15",
+        "{type: float, low: 0, high: 1e15, step: 1}",
         "more than a sweep takes",
+    ),
+    spec_range(
+        "float_step_count_beyond_2_53",
+        "{type: float, low: 0, high: 1e300, step: 1}",
+        "step",
+        "more than a float tells apart",
+    ),
+    spec_range(
+        "float_step_1e-300",
+        "{type: float, low: 0, high: 1, step: 1e-300}",
+        "step",
+        "cuts high - low into 1e+300 values",
+    ),
+    spec_range(
+        "categorical_int_beyond_2_53",
+        "{type: categorical, choices: [1, 100000000000000000000000]}",
+        "choices",
+        "integer choices must lie within +/-2**53",
+    ),
+    spec_range(
+        "categorical_negative_int_beyond_2_53",
+        "{type: categorical, choices: [1, -9007199254740993]}",
+        "choices",
+        "within +/-2**53",
+    ),
+    sweep(
+        "scheduler_host_too_long",
+        "{type: float, low: 0, high: 1, step: 0.5}",
+        "nothing accepts connections",
+        "--scheduler",
+        "tcp://" + "a" * 300 + ":1",
+    ),
+    run_with(
+        "journal_path_is_a_folder_name",
+        "names a folder",
+        "--storage",
+        "journal:studies/",
+    ),
+    run_with(
+        "sqlite_path_is_a_folder_name",
+        "names a folder",
+        "--storage",
+        "sqlite:///somewhere/",
+    ),
+    run_with(
+        "studies_folder_is_a_symlink_loop",
+        "points back to itself",
+        env=(("DSE_STUDIES_DIR", "{dir}/loop/studies"),),
     ),
     sweep("grid_of_a_huge_int", "{type: int, low: 0, high: 9007199254740992}", "9.01e+15 designs"),
     sweep(
@@ -179,6 +227,7 @@ def _prepare(g: Guard, base: Path) -> Path:
     (folder / "rmod.py").write_text(EVALUATOR)
     (folder / "spec.yaml").write_text(SPEC.replace("{RANGE}", g.range))
     (folder / "notes.txt").write_text("not a folder\n")
+    (folder / "loop").symlink_to("loop")
     return folder
 
 
@@ -201,7 +250,7 @@ def _assert_refused(g: Guard, code: int, stderr: str, created: list[str]) -> Non
 
 
 def test_every_class_is_covered() -> None:
-    assert len({g.name for g in GUARDS}) == len(GUARDS) >= 20
+    assert len({g.name for g in GUARDS}) == len(GUARDS) >= 28
     assert {g.args[0] for g in GUARDS} == {"run", "sweep"}
 
 
@@ -223,6 +272,8 @@ SAMPLE = [
         "grid_over_the_cap",
         "scheduler_no_scheme",
         "postgres_down",
+        "float_step_1e-300",
+        "studies_folder_is_a_symlink_loop",
     }
 ]
 

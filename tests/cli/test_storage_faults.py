@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -107,6 +109,36 @@ def test_disk_full_is_one_line_exit_1_and_the_study_resumes(tmp_path: Path) -> N
         t = pd.read_csv(disk / "studies" / "full" / "trials.csv")
         assert (~t["stale"]).sum() == 600 and (t["state"] != "RUNNING").all()
         assert not [p for p in (disk / "studies" / "full").iterdir() if p.suffix == ".tmp"]
+
+
+def test_a_file_size_limit_is_one_line_exit_1_and_the_study_resumes(tmp_path: Path) -> None:
+    """A full disk without root: RLIMIT_FSIZE caps every file the run writes at 16 KiB
+    (Python ignores SIGXFSZ, so a write past it fails with EFBIG). One line naming the file
+    and the limit, no half record left, and the same command without the limit finishes."""
+    spec = slow_spec(tmp_path, study="capped", trials=120, sleep_s=0.0)
+    env = {**os.environ, "DSE_STUDIES_DIR": str(tmp_path / "studies")}
+    exe = str(Path(sys.executable).parent / "dse")
+    cap = 16 * 1024
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
+
+    res = subprocess.run(
+        [exe, "run", str(spec), "--no-progress"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limited,
+    )
+    _one_error_line(res, "File too large")
+    assert "file-size limit" in res.stderr, res.stderr
+    journal = tmp_path / "studies" / "capped" / "journal.log"
+    assert 0 < _whole_lines(journal) and journal.stat().st_size <= cap
+    res = run_dse("run", str(spec), "--no-progress", env=env)
+    assert res.returncode == 0, res.stderr
+    t = pd.read_csv(tmp_path / "studies" / "capped" / "trials.csv")
+    assert (~t["stale"]).sum() == 120 and (t["state"] != "RUNNING").all()
 
 
 def test_read_only_storage_is_one_line_exit_1_and_left_intact(tmp_path: Path) -> None:
