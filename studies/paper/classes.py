@@ -35,6 +35,10 @@ CASES: dict[str, list[str]] = {
     "llama3-405b-decode": ["workload.model=llama3-405b"],
     "llama3-405b-prefill": ["workload.model=llama3-405b", "workload.phase=prefill"],
     "llama3-70b-train": ["workload.phase=train"],
+    # Mixture of experts, where wide expert parallelism over a large scale-up domain is the
+    # case made for many small GPUs: DeepSeek-V3/R1 (671B, 256 routed experts, MLA), experts
+    # spread over a searched expert-parallel degree (``ep: auto``) with its all-to-all.
+    "deepseek-v3-decode": ["workload.model=deepseek-v3", "workload.ep=auto"],
 }
 #: Die classes by compute-die area, halving from 700 mm2 (the reticle-class die is >= 700 mm2;
 #: 858 mm2 is the 26 x 33 mm field): (low, high, step) of the searched and swept grid, about 13

@@ -267,13 +267,13 @@ def _moved(d: dict[str, pd.DataFrame]) -> str:
     if m is None or m.empty:
         out.append("Nothing to compare: no earlier results were in the folder.")
         return "\n".join(out)
-    win = m[m["kind"] == "winner"]
+    win = m[(m["kind"] == "winner") & m["before"].notna()]
     flips = win[win["before"] != win["after"]]
     if len(flips):
         out.append(
             "- Winners that changed: "
             + "; ".join(
-                f"{r['case']} {r['price_basis']} {NAMES.get(r['objective'], r['objective'])}: "
+                f"{r['case']} {NAMES.get(r['objective'], r['objective'])} at {r['price_basis']}: "
                 f"{r['before']} → {r['after']}"
                 for _, r in flips.iterrows()
             )
