@@ -10,6 +10,8 @@ together as flat, sorted event arrays: the only Python loop is none.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from objectives.errors import ContextError
@@ -46,6 +48,78 @@ def _union_length(
     return gid, covered
 
 
+@dataclass(frozen=True)
+class _Failures:
+    """Every run's hardware failures on [-burn, horizon), sorted by (run, time): the failed
+    GPU's replica and the time it returns from repair."""
+
+    run: np.ndarray
+    t: np.ndarray
+    replica: np.ndarray
+    back: np.ndarray
+
+
+def _hardware_failures(
+    rng: np.random.Generator,
+    *,
+    runs: int,
+    active: int,
+    replicas: int,
+    rate_h: float,
+    mttr_h: float,
+    horizon: float,
+    burn: float,
+) -> _Failures:
+    """Poisson counts per run, uniform times given the count, a uniform replica and an
+    exponential repair each (drawn in this order: the seed's stream is part of the result)."""
+    n_hw = rng.poisson(active * rate_h * (horizon + burn), size=runs)
+    run = np.repeat(np.arange(runs), n_hw)
+    t = rng.uniform(-burn, horizon, size=run.size)
+    order = np.lexsort((t, run))
+    t = t[order]
+    replica = rng.integers(0, replicas, size=run.size)
+    back = t + rng.exponential(mttr_h, size=run.size)  # time the GPU returns from repair
+    return _Failures(run, t, replica, back)
+
+
+def _spare_queue(
+    f: _Failures, *, runs: int, spares: int, horizon: float, burn: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which failures find a free spare, and when each one that does not gets its slot back:
+    the pool is tracked exactly, waiting slots refilled first-come-first-served by returns."""
+    run, t = f.run, f.t
+    # Sortable keys: each run owns a band of width `band` on one time axis.
+    band = horizon + burn + (f.back.max() - horizon if f.back.size else 0.0) + 1.0
+    arr_key = run * band + t
+    dep_order = np.argsort(run * band + f.back, kind="stable")
+    dep_key = (run * band + f.back)[dep_order]
+    dep_run = run[dep_order]
+    run_floor = np.arange(runs) * band - burn - 0.5  # below every key of that run
+    first_arr = np.searchsorted(arr_key, run_floor)
+    first_dep = np.searchsorted(dep_key, run_floor)
+
+    # GPUs in repair just before each failure, and just before each return.
+    k_at_fail = (
+        np.arange(run.size) - first_arr[run] - (np.searchsorted(dep_key, arr_key) - first_dep[run])
+    )
+    k_at_back = (np.searchsorted(arr_key, dep_key) - first_arr[dep_run]) - (
+        np.arange(dep_key.size) - first_dep[dep_run]
+    )
+    has_spare = k_at_fail < spares
+    # Slots that wait (no spare) leave the queue FCFS at returns that find a waiting slot.
+    w_run = run[~has_spare]
+    exits = k_at_back > spares
+    x_run, x_t = dep_run[exits], dep_key[exits] - dep_run[exits] * band
+    w_code = w_run * (run.size + 1) + _rank_within(w_run)
+    x_code = x_run * (run.size + 1) + _rank_within(x_run)
+    if x_code.size:
+        pos = np.minimum(np.searchsorted(x_code, w_code), x_code.size - 1)
+        w_end = np.where(x_code[pos] == w_code, x_t[pos], np.inf)  # unmatched: still waiting
+    else:
+        w_end = np.full(w_code.size, np.inf)
+    return has_spare, w_end
+
+
 def simulate_capacity(
     *,
     replicas: int,
@@ -76,66 +150,29 @@ def simulate_capacity(
             f"{runs} runs x {years:g} year(s) of {active} GPUs expect about {expected:.2g} "
             f"failure events (at most {MAX_EVENTS:.0e} fit in memory); use fewer runs or years",
         )
-    run_ids = np.arange(runs)
-
-    # Hardware failures on [-burn, horizon): uniform times given the Poisson count, per run.
-    n_hw = rng.poisson(active * hw_rate_h * (horizon + burn), size=runs)
-    run = np.repeat(run_ids, n_hw)
-    t = rng.uniform(-burn, horizon, size=run.size)
-    order = np.lexsort((t, run))
-    t = t[order]
-    replica = rng.integers(0, big_r, size=run.size)
-    back = t + rng.exponential(mttr_h, size=run.size)  # time the GPU returns from repair
-
-    # Sortable keys: each run owns a band of width `band` on one time axis.
-    band = horizon + burn + (back.max() - horizon if back.size else 0.0) + 1.0
-    arr_key = run * band + t
-    dep_order = np.argsort(run * band + back, kind="stable")
-    dep_key = (run * band + back)[dep_order]
-    dep_run = run[dep_order]
-    run_floor = run_ids * band - burn - 0.5  # below every key of that run
-    first_arr = np.searchsorted(arr_key, run_floor)
-    first_dep = np.searchsorted(dep_key, run_floor)
-
-    # GPUs in repair just before each failure, and just before each return.
-    k_at_fail = (
-        np.arange(run.size) - first_arr[run] - (np.searchsorted(dep_key, arr_key) - first_dep[run])
-    )
-    k_at_back = (np.searchsorted(arr_key, dep_key) - first_arr[dep_run]) - (
-        np.arange(dep_key.size) - first_dep[dep_run]
-    )
-    has_spare = k_at_fail < s
-    # Slots that wait (no spare) leave the queue FCFS at returns that find a waiting slot.
+    f = _hardware_failures(rng, runs=runs, active=active, replicas=big_r, rate_h=hw_rate_h,
+                           mttr_h=mttr_h, horizon=horizon, burn=burn)  # fmt: skip
+    has_spare, w_end = _spare_queue(f, runs=runs, spares=s, horizon=horizon, burn=burn)
     waits = ~has_spare
-    w_run, w_t, w_rep = run[waits], t[waits], replica[waits]
-    exits = k_at_back > s
-    x_run, x_t = dep_run[exits], dep_key[exits] - dep_run[exits] * band
-    w_code = w_run * (run.size + 1) + _rank_within(w_run)
-    x_code = x_run * (run.size + 1) + _rank_within(x_run)
-    if x_code.size:
-        pos = np.minimum(np.searchsorted(x_code, w_code), x_code.size - 1)
-        w_end = np.where(x_code[pos] == w_code, x_t[pos], np.inf)  # unmatched: still waiting
-    else:
-        w_end = np.full(w_code.size, np.inf)
 
     # Software faults on [0, horizon): restart outages.
     n_sw = rng.poisson(active * sw_rate_h * horizon, size=runs)
-    sw_run = np.repeat(run_ids, n_sw)
+    sw_run = np.repeat(np.arange(runs), n_sw)
     sw_t = rng.uniform(0.0, horizon, size=sw_run.size)
     sw_rep = rng.integers(0, big_r, size=sw_run.size)
 
-    o_run = np.concatenate([run[has_spare], w_run, sw_run])
-    o_rep = np.concatenate([replica[has_spare], w_rep, sw_rep])
-    o_start = np.concatenate([t[has_spare], w_t, sw_t])
-    o_end = np.concatenate([t[has_spare] + swap_h, w_end, sw_t + restart_h])
+    o_run = np.concatenate([f.run[has_spare], f.run[waits], sw_run])
+    o_rep = np.concatenate([f.replica[has_spare], f.replica[waits], sw_rep])
+    o_start = np.concatenate([f.t[has_spare], f.t[waits], sw_t])
+    o_end = np.concatenate([f.t[has_spare] + swap_h, w_end, sw_t + restart_h])
     o_start, o_end = np.clip(o_start, 0.0, horizon), np.clip(o_end, 0.0, horizon)
     keep = o_end > o_start
     gid = o_run[keep].astype(np.int64) * big_r + o_rep[keep]
     gid, covered = _union_length(gid, o_start[keep], o_end[keep], horizon + 1.0)
     down = np.bincount(gid // big_r, weights=covered, minlength=runs)
-    in_window = t >= 0.0
+    in_window = f.t >= 0.0
     return {
         "capacity_fraction": 1.0 - down / (big_r * horizon),
-        "hardware_failures": np.bincount(run[in_window], minlength=runs).astype(float),
+        "hardware_failures": np.bincount(f.run[in_window], minlength=runs).astype(float),
         "software_faults": n_sw.astype(float),
     }
