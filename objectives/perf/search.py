@@ -214,7 +214,8 @@ def _argmax(
         z, top = np.take(t["z_which"], cols, axis=1), t["top_which"]
         top = top if top is None else np.take(top, cols, axis=1)
     replicas = np.floor(cluster[None, :] / g)
-    score = replicas * z
+    with np.errstate(invalid="ignore"):  # 0 replicas x an infinite z: NaN, replaced just below
+        score = replicas * z
     if top is not None:  # throughput where top, the fallback score z elsewhere
         np.copyto(score, z, where=~top)
     few = replicas < 1
