@@ -42,6 +42,7 @@ from dse.inspect.study_view import (
 )
 from dse.search.storage import existing_study_dir
 from dse.spec.atomic import write_text_atomic
+from dse.spec.errors import DseError
 
 REPORT_FILE = "report.html"
 MAX_TITLE_NUMBERS = 20  # front trial numbers listed in the figure title up to this many
@@ -210,12 +211,25 @@ pre{background:#f7f7f7;padding:1em;overflow:auto;max-height:40em;font-size:12px}
 """
 
 
+def _check_outputs(directory: Path) -> None:
+    """The report's figures folder must be a folder (or absent) before the report is made:
+    otherwise it would fail after ``report.html`` was written, leaving half a report."""
+    figures = directory / FIGURES_DIR
+    if figures.is_symlink() or (figures.exists() and not figures.is_dir()):
+        kind = "a link" if figures.is_symlink() else "not a folder"
+        raise DseError(
+            f"{figures} is {kind}; dse report writes its PNG figures there: move it away, then "
+            "run the same command again"
+        )
+
+
 def write_report(
     name: str, *, storage: str | None = None, on_stage: Callable[[str], None] | None = None
 ) -> ReportResult:
     """Write ``report.html`` and ``figures/*.png`` for a recorded study; ``on_stage`` is told
     each stage as it starts (a long report's progress)."""
     stage = on_stage or (lambda _text: None)
+    _check_outputs(existing_study_dir(name))  # before anything is read or written
     stage("reading the study")
     view = load_view(name, storage=storage)
     stage(f"{len(view.trials)} trials read; importances and the HTML figures")

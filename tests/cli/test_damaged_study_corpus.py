@@ -726,6 +726,29 @@ def test_report_replaces_links_to_users_files_never_writes_through(
     assert not (study / "figures" / "pareto_pairs.png").is_symlink()
 
 
+@pytest.mark.parametrize("what", ["file", "link"])
+def test_report_refuses_a_figures_path_it_cannot_use_before_writing(
+    template: Path, tmp_path: Path, what: str
+) -> None:
+    """``figures`` a file, or a link to a user's folder: one line, exit 2, and no half report
+    (``report.html`` is not written; the user's folder is untouched)."""
+    case = journal(f"figures_{what}", lambda f: None, "")
+    p = _prepare(case, template, tmp_path)
+    study = p.folder / STUDY
+    if what == "file":
+        (study / "figures").write_text("notes")
+    else:
+        (p.folder / "mine").mkdir()
+        (study / "figures").symlink_to(p.folder / "mine")
+    res = run_in_process("report", "dmg", cwd=p.folder, env={"DSE_STUDIES_DIR": str(study.parent)})
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    line = res.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"error: {study / 'figures'} is "), line
+    assert not (study / "report.html").exists()
+    if what == "link":
+        assert not any((p.folder / "mine").iterdir())
+
+
 def test_a_record_file_that_is_a_folder_is_named_in_one_line(template: Path, tmp_path: Path):
     """``trials.csv`` replaced by a folder: the resumed run says which file, not its temp."""
     case = journal("records_folder", lambda f: None, "")
