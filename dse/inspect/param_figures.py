@@ -1,7 +1,8 @@
 """Plotly pieces that show the searched parameters (``dse report`` and ``dse dashboard``): the
 front filled by a searched parameter with a drop-down for any other, and each objective drawn
 against a searched parameter. A spec lists its question first, so the first searched
-parameter is the default (``die_area_mm2`` in spaces/litegpu.yaml); the engine names none.
+parameter is the default (the question's axis in the shipped example specs); the engine names
+none.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def label(view: StudyView, metric: str) -> str:
 
 
 def short_label(view: StudyView, metric: str) -> str:
-    """``usd_per_mtok`` over ``[USD/Mtok]``: an axis title that fits a scatter-matrix cell
+    """``f1`` over ``[unit]`` for ``zdt1.f1``: an axis title that fits a scatter-matrix cell
     (the dashboard's card is 450 px high)."""
     unit = view.units.get(metric, "")
     short = metric.split(".", 1)[-1]

@@ -229,12 +229,31 @@ def load_import_path(name: str, path: str, *, search_dirs: list[Path] | None = N
     return Evaluator.wrap(name, import_object(path, search_dirs=search_dirs), path)
 
 
+def _forget_shadowing(module_name: str, dirs: list[Path]) -> None:
+    """A module of that name imported earlier from elsewhere (another spec's folder, in a
+    notebook or any process that loads several specs) would shadow the one in this spec's
+    folder: forget it (and its submodules), so the spec's folder really comes first."""
+    top = module_name.partition(".")[0]
+    for d in dirs:
+        here = [d / f"{top}.py", d / top / "__init__.py"]
+        if not any(f.is_file() for f in here):
+            continue
+        origin = getattr(sys.modules.get(top), "__file__", None)
+        if top in sys.modules and (
+            origin is None or Path(origin).resolve() not in {f.resolve() for f in here}
+        ):
+            for name in [m for m in sys.modules if m == top or m.startswith(f"{top}.")]:
+                del sys.modules[name]
+        return
+
+
 def import_object(path: str, *, search_dirs: list[Path] | None = None) -> Any:
     """The object ``module:attr`` names (a spec's plug-in: an evaluator, a sampler); the
     spec's folder is searched before ``sys.path``."""
     module_name, _, attr = path.partition(":")
     if not module_name or not attr:
         raise EvaluatorError(f"expected 'module:function', got {path!r}")
+    _forget_shadowing(module_name, search_dirs or [])
     try:
         with _path_first(search_dirs or []), stdout_to_stderr():
             module = importlib.import_module(module_name)

@@ -115,3 +115,28 @@ def test_an_unknown_installed_name_is_a_spec_error_with_did_you_mean(tmp_path: P
     assert problem.field == "evaluators.zdt1x"
     assert "no installed evaluator 'zdt1x'" in problem.message
     assert "availability, cost, perf" in problem.message
+
+
+def test_each_spec_folder_imports_its_own_module_of_a_shared_name(tmp_path: Path) -> None:
+    """Two specs, each beside its own ``lin.py`` (different functions), loaded in one process:
+    the second spec gets its own module, not the first one's from ``sys.modules`` (a notebook
+    or the in-process test runner loads many specs)."""
+    paths = []
+    for folder, fn, scale in (("a", "f", 1.0), ("b", "lin", 3.0)):
+        d = tmp_path / folder
+        d.mkdir()
+        (d / "lin.py").write_text(
+            f"def {fn}(design):\n    return {{'y': {scale} * float(design['x'])}}\n"
+        )
+        spec = {
+            "study": f"lin-{folder}",
+            "evaluators": {"lin": f"lin:{fn}"},
+            "space": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
+            "objectives": [{"metric": "lin.y", "direction": "minimize"}],
+            "search": {"sampler": "random", "trials": 2, "seed": 0},
+        }
+        (d / "spec.yaml").write_text(yaml.safe_dump(spec))
+        paths.append(d / "spec.yaml")
+    first, second = (api.load(p) for p in paths)
+    assert first.evaluate({"x": 0.5})["lin.y"] == pytest.approx(0.5, rel=1e-12)
+    assert second.evaluate({"x": 0.5})["lin.y"] == pytest.approx(1.5, rel=1e-12)

@@ -276,10 +276,13 @@ def _serve_with(evaluate):  # noqa: ANN001, ANN202 - a test double's factory
     return serve
 
 
-#: An evaluator that holds each process after its first chunks while the hold file exists, so
-#: that a busy machine cannot let the sweep finish before the test interrupts it (the 200,640
-#: designs take about a second on an idle core: a test starved for longer once saw exit 0).
+#: An evaluator that holds the sweep's own process (not its workers) after its first chunks
+#: while the hold file exists, so that a busy machine cannot let the sweep finish before the
+#: test interrupts it (the 200,640 designs take about a second on an idle core: a test starved
+#: for longer once saw exit 0). The workers are never held: an interrupted sweep waits for the
+#: task each one is on.
 GATE_MODULE = """
+import multiprocessing
 import time
 from pathlib import Path
 
@@ -291,7 +294,7 @@ _calls = [0]
 
 def hold(design):
     _calls[0] += 1
-    if _calls[0] > {free}:
+    if _calls[0] > {free} and multiprocessing.parent_process() is None:
         deadline = time.monotonic() + 300
         while HOLD.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -304,8 +307,8 @@ hold.metrics = {{"held": ("-", "0; holds the sweep while the test's hold file ex
 
 
 def _held_spec(tmp_path: Path, name: str) -> tuple[Path, Path]:
-    """MID_SPACE's litegpu spec with the gate evaluator: each process evaluates 6 chunks, then
-    waits until the returned hold file is removed (the parent alone puts 6 chunks on disk)."""
+    """MID_SPACE's litegpu spec with the gate evaluator: the sweep's process evaluates 6
+    chunks, then waits until the returned hold file is removed (those 6 are on disk by then)."""
     hold = tmp_path / f"{name}.hold"
     hold.touch()
     folder = tmp_path / name
