@@ -22,7 +22,6 @@ from pathlib import Path
 import pandas as pd
 import psutil
 import pytest
-import yaml
 
 from dse import api
 from dse.search import sweep_chunks, sweep_local
@@ -276,51 +275,6 @@ def _serve_with(evaluate):  # noqa: ANN001, ANN202 - a test double's factory
     return serve
 
 
-#: An evaluator that holds the sweep's own process (not its workers) after its first chunks
-#: while the hold file exists, so that a busy machine cannot let the sweep finish before the
-#: test interrupts it (the 200,640 designs take about a second on an idle core: a test starved
-#: for longer once saw exit 0). The workers are never held: an interrupted sweep waits for the
-#: task each one is on.
-GATE_MODULE = """
-import multiprocessing
-import time
-from pathlib import Path
-
-import numpy as np
-
-HOLD = Path({hold!r})
-_calls = [0]
-
-
-def hold(design):
-    _calls[0] += 1
-    if _calls[0] > {free} and multiprocessing.parent_process() is None:
-        deadline = time.monotonic() + 20  # held at most 20 s: never a hang
-        while HOLD.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-    return {{"held": np.zeros(np.shape(design["die_area_mm2"]))}}
-
-
-hold.vectorized = True
-hold.metrics = {{"held": ("-", "0; holds the sweep while the test's hold file exists")}}
-"""
-
-
-def _held_spec(tmp_path: Path, name: str) -> tuple[Path, Path]:
-    """MID_SPACE's litegpu spec with the gate evaluator: the sweep's process evaluates 6
-    chunks, then waits until the returned hold file is removed (those 6 are on disk by then)."""
-    hold = tmp_path / f"{name}.hold"
-    hold.touch()
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "sweepgate.py").write_text(GATE_MODULE.format(hold=str(hold), free=6))
-    raw = yaml.safe_load(_small_spec(folder, space=MID_SPACE, name=name).read_text())
-    raw["evaluators"] = ["cost", "perf", "availability", {"gate": "sweepgate:hold"}]
-    spec = folder / f"{name}.yaml"
-    spec.write_text(yaml.safe_dump(raw, sort_keys=False))
-    return spec, hold
-
-
 def _started_sweep(
     args: list[str], study: Path, *, group: bool = False
 ) -> tuple[subprocess.Popen, list[psutil.Process]]:
@@ -347,14 +301,13 @@ def _started_sweep(
 def test_sigkilled_cli_sweep_with_jobs_leaves_no_worker_and_resumes(
     tmp_path: Path, studies_dir: Path
 ) -> None:
-    spec, hold = _held_spec(tmp_path, "killed")
+    spec = _small_spec(tmp_path, space=MID_SPACE, name="killed")
     args = ["sweep", str(spec), "--chunk", "2000", "--jobs", "2", "--json"]
     proc, workers = _started_sweep(args, studies_dir / "killed")
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     gone, alive = psutil.wait_procs(workers, timeout=60)  # a busy machine
     assert not alive, "a worker outlived the killed sweep"
-    hold.unlink()
 
     r = run_dse(*args)
     assert r.returncode == 0, r.stderr
@@ -373,11 +326,10 @@ def test_ctrl_c_stops_a_jobs_sweep_cleanly_and_it_resumes(
 ) -> None:
     """SIGINT to the whole process group, as a terminal's Ctrl-C: exit 130 with one line, no
     traceback from any worker, no worker left, and the next run resumes."""
-    spec, hold = _held_spec(tmp_path, "ctrlc")
+    spec = _small_spec(tmp_path, space=MID_SPACE, name="ctrlc")
     args = ["sweep", str(spec), "--chunk", "2000", "--jobs", "2", "--no-progress"]
     proc, workers = _started_sweep(args, studies_dir / "ctrlc", group=True)
     os.killpg(proc.pid, signal.SIGINT)
-    hold.unlink()  # whatever the sweep was evaluating when interrupted finishes now
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
