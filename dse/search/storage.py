@@ -27,7 +27,9 @@ from dse.search.journal_file import JournalFileStorage
 from dse.search.rdb_storage import BatchedRDBStorage
 from dse.search.storage_reach import hide_password
 from dse.spec.errors import (
+    Problem,
     StorageError,
+    StudyDamagedError,
     StudyNotFoundError,
     choices_text,
     did_you_mean,
@@ -258,7 +260,24 @@ def open_journal(
     """``journal:PATH``: Optuna's journal file (no heartbeat: owners are host:pid tags)."""
     path = url.removeprefix("journal:")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return JournalFileStorage(path)
+    try:
+        return JournalFileStorage(path)  # replays every record: damage anywhere surfaces here
+    except Exception as exc:  # noqa: BLE001 - Optuna's replay raises whatever a bad line causes
+        from dse.search.journal_read import first_damage
+
+        line, why = first_damage(Path(path))
+        if line is None:
+            raise
+        raise StudyDamagedError(
+            [
+                Problem(
+                    path,
+                    line,
+                    "",
+                    f"{why}; the journal is damaged (fix or remove that line, or restore a copy)",
+                )
+            ]
+        ) from exc
 
 
 def open_rdb(
