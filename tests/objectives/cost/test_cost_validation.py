@@ -53,7 +53,7 @@ def test_lines_within_25_percent_of_the_public_splits(res):
     estimates, for every GPU with a preset (packaging = the packaging service; the dies and
     stacks scrapped in failed packages are in the total). Not asserted: the H100 test line
     ($392 against $920, which includes the SXM module, see docs/validation.md), and the totals
-    being inside their ranges, which they are not (H100 -10.9 %, H200 -17.3 %, B200 -5.1 %)."""
+    being inside their ranges, which they are not (H100 -10.9 %, H200 -6.6 %, B200 -5.1 %)."""
     _, r = res
     checked = [x for x in r if x["line"] in ("die", "hbm", "packaging", "total")]
     assert {x["gpu"] for x in checked} >= {"h100-sxm", "h200", "b200", "mi300x"}
@@ -66,10 +66,13 @@ def test_lines_within_25_percent_of_the_public_splits(res):
 
 def test_totals_keep_their_distance_to_the_published_ranges(res):
     """The totals' misses, kept so they cannot grow unnoticed (before issue 30's second round:
-    H100 -10.9 %, H200 -18.2 %, B200 -7.8 %, MI300X +14.2 %)."""
+    H100 -10.9 %, H200 -18.2 %, B200 -7.8 %, MI300X +14.2 %; the H200's range gained Silicon
+    Analysts' June 2026 $4,250, its -17.3 % against $4,800 alone is now -6.6 %). MI355X's
+    total is compared since then (+4.6 %)."""
     _, r = res
     total = {x["gpu"]: x["err"] for x in r if x["line"] == "total"}
     assert total["h100-sxm"] == pytest.approx(-0.109, abs=0.002)
-    assert total["h200"] == pytest.approx(-0.173, abs=0.002)
+    assert total["h200"] == pytest.approx(-0.066, abs=0.002)
     assert total["b200"] == pytest.approx(-0.051, abs=0.002)
     assert total["mi300x"] == pytest.approx(0.142, abs=0.002)
+    assert total["mi355x"] == pytest.approx(0.046, abs=0.002)
