@@ -301,12 +301,20 @@ def check(
     except ValidationError as exc:
         known = list(schema.model_fields)
         out = []
+        missing: list[str] = []
         for err in exc.errors():
             # A union reports each branch; keep the field, not the branch name.
             loc = tuple(str(p) for p in err["loc"][:1])
             if loc and loc[0] in skipped:
                 continue
+            if err["type"] == "missing" and loc:
+                missing.append(loc[0])
             out.append((loc, _message(err, known, what)))
+        if len(missing) > 1:  # a preset written from scratch: one line, not one per field
+            out = [p for p in out if not (p[0] and p[0][0] in missing)]
+            # last: a problem at the preset's own place hides the ones below it
+            fields = ", ".join(dict.fromkeys(missing))
+            out.append(((), f"missing {len(missing)} fields every {what} preset sets: {fields}"))
         return list(dict.fromkeys(out))
     return []
 

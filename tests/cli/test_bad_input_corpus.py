@@ -131,6 +131,13 @@ CASES: list[InputCase] = [
     preset(
         "preset_technology_dup", "nodes: {}\nnodes: {}\n", 2, "dup", at="presets/technology.yaml"
     ),
+    preset(  # one line naming every missing field, not a line per field
+        "preset_missing_fields",
+        "my:\n  description: written from scratch\n",
+        1,
+        "missing 9 fields every GPU preset sets: die_area_mm2, hbm_stacks_per_die",
+        field="my",
+    ),
     preset(
         "preset_technology_fragment_nul",
         b"common:\n  x: \x00\n",
