@@ -75,6 +75,26 @@ def test_interleaving_is_capped_at_one_layer_per_virtual_stage():
     assert _train(pp_interleave=64)["step_s"] == pytest.approx(_train(pp_interleave=8)["step_s"])
 
 
+def test_software_stack_picks_its_own_rates():
+    """workload.software: pytorch-fsdp runs the step at the train_fsdp_* rates, nothing else
+    changes: it equals the Megatron step with those values put in the Megatron constants."""
+    fsdp = {"train_fsdp_gemm_compute_efficiency": 0.5, "train_fsdp_attention_compute_efficiency":
+            0.15, "train_fsdp_fp8_gemm_speedup": 1.2}  # fmt: skip
+    same = dict(zip(("train_gemm_compute_efficiency", "train_attention_compute_efficiency",
+                     "train_fp8_gemm_speedup"), fsdp.values(), strict=True))  # fmt: skip
+    for precision in ("bf16", "fp8"):
+        wl = {"model": "llama3-8b", "phase": "train", "precision": precision, "tp": 1, "pp": 1,
+              "input_tokens": 4096, "batch": 16, "zero_stage": 3}  # fmt: skip
+
+        def step(software: str, tech: dict[str, float], wl: dict = wl) -> float:
+            spec = {"gpu": "h100-sxm", "cluster_size": 8, "technology": tech,
+                    "workload": {**wl, "software": software}}  # fmt: skip
+            return float(evaluate_perf(resolve_context(spec))["step_s"])
+
+        assert step("pytorch-fsdp", fsdp) == pytest.approx(step("megatron", same), rel=1e-12)
+        assert step("pytorch-fsdp", fsdp) > 1.2 * step("megatron", fsdp)  # 0.5 vs 0.775 GEMMs
+
+
 def test_recompute_modes_order_memory_and_speed():
     sel, full, auto = (_train(recompute=r) for r in ("selective", "full", "auto"))
     assert full["memory_used_fraction"] < sel["memory_used_fraction"]
@@ -260,6 +280,7 @@ def test_expert_state_shards_over_the_expert_data_parallel_group_by_hand():
         ("ep", 0),
         ("recompute_layers", -1),
         ("tp_comm_overlap", "yes"),
+        ("software", "deepspeed"),
     ],
 )
 def test_bad_new_training_options_name_their_field(field, bad):
