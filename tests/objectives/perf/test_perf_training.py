@@ -164,6 +164,33 @@ def test_data_parallel_gathers_go_hierarchically_across_domains_by_hand():
     assert float(inside) == pytest.approx(7 / 8 * 8e9 / 360e9, rel=1e-12)
 
 
+def test_zero3_backward_gather_and_reduce_scatter_share_the_backward_by_hand():
+    """8 ranks in one NVLink domain at 360 GB/s; bf16 weights of 360e9 / (7/8) / 2 parameters
+    per GPU, so one all-gather (or reduce-scatter) takes 7/8 x bytes / 360e9 = 1 s. A
+    micro-batch of 2.4 s: forward 0.8 s, backward 1.6 s. ZeRO-3, 4 micro-batches: each exposes
+    1 - 0.8 s of its forward gather and 2 x 1 - 1.6 s of its backward gather + reduce-scatter,
+    4 x (0.2 + 0.4) = 2.4 s; ZeRO-1 exposes the one weight gather's 0.2 s (its gradient
+    reduce-scatter hides under the last backward)."""
+    from types import SimpleNamespace
+
+    from objectives.perf.training import _data_parallel
+
+    d = resolve_context({"gpu": "h100-sxm", "cluster_size": 8})
+    hw = {"fabric_code": np.array(0.0), "domain_gpus": np.array(8.0),
+          "net_bytes_per_s": np.array(360e9), "dp_bytes_per_s": np.array(360e9),
+          "scaleout_gbps_per_gpu": np.array(400.0)}  # fmt: skip
+    params = 360e9 / (7 / 8) / 2
+
+    def t_dp(zero: int) -> float:
+        st = SimpleNamespace(d=d, hw=hw, opt={"zero_stage": np.array(float(zero))}, moe=False,
+                             shard=np.array(8.0), tp=np.array(1.0), alpha=0.0,
+                             hbm_rate=np.array(1e12))  # fmt: skip
+        return float(_data_parallel(st, params, 0.0, np.array(2.4), np.array(4.0))[0])
+
+    assert t_dp(3) == pytest.approx(4 * (0.2 + 0.4), rel=1e-9)
+    assert t_dp(1) == pytest.approx(0.2, rel=1e-9)
+
+
 def test_context_parallelism_splits_the_sequence_over_the_replica():
     base = {"tp": 2, "pp": 1, "batch": 4, "input_tokens": 16384, "recompute": "selective"}
     one, two = _train(16, cp=1, **base), _train(16, cp=2, **base)
