@@ -3,18 +3,20 @@
 Every row of benchmarks/train_measurements.yaml whose GPU has a preset is evaluated through the
 public objectives API (``resolve_context`` + ``evaluate_perf``, what ``dse evaluate`` runs) under
 the row's published conditions (model, GPUs, TP/PP/CP/DP, micro- and global batch, sequence
-length, precision, FSDP, recompute, TP overlap) and compared with the published throughput per
-GPU. The FIT / VALIDATION split is declared in the data file (before any fit): only
+length, precision, FSDP, recompute, TP overlap, software stack) and compared with the published
+throughput per GPU. The FIT / VALIDATION split is declared in the data file (before any fit): only
 ``train_gemm_compute_efficiency`` and ``train_fp8_gemm_speedup`` are fitted, on the FIT rows,
 by ``--fit`` (least squares on log throughput), and ``train_moe_gemm_efficiency`` and
 ``train_moe_layer_overhead_s`` on the MoE FIT rows (split ``fit-moe``) by ``--fit-moe``, the
-first two held; the fitted values are then written into
+first two held, and the PyTorch FSDP stack's three ``train_fsdp_*`` rates on the llm-foundry
+FIT rows (split ``fit-stack``) by ``--fit-stack``; the fitted values are then written into
 objectives/presets/technology/performance.yaml by hand, with this command as their source.
 
     .venv/bin/python benchmarks/validate_train.py          # writes the training section
     .venv/bin/python benchmarks/validate_train.py --check  # prints, writes nothing
     .venv/bin/python benchmarks/validate_train.py --fit    # prints the least-squares fit
     .venv/bin/python benchmarks/validate_train.py --fit-moe  # the MoE constants on fit-moe rows
+    .venv/bin/python benchmarks/validate_train.py --fit-stack  # PyTorch FSDP's on fit-stack rows
 """
 
 from __future__ import annotations
@@ -41,6 +43,12 @@ MARK = "\n<!-- section: training (benchmarks/validate_train.py) -->\n"
 FITTED = ("train_gemm_compute_efficiency", "train_fp8_gemm_speedup")
 #: Fitted on the MoE FIT rows (split ``fit-moe``) with FITTED held.
 FITTED_MOE = ("train_moe_gemm_efficiency", "train_moe_layer_overhead_s")
+#: The PyTorch FSDP stack's rates, fitted on the llm-foundry FIT rows (split ``fit-stack``).
+FITTED_STACK = (
+    "train_fsdp_gemm_compute_efficiency",
+    "train_fsdp_attention_compute_efficiency",
+    "train_fsdp_fp8_gemm_speedup",
+)
 
 
 def load() -> dict[str, Any]:
@@ -94,6 +102,7 @@ def design(row: dict[str, Any], data: dict[str, Any], tech: dict[str, Any] | Non
         "pp_interleave": row["vp"],
         "zero_stage": 3 if row["fsdp"] else 1,
         "tp_comm_overlap": bool(row["tp_comm_overlap"]),
+        "software": row.get("software", "megatron"),
     }
     if row["recompute"] in ("auto", "full", "selective", "none"):
         wl["recompute"] = row["recompute"]
@@ -159,6 +168,7 @@ def summary(res: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     groups = {
         "fit": [x for x in res if x["row"]["split"] == "fit"],
         "fit moe": [x for x in res if x["row"]["split"] == "fit-moe"],
+        "fit llm-foundry": [x for x in res if x["row"]["split"] == "fit-stack"],
         "validation dense": same,
         "validation dense (no repeats)": [x for x in same if not x["row"].get("repeat")],
         "validation dense, llm-foundry": [
@@ -173,7 +183,7 @@ def summary(res: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 def fit(
     names: tuple[str, ...] = FITTED,
     split: str = "fit",
-    x0: tuple[float, float] = (0.7, 1.6),
+    x0: tuple[float, ...] = (0.7, 1.6),
     bounds: tuple[list[float], list[float]] = ([0.3, 1.0], [0.95, 2.0]),
 ) -> dict[str, float]:
     """Least squares on log(predicted / published) over the ``split`` rows, the ``names``
@@ -199,6 +209,11 @@ def fit_moe() -> dict[str, float]:
     return fit(FITTED_MOE, "fit-moe", (0.6, 1e-3), ([0.1, 0.0], [1.0, 0.05]))
 
 
+def fit_stack() -> dict[str, float]:
+    """The PyTorch FSDP stack's three rates on the fit-stack rows (llm-foundry), the rest held."""
+    return fit(FITTED_STACK, "fit-stack", (0.6, 0.2, 1.3), ([0.2, 0.05, 0.5], [0.95, 0.6, 2.0]))
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:+.1f}%"
 
@@ -219,11 +234,16 @@ def markdown(res: list[dict[str, Any]], missing: list[dict[str, Any]]) -> str:
         "`train_gemm_compute_efficiency` and `train_fp8_gemm_speedup` are fitted on them "
         "(`validate_train.py --fit`); `train_moe_gemm_efficiency` and "
         "`train_moe_layer_overhead_s` on the **fit-moe** rows, the first row of each "
-        "mixture-of-experts model in the file (`--fit-moe`, the dense pair held); every other "
+        "mixture-of-experts model in the file (`--fit-moe`, the dense pair held); the "
+        "PyTorch FSDP stack's `train_fsdp_gemm_compute_efficiency`, "
+        "`train_fsdp_attention_compute_efficiency` and `train_fsdp_fp8_gemm_speedup` on the "
+        "**fit-stack** rows, the first row of each MPT model of the llm-foundry table "
+        "(`--fit-stack`, the rest held); every other "
         "row is **validation**. `repeat` rows run a fit "
         "row's configuration in another release of the same software. `dense` is the dense "
         "models on the software the fit rows ran (Megatron-LM / NeMo, Meta's); `llm-foundry` "
-        "the MosaicML runs on PyTorch FSDP (2023), `moe` the mixture-of-experts runs; where "
+        "the MosaicML runs on PyTorch FSDP (2023, `workload.software: pytorch-fsdp`), `moe` "
+        "the mixture-of-experts runs; where "
         "they miss the dense targets the notes say why. Errors are "
         "predicted / "
         "published - 1, on tokens/s per GPU (rows that publish TFLOPS are converted by the "
@@ -274,9 +294,10 @@ def main() -> None:
     ap.add_argument("--check", action="store_true", help="print the summary, write nothing")
     ap.add_argument("--fit", action="store_true", help="fit the two constants on the FIT rows")
     ap.add_argument("--fit-moe", action="store_true", help="fit the MoE pair on fit-moe rows")
+    ap.add_argument("--fit-stack", action="store_true", help="fit the FSDP stack on fit-stack")
     args = ap.parse_args()
-    if args.fit or args.fit_moe:
-        print(fit_moe() if args.fit_moe else fit())
+    if args.fit or args.fit_moe or args.fit_stack:
+        print(fit_stack() if args.fit_stack else fit_moe() if args.fit_moe else fit())
         return
     res = results()
     for x in res:

@@ -17,6 +17,20 @@ from objectives.perf.serving import Serving
 
 BF16 = 2.0  # activations, gradients and collectives stay in bf16 even with FP8 GEMMs
 RECOMPUTE = ("auto", "selective", "full", "none")
+#: Software stacks and the technology constants of their achieved rates: (BF16 GEMM efficiency,
+#: attention efficiency, FP8 / BF16 GEMM speedup).
+SOFTWARE = {
+    "megatron": (
+        "train_gemm_compute_efficiency",
+        "train_attention_compute_efficiency",
+        "train_fp8_gemm_speedup",
+    ),
+    "pytorch-fsdp": (
+        "train_fsdp_gemm_compute_efficiency",
+        "train_fsdp_attention_compute_efficiency",
+        "train_fsdp_fp8_gemm_speedup",
+    ),
+}
 #: Integer training options: (workload key, lowest, highest or None, default).
 _INTEGERS = (
     ("zero_stage", 0, 3, 1),
@@ -29,11 +43,15 @@ _INTEGERS = (
 
 def options(wl: Mapping[str, Any]) -> dict[str, Any]:
     """The training options, validated: recompute mode, recompute_layers (None: by the mode),
-    tp_comm_overlap, and the integers of ``_INTEGERS`` (which may be per design)."""
+    tp_comm_overlap, the software stack, and the integers of ``_INTEGERS`` (which may be per
+    design)."""
     recompute = str(wl.get("recompute", "auto"))
     if recompute not in RECOMPUTE:
         raise unknown_name("workload.recompute", recompute, RECOMPUTE, what="recompute mode")
-    out: dict[str, Any] = {"recompute": recompute}
+    software = str(wl.get("software", "megatron"))
+    if software not in SOFTWARE:
+        raise unknown_name("workload.software", software, tuple(SOFTWARE), what="software stack")
+    out: dict[str, Any] = {"recompute": recompute, "software": software}
     for key, lo, hi, default in _INTEGERS:
         raw = wl.get(key, default)
         try:
@@ -109,7 +127,8 @@ def make_step(
     fp8 = s.bytes_per_elem < BF16
     peak = hw["tflops_per_gpu"] * 1e12
     bf16_peak = peak / tech(d, "fp8_flops_multiplier") if fp8 else peak
-    gemm_rate = bf16_peak * tech(d, "train_gemm_compute_efficiency")
+    gemm_eff, attn_eff, fp8_speedup = SOFTWARE[opt["software"]]
+    gemm_rate = bf16_peak * tech(d, gemm_eff)
     return Step(
         d=d,
         hw=hw,
@@ -128,8 +147,8 @@ def make_step(
         n_l=np.ceil(a.layers / pp),
         peak=peak,
         gemm_rate=gemm_rate,
-        block_rate=gemm_rate * (tech(d, "train_fp8_gemm_speedup") if fp8 else 1.0),
-        attn_rate=bf16_peak * tech(d, "train_attention_compute_efficiency"),
+        block_rate=gemm_rate * (tech(d, fp8_speedup) if fp8 else 1.0),
+        attn_rate=bf16_peak * tech(d, attn_eff),
         hbm_rate=hw["hbm_tbps_per_gpu"] * 1e12 * tech(d, "train_elementwise_memory_efficiency"),
         alpha=tech(d, "collective_step_latency_s"),
         launch=np.where(tp > 1, tech(d, "collective_launch_s"), 0.0),

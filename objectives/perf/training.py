@@ -217,8 +217,12 @@ def _data_parallel(
     t_fwd = t_micro / 3
     t_bwd = 2 * t_fwd
     rs_x, ag_fwd_x = np.maximum(t_rs - t_bwd, 0.0), np.maximum(t_rs - t_fwd, 0.0)
-    t_dp = np.where(zero >= 2, micro, 1.0) * rs_x + np.where(
-        zero >= 3, micro * (ag_fwd_x + rs_x), ag_fwd_x
+    # ZeRO-3 gathers the weights again for the backward, on the same links as the gradients'
+    # reduce-scatter: both share the backward (PyTorch FSDP FULL_SHARD prefetches the next
+    # layer's all-gather while the previous layer's reduce-scatter runs).
+    bwd_x = np.maximum(2 * t_rs - t_bwd, 0.0)
+    t_dp = np.where(
+        zero >= 3, micro * (ag_fwd_x + bwd_x), np.where(zero >= 2, micro, 1.0) * rs_x + ag_fwd_x
     )
     t_opt = tech(st.d, "train_optimizer_step_bytes_per_param") * opt_params / st.hbm_rate
     return t_dp, t_opt

@@ -75,6 +75,26 @@ def test_interleaving_is_capped_at_one_layer_per_virtual_stage():
     assert _train(pp_interleave=64)["step_s"] == pytest.approx(_train(pp_interleave=8)["step_s"])
 
 
+def test_software_stack_picks_its_own_rates():
+    """workload.software: pytorch-fsdp runs the step at the train_fsdp_* rates, nothing else
+    changes: it equals the Megatron step with those values put in the Megatron constants."""
+    fsdp = {"train_fsdp_gemm_compute_efficiency": 0.5, "train_fsdp_attention_compute_efficiency":
+            0.15, "train_fsdp_fp8_gemm_speedup": 1.2}  # fmt: skip
+    same = dict(zip(("train_gemm_compute_efficiency", "train_attention_compute_efficiency",
+                     "train_fp8_gemm_speedup"), fsdp.values(), strict=True))  # fmt: skip
+    for precision in ("bf16", "fp8"):
+        wl = {"model": "llama3-8b", "phase": "train", "precision": precision, "tp": 1, "pp": 1,
+              "input_tokens": 4096, "batch": 16, "zero_stage": 3}  # fmt: skip
+
+        def step(software: str, tech: dict[str, float], wl: dict = wl) -> float:
+            spec = {"gpu": "h100-sxm", "cluster_size": 8, "technology": tech,
+                    "workload": {**wl, "software": software}}  # fmt: skip
+            return float(evaluate_perf(resolve_context(spec))["step_s"])
+
+        assert step("pytorch-fsdp", fsdp) == pytest.approx(step("megatron", same), rel=1e-12)
+        assert step("pytorch-fsdp", fsdp) > 1.2 * step("megatron", fsdp)  # 0.5 vs 0.775 GEMMs
+
+
 def test_recompute_modes_order_memory_and_speed():
     sel, full, auto = (_train(recompute=r) for r in ("selective", "full", "auto"))
     assert full["memory_used_fraction"] < sel["memory_used_fraction"]
@@ -142,6 +162,33 @@ def test_data_parallel_gathers_go_hierarchically_across_domains_by_hand():
     hw_in = {**hw, "dp_bytes_per_s": np.array(360e9)}
     inside = _dp_gather_s(d, hw_in, 8e9, np.array(8.0), np.array(1.0), 0.0)
     assert float(inside) == pytest.approx(7 / 8 * 8e9 / 360e9, rel=1e-12)
+
+
+def test_zero3_backward_gather_and_reduce_scatter_share_the_backward_by_hand():
+    """8 ranks in one NVLink domain at 360 GB/s; bf16 weights of 360e9 / (7/8) / 2 parameters
+    per GPU, so one all-gather (or reduce-scatter) takes 7/8 x bytes / 360e9 = 1 s. A
+    micro-batch of 2.4 s: forward 0.8 s, backward 1.6 s. ZeRO-3, 4 micro-batches: each exposes
+    1 - 0.8 s of its forward gather and 2 x 1 - 1.6 s of its backward gather + reduce-scatter,
+    4 x (0.2 + 0.4) = 2.4 s; ZeRO-1 exposes the one weight gather's 0.2 s (its gradient
+    reduce-scatter hides under the last backward)."""
+    from types import SimpleNamespace
+
+    from objectives.perf.training import _data_parallel
+
+    d = resolve_context({"gpu": "h100-sxm", "cluster_size": 8})
+    hw = {"fabric_code": np.array(0.0), "domain_gpus": np.array(8.0),
+          "net_bytes_per_s": np.array(360e9), "dp_bytes_per_s": np.array(360e9),
+          "scaleout_gbps_per_gpu": np.array(400.0)}  # fmt: skip
+    params = 360e9 / (7 / 8) / 2
+
+    def t_dp(zero: int) -> float:
+        st = SimpleNamespace(d=d, hw=hw, opt={"zero_stage": np.array(float(zero))}, moe=False,
+                             shard=np.array(8.0), tp=np.array(1.0), alpha=0.0,
+                             hbm_rate=np.array(1e12))  # fmt: skip
+        return float(_data_parallel(st, params, 0.0, np.array(2.4), np.array(4.0))[0])
+
+    assert t_dp(3) == pytest.approx(4 * (0.2 + 0.4), rel=1e-9)
+    assert t_dp(1) == pytest.approx(0.2, rel=1e-9)
 
 
 def test_context_parallelism_splits_the_sequence_over_the_replica():
@@ -260,6 +307,7 @@ def test_expert_state_shards_over_the_expert_data_parallel_group_by_hand():
         ("ep", 0),
         ("recompute_layers", -1),
         ("tp_comm_overlap", "yes"),
+        ("software", "deepspeed"),
     ],
 )
 def test_bad_new_training_options_name_their_field(field, bad):
