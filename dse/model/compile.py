@@ -243,7 +243,7 @@ def _metric_catalog(
                 loaded.problem(
                     ("evaluators", ev.name),
                     f"probing the evaluator on the midpoint design raised "
-                    f"{getattr(exc, 'kind', type(exc).__name__)}: {exc}",
+                    f"{getattr(exc, 'kind', type(exc).__name__)}{f': {exc}' if str(exc) else ''}",
                 )
             )
             broken.add(ev.name)
