@@ -30,10 +30,10 @@ def reach_problem(url: str) -> str:
     if url.startswith("journal:") or "://" not in url:
         return ""
     if url.startswith("sqlite:///"):
-        folder = Path(url.removeprefix("sqlite:///")).parent
-        if not folder.is_dir():
-            return f"the folder {folder} does not exist (create it, or give another path)"
-        return ""
+        path = Path(url.removeprefix("sqlite:///"))
+        if not path.parent.is_dir():
+            return f"the folder {path.parent} does not exist (create it, or give another path)"
+        return _sqlite_writable(path)
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 
@@ -56,4 +56,24 @@ def reach_problem(url: str) -> str:
         return f"cannot connect to the database ({why[0] if why else type(exc).__name__})"
     finally:
         engine.dispose()
+    return ""
+
+
+def _sqlite_writable(path: Path) -> str:
+    """An SQLite file must open for reading and writing, or its folder must take a new file
+    (and SQLite's journal beside it): tried with a temporary file that is removed at once, since
+    permission bits say nothing for root or for folders such as /proc."""
+    import tempfile
+
+    try:
+        if path.exists():
+            with open(path, "r+b"):
+                pass
+    except OSError as exc:
+        return f"cannot open {path} for writing ({exc.strerror or type(exc).__name__})"
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".dse-probe-"):
+            pass
+    except OSError as exc:
+        return f"cannot create files in {path.parent} ({exc.strerror or type(exc).__name__})"
     return ""

@@ -213,6 +213,12 @@ GUARDS: list[Guard] = [
         "--storage",
         "sqlite:///missing/dir/x.db",
     ),
+    run_with(  # /proc takes no new file, also for root (permission bits say nothing there)
+        "sqlite_in_a_folder_that_takes_no_file",
+        "cannot create files in /proc",
+        "--storage",
+        "sqlite:////proc/dse-x.db",
+    ),
     run_with(
         "studies_folder_is_a_file",
         "is not a folder",
