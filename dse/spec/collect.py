@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from dse.spec.errors import Problem, SpecError
+from dse.spec.errors import Problem, SpecError, choices_text
 from dse.spec.pydantic_errors import pydantic_problems
 from dse.spec.ranges import range_problems
 from dse.spec.schema import LoadedSpec, StudySpec
@@ -72,6 +72,19 @@ def collect_spec(path: str | Path) -> tuple[LoadedSpec | None, list[Problem]]:
     if not isinstance(raw, dict):
         got = "an empty file" if raw is None else type(raw).__name__
         problems.append(Problem(str(path), 1, "", f"expected a mapping of spec fields, got {got}"))
+        return None, problems
+    fields = list(StudySpec.model_fields)
+    if raw and not any(str(key) in fields for key in raw):  # some other YAML: one line, not 60
+        keys = ", ".join(str(k) for k in list(raw)[:5]) + (", ..." if len(raw) > 5 else "")
+        problems.append(
+            Problem(
+                str(path),
+                1,
+                "",
+                f"not a study spec: none of its {len(raw)} top-level keys ({keys}) is a spec "
+                f"field (valid fields: {choices_text(fields)})",
+            )
+        )
         return None, problems
     try:
         spec = StudySpec.model_validate(raw)

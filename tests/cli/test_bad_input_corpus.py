@@ -231,6 +231,12 @@ CASES: list[InputCase] = [
         "spec_links_to_dev_zero", "z.yaml", "character device", links={"z.yaml": "/dev/zero"}
     ),
     spec_path("spec_under_a_file", "notes.txt/spec.yaml", "cannot read: Not a directory"),
+    spec_bytes(  # some other YAML file: one line, not a line per unknown key
+        "spec_is_another_yaml",
+        b"name: my-package\nversion: 3\ndependencies: [a, b]\n",
+        1,
+        "not a study spec: none of its 3 top-level keys (name, version, dependencies)",
+    ),
     spec_bytes("spec_too_big", _GOOD + TOO_BIG, None, f"larger than {MAX_FILE_BYTES:,} bytes"),
     spec_bytes("spec_latin1", _GOOD.replace(b"every case", b"caf\xe9 case"), 2, "byte 0xe9"),
     spec_bytes("spec_utf16", GOOD.encode("utf-16"), 1, "not UTF-8 text"),
