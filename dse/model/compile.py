@@ -138,11 +138,22 @@ def collect_model(
         uncertain=uncertain,
     )
     problems += _derived_problems(loaded, model, declared)
-    found, probed = _metric_catalog(loaded, model, broken, context_ok=context_ok)
+    # A parameter the schema rejected is missing from the space: probing without it would only
+    # report the evaluator's KeyError, a consequence of the problem already listed.
+    found, probed = _metric_catalog(
+        loaded, model, broken, context_ok=context_ok and _space_whole(loaded)
+    )
     problems += found
     problems += merge_probe_problems(ranges, probed)
     problems += _objective_and_constraint_problems(loaded, model, broken)
     return model, problems
+
+
+def _space_whole(loaded: LoadedSpec) -> bool:
+    """Every parameter written in the spec's ``space`` survived the schema."""
+    raw = getattr(loaded, "raw", None)
+    space = raw.get("space") if isinstance(raw, dict) else None
+    return not isinstance(space, dict) or {str(k) for k in space} <= set(loaded.spec.space)
 
 
 def _unloaded(loaded: LoadedSpec, evaluators: Mapping[str, Evaluator]) -> set[str]:
