@@ -27,7 +27,7 @@ def sweep_command(
         int | None, typer.Option(help="N quasi-random (Halton) designs instead of the grid")
     ] = None,
     chunk: Annotated[int, typer.Option(help="Designs per vectorized call", min=1)] = DEFAULT_CHUNK,
-    seed: Annotated[int, typer.Option(help="Seed of the quasi-random shift")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the quasi-random shift", min=0)] = 0,
     jobs: Annotated[
         int,
         typer.Option(help="Processes evaluating the chunks on this machine (this one included)"),
@@ -101,8 +101,11 @@ def _check_options(*, grid: bool, samples: int | None, jobs: int, scheduler: str
 
     if grid and samples is not None:
         raise SweepError("give either --grid or --samples N, not both")
-    if jobs < 1:
-        raise SweepError(f"--jobs must be at least 1 (got {jobs})")
+    from dse.search.local_processes import jobs_problem
+
+    why = jobs_problem(jobs)
+    if why:
+        raise SweepError(why)
     if samples is not None and samples < 1:  # before the plan line, which would say -1 designs
         raise SweepError(f"--samples must be at least 1 (got {samples})")
     if scheduler is not None and jobs != 1:

@@ -223,6 +223,7 @@ def sweep(
             on_progress(tally.designs, plan.total, tally.archive.size(exact=False))
 
     todo = (i for i in range(plan.n_chunks) if i not in done)
+    jobs = max(1, min(jobs, plan.n_chunks - len(done)))  # a process per chunk at most
     t0, c0 = time.perf_counter(), time.process_time()
     used = _run_chunks(model, plan, todo, on_chunk, jobs=jobs, scheduler=scheduler, key=key)
     seconds = time.perf_counter() - t0

@@ -102,6 +102,22 @@ GUARDS: list[Guard] = [
         "step",
         "does not divide",
     ),
+    sweep(  # a typo must not fork a process per number (the limit: 4 per core, at least 8)
+        "jobs_beyond_the_machine",
+        "{type: float, low: 0, high: 1}",
+        "is more than",
+        "--samples",
+        "10",
+        "--jobs",
+        "100000",
+    ),
+    Guard(  # numpy's SeedSequence took it and raised a traceback
+        "sweep_negative_seed",
+        "{type: float, low: 0, high: 1}",
+        ("sweep", "spec.yaml", "--no-progress", "--samples", "10", "--seed", "-1"),
+        "error: Invalid value for '--seed'",
+        "greater than or equal to 0",
+    ),
     sweep(
         "grid_over_the_cap", "{type: float, low: 0, high: 1, step: 0.0000000001}", "--samples N"
     ),

@@ -192,3 +192,16 @@ def test_dse_run_seeds_its_first_population_from_a_coarse_sweep(
         for _, row in first.iterrows()
     }
     assert got == {tuple(float(d[n]) for n in sorted(d)) for d in expected}
+
+
+def test_a_sweep_starts_no_more_processes_than_it_has_chunks(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    """``--jobs 8`` on a one-chunk sweep evaluates in this process: seven workers would only
+    start, wait and stop."""
+    model = api.load(_small_spec(tmp_path))
+    result = sweep(model, jobs=8, write=False)
+    assert result.workers == 1
+    assert result.designs_evaluated == len(
+        np.meshgrid(*grid_axes(dict(model.spec.space)).values())[0].ravel()
+    )
