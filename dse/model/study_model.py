@@ -253,9 +253,10 @@ def split_sets(
         elif "." in key or key in known:
             fixed[key] = value
         else:
+            names = list(dict.fromkeys([*model_space, *known]))  # searched ones are known too
             raise DesignError(
-                f"--set {key}: unknown parameter ({did_you_mean(key, [*model_space, *known])}"
-                f"valid: {choices_text([*model_space, *known])}, or a dotted fixed value "
+                f"--set {key}: unknown parameter ({did_you_mean(key, names)}"
+                f"valid: {choices_text(names)}, or a dotted fixed value "
                 "such as group.field)"
             )
     return params, fixed

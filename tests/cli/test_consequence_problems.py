@@ -56,3 +56,14 @@ def test_the_evaluator_is_still_probed_when_the_space_is_whole(tmp_path: Path) -
     assert res.returncode == 2, res.stderr
     (line,) = res.stderr.strip().splitlines()
     assert "evaluators.m" in line and "RuntimeError: boom" in line, line
+
+
+def test_an_unknown_set_name_lists_each_valid_name_once(tmp_path: Path) -> None:
+    """A searched parameter is also a design parameter the evaluators know: listed once."""
+    spec = Path(__file__).resolve().parents[2] / "spaces" / "litegpu.yaml"
+    res = run_in_process("evaluate", str(spec), "--set", "cluster_sise=8", cwd=tmp_path, env={})
+    assert res.returncode == 2, res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert "did you mean 'cluster_size'" in line, line
+    names = line.split("valid: ")[1].split(", or a dotted")[0].split(", ")
+    assert len(names) == len(set(names)) and {"cluster_size", "die_area_mm2"} <= set(names)
