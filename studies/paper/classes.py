@@ -5,7 +5,7 @@ to the class is (1) swept exactly on its grid and (2) searched by the engine (NS
 price bases. The search's front is checked against the exact front (hypervolume); the best
 design the search found for each objective is a row of ``classes.csv``. Shipped products are
 evaluated on the same cases as reference points (``products.csv``), and the headline ratios get
-their spread over the uncertain assumptions (``spread.csv``).
+their spread over the uncertain assumptions (``spread.py``, ``spread.csv``).
 
 Imported by ``reproduce.py``; ``run_job`` runs in worker processes.
 """
@@ -379,79 +379,6 @@ def moved_rows(before: dict[str, pd.DataFrame], after: dict[str, pd.DataFrame]) 
     prev = lookup(before.get("winners"), wkeys, "winner")
     for _, r in after["winners"].iterrows():
         add("winner", r, "winner", r["objective"], prev.get(tuple(r[wkeys])), r["winner"])
-    return pd.DataFrame(rows)
-
-
-def uncertain_assumptions(context: dict[str, Any]) -> list[Any]:
-    """The robust study's four uncertain assumptions, centred on the resolved (possibly
-    user-set) nominal values: D0 lognormal with sigma 0.4 (public N5/N4 estimates 0.05-0.10
-    /cm2), wafer cost triangular from -12 % to +47 % (N4 quotes of 15-25 k USD around 17 k),
-    CPO USD/Gb/s lognormal with sigma 0.5 (targets of 0.3-1 USD/Gb/s), electricity uniform
-    +/-37.5 % (industrial 0.05-0.11 USD/kWh around 0.08)."""
-    from dse.model.uncertain import Uncertain
-
-    t = context["technology"]
-    d0, wafer = float(t["defect_density_per_cm2"]), float(t["wafer_cost_usd"])
-    cpo, kwh = float(t["cpo_usd_per_gbps"]), float(t["electricity_usd_per_kwh"])
-    return [
-        Uncertain(("technology", "defect_density_per_cm2"), "lognormal",
-                  {"median": d0, "sigma": 0.4}),
-        Uncertain(("technology", "wafer_cost_usd"), "triangular",
-                  {"low": wafer * 15 / 17, "mode": wafer, "high": wafer * 25 / 17}),
-        Uncertain(("technology", "cpo_usd_per_gbps"), "lognormal",
-                  {"median": cpo, "sigma": 0.5}),
-        Uncertain(("technology", "electricity_usd_per_kwh"), "uniform",
-                  {"low": kwh * 0.625, "high": kwh * 1.375}),
-    ]  # fmt: skip
-
-
-SCENARIOS = 64
-
-
-def spread_rows(
-    classes: pd.DataFrame, scratch: str, user_sets: list[str], *, basis: str = "cost"
-) -> pd.DataFrame:
-    """Each class's best design / the full class's best, per objective, over SCENARIOS paired
-    Latin-hypercube draws of the uncertain assumptions: nominal, p10, p50, p90."""
-    from dse import api
-    from dse.model.robust import evaluate_under
-    from dse.model.uncertain import sample
-
-    rows = []
-    for case in CASES:
-        models = {}
-        for cls in CLASSES:
-            job = Job(case, cls, basis)
-            models[cls] = api.load(class_spec(job, Path(scratch)), sets=_sets(job, user_sets))
-            models[cls].uncertain = uncertain_assumptions(models[cls].context)
-        # the same scenarios for every class (paired): drawn from the full die's nominal values
-        values = sample(models["full"].uncertain, SCENARIOS, seed=0)
-        sub = classes[(classes["case"] == case) & (classes["price_basis"] == basis)]
-        for obj in objectives(case)[:2]:
-            g = sub[sub["objective"] == obj]
-            under = {}
-            for _, r in g.iterrows():
-                params = {p: r[p] for p in SEARCHED}
-                model = models[r["die_class"]]
-                under[r["die_class"]] = evaluate_under(model, params, values, strict=False)[obj]
-            for cls, v in under.items():
-                ratio = v / under["full"]
-                nominal = float(g.loc[g["die_class"] == cls, obj].iloc[0]) / float(
-                    g.loc[g["die_class"] == "full", obj].iloc[0]
-                )
-                rows.append(
-                    {
-                        "case": case,
-                        "price_basis": basis,
-                        "objective": obj,
-                        "die_class": cls,
-                        "ratio_vs_full": nominal,
-                        "p10": float(np.percentile(ratio, 10)),
-                        "p50": float(np.percentile(ratio, 50)),
-                        "p90": float(np.percentile(ratio, 90)),
-                        "wins_fraction": float(np.mean(ratio < 1 if obj == COST else ratio > 1)),
-                    }
-                )
     return pd.DataFrame(rows)
 
 

@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import classes  # noqa: E402
 import findings  # noqa: E402
+import spread  # noqa: E402
 
 from dse import api  # noqa: E402
 from dse.inspect.compare import compare, to_csv  # noqa: E402
@@ -706,8 +707,8 @@ def _classes(
     moved = classes.moved_rows(before, {"classes": table, "products": products, "winners": win})
     moved.to_csv(OUT / "moved.csv", index=False, float_format="%.6g")
     classes.progress("spread over the uncertain assumptions")
-    spread = classes.spread_rows(table, scratch, USER_SETS)
-    spread.to_csv(OUT / "spread.csv", index=False, float_format="%.6g")
+    ranges = spread.spread_rows(table, scratch, USER_SETS, results=results)
+    ranges.to_csv(OUT / "spread.csv", index=False, float_format="%.6g")
     classes.progress("the validated model error's effect on each class / full ratio")
     bias = classes.model_error_rows(table, scratch, USER_SETS)
     bias.to_csv(OUT / "model_error.csv", index=False, float_format="%.6g")
