@@ -209,7 +209,9 @@ def _in_short(d: dict[str, pd.DataFrame]) -> str:
             f"{len(chip)} of {len(wc)} case × objective pairs, by {min(gains) - 1:.1%}-"
             f"{max(gains) - 1:.1%}: "
             + ", ".join(f"{k} {NAMES[o]}" for _, k, o in chip)
-            + "; the full die wins the rest."
+            + "; the full die wins the rest"
+            + _chiplet_repicked(wc, sp)
+            + "."
         )
     # 3. availability
     wa = w[(w["price_basis"] == "cost") & ~w["objective"].isin([COST, TPJ])]
@@ -291,6 +293,9 @@ def _moved(d: dict[str, pd.DataFrame]) -> str:
             if not len(g):
                 continue
             big = g.loc[g["change"].abs().idxmax()]
+            if abs(float(big["change"])) < 0.0005:  # "-0.0% to +0.0%" says nothing
+                out.append(f"- {label.capitalize()}, {NAMES[obj]}: none moved by 0.05% or more.")
+                continue
             out.append(
                 f"- {label.capitalize()}, {NAMES[obj]}: median {g['change'].median():+.1%}, "
                 f"{g['change'].min():+.1%} to {g['change'].max():+.1%} (largest: "
@@ -324,6 +329,30 @@ def _repicked_challenger(sp: pd.DataFrame, case: str, obj: str) -> str:
     return (
         f" ({top['die_class']} beats it in {float(top[col]):.0%} of the uncertain scenarios "
         "when every class re-picks its design for each scenario)"
+    )
+
+
+def _chiplet_repicked(wc: pd.DataFrame, sp: pd.DataFrame) -> str:
+    """Where the full die wins: in how many scenarios the chiplet beats it once every class
+    re-picks its design for each scenario (the near-ties of the answer)."""
+    col = "repicked_wins_fraction"
+    if col not in sp:
+        return ""
+    full_wins = wc[wc["winner"] == "full"]
+    shares = []
+    for _, r in full_wins.iterrows():
+        s = sp[
+            (sp["case"] == r["case"])
+            & (sp["objective"] == r["objective"])
+            & (sp["die_class"] == "chiplet")
+        ]
+        if len(s) and float(s[col].iloc[0]) > 0:
+            shares.append(f"{r['case']} {NAMES[r['objective']]} {float(s[col].iloc[0]):.0%}")
+    if not shares:
+        return ""
+    return (
+        ", though the chiplet beats it in some scenarios when every class re-picks its design "
+        "for each scenario (" + ", ".join(shares) + ")"
     )
 
 

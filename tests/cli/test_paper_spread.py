@@ -91,3 +91,17 @@ def test_the_committed_spread_has_the_repick() -> None:
     full = sp[sp["die_class"] == "full"]
     assert (full["repicked_p50"] == 1).all() and (full["repicked_wins_fraction"] == 0).all()
     assert sp["repicked_p10"].le(sp["repicked_p90"]).all()
+
+
+def test_what_moved_says_so_when_nothing_did() -> None:
+    rows = [
+        {"kind": "winner", "case": "c", "objective": classes.COST, "price_basis": "cost",
+         "subject": "winner", "before": "full", "after": "full", "change": None},
+        {"kind": "class", "case": "c", "objective": classes.COST, "price_basis": "cost",
+         "subject": "half", "before": 1.0, "after": 1.0000001, "change": 1e-7},
+        {"kind": "class", "case": "c", "objective": classes.TPJ, "price_basis": "cost",
+         "subject": "half", "before": 1.0, "after": 1.01, "change": 0.01},
+    ]  # fmt: skip
+    text = findings._moved({"moved": pd.DataFrame(rows)})
+    assert "- Each class's best, cost per token: none moved by 0.05% or more." in text
+    assert "- Each class's best, tokens per joule: median +1.0%, +1.0% to +1.0%" in text
