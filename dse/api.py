@@ -93,10 +93,13 @@ def run_jobs(
     on_progress: Callable[[Any], None] | None = None,
     on_begin: Callable[[int, int], None] | None = None,
     robust: tuple[int, str] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> RunResult:
     """``dse run --jobs N``: N ``dse worker`` processes on this machine, one study, then the
     records. ``trials`` and ``on_begin`` as in :func:`run`; ``robust=(samples, statistic)``
-    as in :func:`dse.model.load.load` (the spec's ``robust:`` otherwise)."""
+    as in :func:`dse.model.load.load` (the spec's ``robust:`` otherwise); once
+    ``should_stop()`` the workers give their trials back and stop, and the records are
+    written as the study stands."""
     from dse.search import workers
     from dse.search.preflight import preflight
 
@@ -114,6 +117,7 @@ def run_jobs(
         storage=storage,
         on_progress=on_progress,
         robust=robust,
+        should_stop=should_stop,
     )
     return write_run_records(model, study, requested=target, before=before)
 

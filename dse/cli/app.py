@@ -222,6 +222,8 @@ def main() -> None:
             err.print(f"error: {shorten(str(exc))}", markup=False, highlight=False)
             sys.exit(2)
         raise
+    if code == 130:  # typer turns a KeyboardInterrupt in any command into a silent Exit(130)
+        err.print(INTERRUPTED)
     sys.exit(code if type(code) is int else 0)  # typer.Exit(n) comes back as n
 
 

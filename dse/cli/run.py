@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from dse.cli.console import INTERRUPTED, err, note, optuna_logging, out
+from dse.cli.console import err, note, optuna_logging, out
 from dse.cli.front_table import front_subset, print_front
 from dse.cli.options import JsonOpt, ProgressOpt, RobustOpt, SpecArg, Statistic, StatisticOpt
 
@@ -53,7 +53,9 @@ def run_command(
     bar, begin = _progress(model.spec.study, target, shown=progress and not as_json)
     stop = GracefulStop()
     if jobs > 1:
-        run_fn = partial(api.run_jobs, spec, jobs=jobs, robust=robust_opt)
+        run_fn = partial(
+            api.run_jobs, spec, jobs=jobs, robust=robust_opt, should_stop=stop.requested
+        )
     else:
         run_fn = partial(api.run, model, should_stop=stop.requested)
     try:
@@ -67,15 +69,9 @@ def run_command(
                     p.finished, feasible=p.feasible, front=p.front_size, failed=p.failed
                 ),
             )
-    except KeyboardInterrupt:
-        # typer turns KeyboardInterrupt into a silent exit 130 before main() sees it.
-        bar.stop()
-        err.print(INTERRUPTED)
-        raise typer.Exit(130) from None
     finally:
         bar.stop()
-    if stop.requested():
-        err.print(INTERRUPTED)
+    if stop.requested():  # main() says "interrupted" for every exit 130
         raise typer.Exit(130)
     if result.note:
         note(f"note: {result.note}")

@@ -50,6 +50,7 @@ def sweep_command(
     from dse import api
     from dse.cli.console import note
     from dse.cli.progress import Progress
+    from dse.search.storage import check_study_dir
     from dse.search.sweep import space_size
 
     _check_options(grid=grid, samples=samples, jobs=jobs, scheduler=scheduler)
@@ -58,6 +59,7 @@ def sweep_command(
         from dse.search.scheduler_address import check_scheduler
 
         check_scheduler(scheduler)
+    check_study_dir(model.spec.study)
     size = samples if samples is not None else space_size(dict(model.spec.space))
     if size is not None and not as_json:
         where = f"{jobs} local process{'es' if jobs > 1 else ''}" if not scheduler else scheduler

@@ -47,6 +47,8 @@ def worker_command(
     from dse.search.workers import WorkerProgress, progress_hooks
 
     optuna_logging()
+    if parent is not None:
+        _interrupted_once()
     if storage is not None and storage.startswith("postgres"):
         from dse.cli.extras import require
 
@@ -73,3 +75,19 @@ def worker_command(
     if parent is None:
         done = finished_count(study)
         typer.echo(f"worker done: study {study.study_name!r} holds {done}/{target} trials")
+
+
+def _interrupted_once() -> None:
+    """A ``--jobs`` worker hears Ctrl-C twice: the terminal's, sent to its process group, and
+    the one its parent forwards (which alone reaches it after ``kill -INT`` of the parent).
+    The first interrupts it; later ones must not interrupt its giving its trials back."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started with Ctrl-C ignored
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)

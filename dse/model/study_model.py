@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from dse.model.exit_guard import ExitCalled, exit_raises
 from dse.model.quiet_stdout import stdout_to_stderr
 from dse.model.registry import Evaluator, MetricInfo
 from dse.spec.errors import (
@@ -84,7 +85,7 @@ class StudyModel:
         out: dict[str, np.ndarray] = {}
         for ev in self.evaluators.values():
             try:
-                with stdout_to_stderr():
+                with stdout_to_stderr(), exit_raises():
                     if ev.vectorized or not shape:
                         result = ev.fn(design)
                     else:
@@ -92,9 +93,9 @@ class StudyModel:
             except (DseError, KeyboardInterrupt):  # Ctrl-C stops the study, as anywhere
                 raise
             except BaseException as exc:  # noqa: BLE001 - SystemExit in a model fails its design
-                raise EvaluationError(
-                    f"evaluator {ev.name!r} raised {type(exc).__name__}: {exc}"
-                ) from exc
+                kind = type(exc).__name__
+                what = exc if isinstance(exc, ExitCalled) else f"raised {kind}: {exc}"
+                raise EvaluationError(f"evaluator {ev.name!r} {what}") from exc
             if not isinstance(result, Mapping):
                 raise EvaluationError(
                     f"evaluator {ev.name!r} returned {type(result).__name__}, expected a mapping"

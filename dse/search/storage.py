@@ -8,6 +8,7 @@ processes, read directly by optuna-dashboard); an RDB URL (``sqlite:///...``,
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -54,8 +55,47 @@ def study_dir(name: str, *, create: bool = False) -> Path:
     if path.parent != root:
         raise StorageError(f"study name {name!r} escapes {root}")
     if create:
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if exc.errno not in _NOT_A_PLACE_FOR_STUDIES:
+                raise  # a full or read-only disk: exit 1, like any other write
+            raise _cannot_create(path, exc.strerror) from None
     return path
+
+
+def check_study_dir(name: str) -> None:
+    """Raise what ``study_dir(name, create=True)`` would for a studies folder where no study
+    folder can be made, without making anything (``dse sweep`` says its plan first)."""
+    path = study_dir(name)
+    place = path
+    while not place.exists() and place != place.parent:  # the nearest existing ancestor
+        place = place.parent
+    if place == path and path.is_dir():
+        return
+    if not place.is_dir():
+        raise _cannot_create(path, f"{place} is not a folder")
+    if not os.access(place, os.W_OK | os.X_OK):
+        raise _cannot_create(path, f"{place} is not writable")
+
+
+def _cannot_create(path: Path, why: str | None) -> StorageError:
+    return StorageError(
+        f"cannot create the study folder {path}: {why} (the studies folder is "
+        "$DSE_STUDIES_DIR or ./studies)"
+    )
+
+
+#: Why a study folder cannot be made where the studies folder points (``/proc/self``, a path
+#: through a file, a folder of someone else's): the setting is wrong, not the disk.
+_NOT_A_PLACE_FOR_STUDIES = {
+    errno.ENOENT,
+    errno.ENOTDIR,
+    errno.EACCES,
+    errno.EPERM,
+    errno.ELOOP,
+    errno.ENAMETOOLONG,
+}
 
 
 def existing_study_dir(name: str) -> Path:

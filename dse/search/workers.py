@@ -176,6 +176,14 @@ def run_worker(
     return WorkerRun(study, target, before[0])
 
 
+def _interrupt(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGINT to every worker still running: each gives its trials back, then exits (a worker
+    that also had the terminal's Ctrl-C ignores the second one: ``dse worker --parent``)."""
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+
+
 def run_jobs(
     spec: Path,
     model: StudyModel,
@@ -185,10 +193,13 @@ def run_jobs(
     storage: str | None = None,
     on_progress: Callable[[Any], None] | None = None,
     robust: tuple[int, str] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> optuna.Study:
     """``dse run --jobs N``: N ``dse worker`` processes on this machine on ``model``'s study
     (loaded from ``spec``, which the workers load again, with ``robust`` when given; a spec's
-    own ``robust:`` needs nothing). Workers stop by themselves if this process dies."""
+    own ``robust:`` needs nothing). Workers stop by themselves if this process dies; once
+    ``should_stop()`` (Ctrl-C) each is interrupted, gives its trials back and exits, and the
+    study is returned as it stands."""
     name = model.spec.study
     study_dir(name, create=True)
     url = study_url(model, storage)
@@ -208,9 +219,13 @@ def run_jobs(
         for k in range(jobs)
     ]
     study: optuna.Study | None = None
+    stopping = False
     try:
         while any(p.poll() is None for p in procs):
             time.sleep(0.5)
+            if not stopping and should_stop is not None and should_stop():
+                stopping = True  # Ctrl-C to this process alone (kill -INT) reaches them too
+                _interrupt(procs)
             if on_progress is None:
                 continue
             if study is None:
@@ -226,11 +241,12 @@ def run_jobs(
                 Progress(finished, target, tracker.feasible, tracker.front_size(), tracker.failed)
             )
     except BaseException:
-        for p in procs:
-            p.send_signal(signal.SIGINT)  # each gives its trial back, then exits
+        _interrupt(procs)
         for p in procs:
             p.wait()
         raise
+    if stopping or (should_stop is not None and should_stop()):
+        return optuna.load_study(study_name=name, storage=open_storage(url))
     failed = [(k, p.returncode) for k, p in enumerate(procs) if p.returncode != 0]
     study = optuna.load_study(study_name=name, storage=open_storage(url))
     finished, _ = study_load(study)

@@ -96,7 +96,26 @@ def _top_mapping(c: _Collector, pf: PresetFile) -> dict[str, Any]:
     if not isinstance(pf.data, Mapping):
         c.add(pf, (), f"expected a mapping of presets, got {type(pf.data).__name__}")
         return {}
-    return dict(pf.data)
+    return _text_keys(c, pf, (), pf.data)
+
+
+def _text_keys(
+    c: _Collector, pf: PresetFile, loc: tuple[str, ...], section: Mapping[Any, Any]
+) -> dict[str, Any]:
+    """``section`` without its keys that are not text (``5:``, ``true:``), each said in one
+    line: a spec names presets by text (``gpu: 5`` is a number, not a name), and the fields of
+    an entry dropped here are not reported one by one."""
+    out: dict[str, Any] = {}
+    for key, value in section.items():
+        if isinstance(key, str):
+            out[key] = value
+        else:
+            c.add(
+                pf,
+                (*loc, str(key)),
+                f"a name must be text, not {type(key).__name__} {key!r} (put it in quotes)",
+            )
+    return out
 
 
 def _builtin_technology(
@@ -114,7 +133,7 @@ def _builtin_technology(
         values = c.strip(pf, ("common",), data.get("common"))
         for key, entry in (data.get("common") or {}).items():
             cat.sources[key] = dict(entry) if isinstance(entry, Mapping) else {"value": entry}
-        nodes = data.get("nodes") or {}
+        nodes = _text_keys(c, pf, ("nodes",), data.get("nodes") or {})
         per_node[pf.path] = {
             str(n): c.strip(pf, ("nodes", str(n)), body) for n, body in nodes.items()
         }
@@ -183,7 +202,7 @@ def _user_technology(
             )
     schema = technology_schema(builtin, required=set(builtin))
     common = {k: v for k, v in builtin.items() if k not in node_keys}
-    for node, body in (data.get("nodes") or {}).items():
+    for node, body in _text_keys(c, pf, ("nodes",), data.get("nodes") or {}).items():
         node = str(node)
         values = c.strip(pf, ("nodes", node), body)
         for key in sorted(node_keys - set(values)):

@@ -126,6 +126,22 @@ CASES: list[InputCase] = [
     preset("preset_tab_indent", "my:\n\tdescription: a\n", 2, "invalid YAML"),
     preset("preset_python_tag", "my: !!python/object/apply:os.system ['true']\n", 1, "invalid"),
     preset("preset_top_level_list", "- a\n- b\n", 1, "expected a mapping of presets"),
+    preset(
+        "preset_integer_name",
+        "5:\n  description: five\n  die_area_mm2: {value: 500, unit: mm2, source: x}\n",
+        1,
+        "a name must be text, not int 5",
+    ),
+    preset(
+        "preset_bool_name", "true:\n  description: yes\n", 1, "not bool", at="presets/models.yaml"
+    ),
+    preset(
+        "preset_integer_node",
+        "nodes:\n  7:\n    x: 1\n",
+        2,
+        "a name must be text, not int 7",
+        at="presets/technology.yaml",
+    ),
     preset("preset_too_big", TOO_BIG, None, f"larger than {MAX_FILE_BYTES:,} bytes"),
     preset("preset_models_bomb", BOMB, 6, "once aliases are expanded", at="presets/models.yaml"),
     preset(

@@ -47,8 +47,9 @@ def spec_range(name: str, rng: str, key: str, fragment: str) -> Guard:
     )
 
 
-def sweep(name: str, rng: str, fragment: str, *extra: str) -> Guard:
-    return Guard(name, rng, ("sweep", "spec.yaml", "--no-progress", *extra), "error: ", fragment)
+def sweep(name: str, rng: str, fragment: str, *extra: str, env=()) -> Guard:
+    args = ("sweep", "spec.yaml", "--no-progress", *extra)
+    return Guard(name, rng, args, "error: ", fragment, env)
 
 
 def run_with(name: str, fragment: str, *extra: str, env=()) -> Guard:
@@ -240,6 +241,22 @@ GUARDS: list[Guard] = [
         "is not a folder",
         env=(("DSE_STUDIES_DIR", "{dir}/notes.txt"),),
     ),
+    run_with(
+        "studies_folder_in_proc",
+        "cannot create the study folder /proc/",
+        env=(("DSE_STUDIES_DIR", "/proc/self"),),
+    ),
+    run_with(
+        "studies_folder_below_a_file",
+        "cannot create the study folder",
+        env=(("DSE_STUDIES_DIR", "{dir}/notes.txt/studies"),),
+    ),
+    sweep(
+        "sweep_studies_folder_in_proc",
+        "{type: float, low: 0, high: 1, step: 0.5}",
+        "cannot create the study folder /proc/",
+        env=(("DSE_STUDIES_DIR", "/proc/self"),),
+    ),
 ]
 
 
@@ -296,6 +313,7 @@ SAMPLE = [
         "postgres_down",
         "float_step_1e-300",
         "studies_folder_is_a_symlink_loop",
+        "studies_folder_in_proc",
     }
 ]
 
@@ -317,3 +335,24 @@ def test_a_dividing_step_and_a_large_exact_int_are_accepted(tmp_path: Path) -> N
         folder = _prepare(g, tmp_path)
         res = run_in_process("validate", "spec.yaml", cwd=folder, env=_env(g, folder))
         assert res.returncode == 0, res.stderr
+
+
+def test_a_relative_sqlite_path_outside_the_studies_folder_works(tmp_path: Path) -> None:
+    """``sqlite:///../x.db`` is relative to the working folder, as in SQLAlchemy, wherever the
+    studies folder is: the run makes it, the lock records it absolute (so a command run from
+    another folder reads the same file), and the same command resumes the study."""
+    g = Guard("rel", "{type: float, low: 0, high: 1}", (), "", "")
+    folder = _prepare(g, tmp_path)
+    env = _env(g, folder)
+    args = ("run", "spec.yaml", "--no-progress", "--storage", "sqlite:///../outside.db")
+    res = _run_process_env(folder, env, *args)
+    assert res.returncode == 0, res.stderr
+    db = tmp_path / "outside.db"
+    assert db.read_bytes().startswith(b"SQLite format 3\x00")
+    lock = (folder / "studies" / "ranges" / "spec.lock.yaml").read_text()
+    assert f"sqlite:///{db}" in lock
+    res = _run_process_env(tmp_path, env, "status", "ranges", "--json")
+    assert res.returncode == 0 and '"finished": 3' in res.stdout, res.stderr
+    res = _run_process_env(folder, env, *args, "--trials", "5")
+    assert res.returncode == 0, res.stderr
+    assert "2 new this run" in res.stdout, res.stdout

@@ -196,16 +196,25 @@ search: {{sampler: random, trials: 20, seed: 0{timeout}}}
         ("raise SystemExit(3)", "", "raised SystemExit: 3"),
         ("sys.exit('bye')", "", "raised SystemExit: bye"),
         ("raise type('Stop', (BaseException,), {})('x')", "", "raised Stop: x"),
-        ("os._exit(3)", ", trial_timeout_s: 30", "died (exit code 3)"),
+        ("os._exit(3)", "", "evaluator 'e' called os._exit(3)"),
+        ("os._exit(3)", ", trial_timeout_s: 30", "evaluator 'e' called os._exit(3)"),
+        ("import ctypes; ctypes.CDLL(None)._exit(3)", ", trial_timeout_s: 30", "exit code 3"),
     ],
-    ids=["system_exit", "sys_exit_text", "own_base_exception", "os_exit_in_a_child"],
+    ids=[
+        "system_exit",
+        "sys_exit_text",
+        "own_base_exception",
+        "os_exit",
+        "os_exit_in_a_child",
+        "c_exit_in_a_child",
+    ],
 )
 def test_an_evaluator_that_exits_fails_its_trials_not_the_study(
     tmp_path: Path, studies_dir: Path, how: str, timeout: str, reason: str
 ) -> None:
-    """SystemExit and other BaseExceptions from a model fail the design that raised them (a
-    real Ctrl-C still stops the run); os._exit ends only the evaluation child when the spec
-    sets a trial time-out (without one, evaluations share the run's process)."""
+    """SystemExit, other BaseExceptions and os._exit from a model fail the design that raised
+    them (a real Ctrl-C still stops the run); an exit below Python (C ``_exit``) ends only the
+    evaluation child when the spec sets a trial time-out."""
     (tmp_path / "exiting_mod.py").write_text(EXITING.format(how=how))
     spec = tmp_path / "spec.yaml"
     spec.write_text(EXITING_SPEC.format(timeout=timeout))

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -15,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from tests.conftest import ROOT, SPACES, run_dse
+from tests.conftest import SPACES, run_dse
+from tests.held_evaluator import start_dse
 
 
 def _one_line_exit_2(res: subprocess.CompletedProcess[str], fragment: str) -> None:
@@ -81,15 +81,7 @@ def test_refused_run_keeps_the_study_lock(tmp_path: Path, studies_dir: Path) -> 
 def test_ctrl_c_says_how_to_resume_and_resume_completes(tmp_path: Path, studies_dir: Path) -> None:
     env = {**os.environ, "DSE_STUDIES_DIR": str(studies_dir)}
     spec = _small_spec(tmp_path, "intr", trials=100_000)
-    exe = Path(sys.executable).parent / "dse"
-    proc = subprocess.Popen(
-        [str(exe), "run", str(spec), "--no-progress"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_dse(["run", str(spec), "--no-progress"])  # with Ctrl-C at its default
     journal = studies_dir / "intr" / "journal.log"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (
