@@ -103,7 +103,7 @@ def yield_negative_binomial(ad: ArrayLike, alpha: ArrayLike) -> np.ndarray:
 def check_yield_model(name: object, path: str = "technology.yield_model") -> np.ndarray:
     """The yield model name(s) as a string array, or a ContextError naming the valid ones."""
     names = np.asarray(name)
-    for n in np.unique(names):
+    for n in sorted(set(names.ravel().tolist()), key=str):  # np.unique imports numpy.ma (10 ms)
         if str(n) not in YIELD_MODELS:
             raise unknown_name(path, str(n), YIELD_MODELS, what="yield model")
     return names
