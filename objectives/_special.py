@@ -226,7 +226,8 @@ def betainc(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
     aa, bb = np.where(flip, b, a), np.where(flip, a, b)
     xx = np.where(flip, 1.0 - x, x)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        log_front = gammaln(a + b) - gammaln(a) - gammaln(b) + a * np.log(x) + b * np.log1p(-x)
+        lg = gammaln(np.stack([a + b, a, b]))  # one call: most of a small batch's cost
+        log_front = lg[0] - lg[1] - lg[2] + a * np.log(x) + b * np.log1p(-x)
         part = np.exp(log_front) * _beta_fraction(aa, bb, xx) / aa
     out[inner] = np.where(flip, 1.0 - part, part)
     return out
