@@ -47,12 +47,14 @@ def gammaln(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     y = np.array(x, copy=True)
     prod = np.ones_like(y)
-    for _ in range(int(_STIRLING_FROM)):
-        low = y < _STIRLING_FROM
-        if not low.any():
-            break
-        prod = np.where(low, prod * y, prod)
-        y = np.where(low, y + 1.0, y)
+    low = y < _STIRLING_FROM
+    if low.any():  # only the small arguments are shifted (often a third of a batch or less)
+        yl = y[low]
+        steps = np.ceil(_STIRLING_FROM - yl)
+        p = np.ones_like(yl)
+        for j in range(int(_STIRLING_FROM)):
+            p *= np.where(j < steps, yl + j, 1.0)
+        prod[low], y[low] = p, yl + steps
     with np.errstate(invalid="ignore", divide="ignore"):
         out = (y - 0.5) * np.log(y) - y + _HALF_LOG_2PI + _stirling_tail(y) - np.log(prod)
     return np.where(np.isposinf(x), np.inf, out)
@@ -76,27 +78,26 @@ def _log_gamma_prefix(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def _iterate(
-    state: list[np.ndarray], step: Callable[[int, list[np.ndarray]], np.ndarray]
-) -> list[np.ndarray]:
-    """Run ``step(i, state)`` (updates ``state`` in place, returns the converged mask) on the
-    elements not yet converged, from i = 1, until every element has converged."""
-    out = [s.copy() for s in state]
-    idx = np.arange(state[0].size)
-    live = [s.ravel().copy() for s in state]
-    flat_out = [o.reshape(-1) for o in out]
+    state: list[np.ndarray], step: Callable[[int, list[np.ndarray]], np.ndarray], result: int
+) -> np.ndarray:
+    """Run ``step(i, rows)`` (updates the rows of the state in place, returns the converged
+    mask) from i = 1 on the elements not yet converged, until all have; returns state[result].
+    The state is one 2-D array, so dropping the converged elements is one copy per step."""
+    shape = state[result].shape
+    live = np.stack([np.ravel(s) for s in state]).astype(float)
+    out = live[result].copy()
+    idx = np.arange(out.size)
     for i in range(1, _MAX_ITER + 1):
         if idx.size == 0:
             break
-        done = step(i, live)
+        done = step(i, list(live))
         if done.any():
-            for o, s in zip(flat_out, live, strict=True):
-                o[idx[done]] = s[done]
+            out[idx[done]] = live[result, done]
             keep = ~done
             idx = idx[keep]
-            live = [s[keep] for s in live]
-    for o, s in zip(flat_out, live, strict=True):  # not converged (NaN inputs): as they stand
-        o[idx] = s
-    return out
+            live = live[:, keep]
+    out[idx] = live[result]  # not converged (NaN inputs): as they stand
+    return out.reshape(shape)
 
 
 def _lower_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -111,9 +112,7 @@ def _lower_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
     a, x = np.broadcast_arrays(a, x)
     start = 1.0 / a
-    return _iterate(
-        [np.array(a, dtype=float), np.array(x, dtype=float), start, start.copy()], step
-    )[3]
+    return _iterate([a, x, start, start], step, 3)
 
 
 def _upper_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -138,7 +137,7 @@ def _upper_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         d = 1.0 / np.where(np.abs(b) < _TINY, _TINY, b)
     state = [a.copy(), b, np.full(a.shape, 1.0 / _TINY), d, d.copy()]
-    return _iterate(state, step)[4]
+    return _iterate(state, step, 4)
 
 
 def gammainc_pq(a: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -180,7 +179,7 @@ def hyp1f1_one(b: np.ndarray, z: np.ndarray) -> np.ndarray:
 
     b, z = np.broadcast_arrays(np.asarray(b, dtype=float), np.asarray(z, dtype=float))
     one = np.ones(b.shape)
-    return _iterate([np.array(b, copy=True), np.array(z, copy=True), one, one.copy()], step)[3]
+    return _iterate([b, z, one, one], step, 3)
 
 
 def _beta_fraction(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -206,7 +205,7 @@ def _beta_fraction(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
     d = 1.0 - (a + b) * x / (a + 1.0)
     d = 1.0 / np.where(np.abs(d) < _TINY, _TINY, d)
     state = [a.copy(), b.copy(), x.copy(), np.ones(a.shape), d, d.copy()]
-    return _iterate(state, step)[5]
+    return _iterate(state, step, 5)
 
 
 def betainc(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
