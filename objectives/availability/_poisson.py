@@ -16,8 +16,8 @@ Two hand-written parts stay, for a measured reason: n = 0 (no spares, most desig
 search) is the closed form e^-mu, and the last few answers are reused for bit-identical inputs
 (an availability evaluation asks for the same tails up to three times). Without them the
 availability evaluator ran at 0.83x of the hand-written version on spaces/litegpu.yaml
-(benchmarks/ab_evaluators.py --each, 262,144 designs; scipy's incomplete gamma costs ~0.3 us
-per element), with them at 1.05x.
+(benchmarks/ab_evaluators.py --each, 262,144 designs; measured with scipy's incomplete gamma,
+~0.3 us per element; the numpy one costs more), with them at 1.05x.
 """
 
 from __future__ import annotations
