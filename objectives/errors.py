@@ -32,3 +32,12 @@ def unknown_name(path: str, name: object, choices: Iterable[str], *, what: str) 
         f"unknown {what} {name!r} ({hint}valid choices: {', '.join(choices)})",
         choices=choices,
     )
+
+
+def check_names(names: Iterable[object], choices: Iterable[str], path: str, *, what: str) -> None:
+    """Raise :func:`unknown_name` for the first (in sorted order) of ``names`` not in ``choices``.
+    A set, not ``np.unique``: that imports numpy.ma, ~10 ms of every ``dse evaluate``."""
+    valid = set(choices)
+    for n in sorted({str(x) for x in names}):
+        if n not in valid:
+            raise unknown_name(path, n, valid, what=what)

@@ -1,20 +1,50 @@
 """The CLI's two consoles and its verbosity (``-q``/``-v``), shared by every command.
 
-Only rich's console is imported here: tables, progress bars and everything below ``dse.cli``
-are imported by the command that needs them, so ``dse --help`` stays cheap.
+rich's console is imported at the first print through one of them; tables, progress bars and
+everything below ``dse.cli`` are imported by the command that needs them, so ``dse --help``
+stays cheap.
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
-# Pipes and CI logs get a wide console so tables keep whole metric names. rich honours
-# NO_COLOR (no colour, styles kept) and FORCE_COLOR itself.
-out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
-err = Console(stderr=True, soft_wrap=True)
+
+class _LazyConsole:
+    """A rich Console made at its first use: a command that prints only JSON or plain lines
+    (``dse evaluate --json``) never imports rich (~25 ms of its start-up)."""
+
+    def __init__(self, make: Any) -> None:
+        self._make = make
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            self._console = self._make()
+        return getattr(self._console, name)
+
+
+def _out() -> Console:
+    from rich.console import Console
+
+    # Pipes and CI logs get a wide console so tables keep whole metric names. rich honours
+    # NO_COLOR (no colour, styles kept) and FORCE_COLOR itself.
+    return Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+
+
+def _err() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)
+
+
+out: Console = _LazyConsole(_out)  # type: ignore[assignment]
+err: Console = _LazyConsole(_err)  # type: ignore[assignment]
 
 
 @dataclass

@@ -72,7 +72,6 @@ def evaluate_command(
     Feasibility comes first (each violated constraint named), then the objectives, then the
     other metrics grouped by evaluator; --metric keeps only some."""
     from dse import api
-    from dse.cli.design_view import print_design
 
     model, params = api.load_for_evaluate(spec, set_ or [])
     if breakdown:
@@ -85,6 +84,8 @@ def evaluate_command(
     if as_json:
         print(json.dumps(view, indent=2))
         return
+    from dse.cli.design_view import print_design  # rich tables: not for --json
+
     print_design(model, view)
 
 

@@ -1,30 +1,33 @@
-"""Poisson tail probabilities: scipy's ``pdtr``/``pdtrc``, with a log-space far tail.
+"""Poisson tail probabilities from the regularized incomplete gamma, with a log-space far tail.
 
 The closed-form availability needs P(K <= n) and log P(K > n) for a Poisson count K of GPUs in
 repair, for large means (tens of thousands of GPUs) and far into the tail: with many spares
 P(K > S) underflows a double (``pdtrc(200, 1.0)`` is 0.0, its log is -869.5), and the capacity
 formula multiplies it by z^-S, which can be as large, so the log must stay finite. Where
-``pdtrc`` falls below ``_LOG_SPACE_BELOW`` the log is taken from the series
-P(K > n) = p(n + 1) M(1, n + 2, mu) (Kummer's function, ``scipy.special.hyp1f1``; DLMF 8.5.1
-and 13.6.5), which agrees with mpmath at 50 digits to ~1e-15 relative in the log over
-n = 60..1e5, mu = 0.01..5e4 (measured when this replaced the hand-written Numerical Recipes
-series / continued fraction, which it matches to 1e-12).
+P(K > n) falls below ``_LOG_SPACE_BELOW`` the log is taken from the series
+P(K > n) = p(n + 1) M(1, n + 2, mu) (Kummer's function; DLMF 8.5.1 and 13.6.5).
+
+The tails are P(K <= n) = Q(n + 1, mu) and P(K > n) = P(n + 1, mu) from
+``objectives._special`` (numpy alone), not ``scipy.special.pdtr``/``pdtrc``: importing
+scipy.special cost ~0.23 s of CPU on every ``dse evaluate``, the start-up target of issue 27
+(benchmarks/RESULTS.md). scipy is the tests' oracle (tests/objectives/test_special.py).
 
 Two hand-written parts stay, for a measured reason: n = 0 (no spares, most designs of a
 search) is the closed form e^-mu, and the last few answers are reused for bit-identical inputs
 (an availability evaluation asks for the same tails up to three times). Without them the
 availability evaluator ran at 0.83x of the hand-written version on spaces/litegpu.yaml
-(benchmarks/ab_evaluators.py --each, 262,144 designs; scipy's incomplete gamma costs ~0.3 us
-per element), with them at 1.05x.
+(benchmarks/ab_evaluators.py --each, 262,144 designs; measured with scipy's incomplete gamma,
+~0.3 us per element; the numpy one costs more), with them at 1.05x.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
-#: Below this P(K > n) is recomputed in log space (scipy's result has lost digits to underflow
-#: from ~1e-308 down, and is 0 below ~5e-324).
+from objectives._special import gammainc_pq, gammaln, hyp1f1_one
+
+#: Below this P(K > n) is recomputed in log space (the direct result has lost digits to
+#: underflow from ~1e-308 down, and is 0 below ~5e-324).
 _LOG_SPACE_BELOW = 1e-290
 _RECENT: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []
 _RECENT_MAX = 4
@@ -54,7 +57,7 @@ def poisson_cdf(n: np.ndarray, mu: np.ndarray) -> np.ndarray:
         return hit
     out = np.where(n < 0, 0.0, np.exp(-mu))
     more = n > 0
-    out[more] = special.pdtr(n[more], mu[more])
+    out[more] = gammainc_pq(np.floor(n[more]) + 1.0, mu[more])[1]
     return _remember("cdf", n, mu, out)
 
 
@@ -71,16 +74,16 @@ def poisson_log_sf(n: np.ndarray, mu: np.ndarray) -> np.ndarray:
     out = np.array(zero, dtype=float, copy=True)
     more = n > 0
     nm, mm = n[more], mu[more]
-    sf = special.pdtrc(nm, mm)
+    sf, cdf = gammainc_pq(np.floor(nm) + 1.0, mm)
     with np.errstate(divide="ignore"):
         part = np.log(sf)
     near_one = sf > 0.5  # log(1 - P(K <= n)) keeps the digits log(sf) rounds away
     if near_one.any():
-        part[near_one] = np.log1p(-special.pdtr(nm[near_one], mm[near_one]))
+        part[near_one] = np.log1p(-cdf[near_one])
     far = (sf < _LOG_SPACE_BELOW) & (mm > 0)
     if far.any():
         k, m = nm[far], mm[far]
-        log_p = (k + 1.0) * np.log(m) - m - special.gammaln(k + 2.0)  # log p(n + 1)
-        part[far] = log_p + np.log(special.hyp1f1(1.0, k + 2.0, m))
+        log_p = (k + 1.0) * np.log(m) - m - gammaln(k + 2.0)  # log p(n + 1)
+        part[far] = log_p + np.log(hyp1f1_one(k + 2.0, m))
     out[more] = part
     return _remember("log_sf", n, mu, out)

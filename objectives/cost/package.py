@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from objectives.cost.silicon import MM2_PER_CM2, gross_dies_per_wafer, yield_negative_binomial
-from objectives.errors import unknown_name
+from objectives.errors import check_names
 from objectives.params import LINK_TYPES
 
 
@@ -30,9 +30,7 @@ def hbm_stack_cost(
 def link_masks(link_type: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(electrical, pluggable, cpo) boolean masks of a link_type string or string array."""
     lt = np.asarray(link_type)
-    for t in np.unique(lt):
-        if str(t) not in LINK_TYPES:
-            raise unknown_name("link_type", str(t), LINK_TYPES, what="link type")
+    check_names(lt.ravel().tolist(), LINK_TYPES, "link_type", what="link type")
     return lt == "electrical", lt == "pluggable", lt == "cpo"
 
 

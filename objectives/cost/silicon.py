@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
-from objectives.errors import unknown_name
+from objectives._special import betainc
+from objectives.errors import check_names
 
 YIELD_MODELS = ("poisson", "murphy", "seeds", "negative_binomial")
 
@@ -103,9 +103,7 @@ def yield_negative_binomial(ad: ArrayLike, alpha: ArrayLike) -> np.ndarray:
 def check_yield_model(name: object, path: str = "technology.yield_model") -> np.ndarray:
     """The yield model name(s) as a string array, or a ContextError naming the valid ones."""
     names = np.asarray(name)
-    for n in np.unique(names):
-        if str(n) not in YIELD_MODELS:
-            raise unknown_name(path, str(n), YIELD_MODELS, what="yield model")
+    check_names(names.ravel().tolist(), YIELD_MODELS, path, what="yield model")
     return names
 
 
@@ -140,13 +138,15 @@ def die_yield(
 def spared_units_yield(unit_yield: ArrayLike, units: ArrayLike, spares: ArrayLike) -> np.ndarray:
     """P(at most ``spares`` of ``units`` repeated units are defective), each unit good with
     probability ``unit_yield`` independently: the binomial distribution function
-    I_y(n - k, k + 1) (the regularized incomplete beta, ``scipy.special.betainc``), which also
-    gives non-integer counts (a die between two unit counts) a value between its neighbours'."""
+    I_y(n - k, k + 1) (the regularized incomplete beta), which also gives non-integer counts
+    (a die between two unit counts) a value between its neighbours'. The beta is
+    ``objectives._special.betainc`` (numpy alone), not scipy's: importing scipy.special cost
+    ~0.23 s of every ``dse evaluate`` (issue 27's start-up target); scipy is the tests' oracle."""
     y = np.asarray(unit_yield, dtype=float)
     n = np.asarray(units, dtype=float)
     k = np.clip(np.asarray(spares, dtype=float), 0.0, n)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = special.betainc(np.maximum(n - k, 1e-300), k + 1.0, y)
+        p = betainc(np.maximum(n - k, 1e-300), k + 1.0, y)
     return np.where((k >= n) | (y >= 1.0), 1.0, np.where(n > 0, p, 1.0))
 
 

@@ -27,12 +27,14 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import special
+
+from objectives._special import gammainc_pq, gammaln, ndtr
 
 
 def normal_cdf(x: Any) -> Any:
-    """Standard normal distribution function (``scipy.special.ndtr``)."""
-    return special.ndtr(np.asarray(x, dtype=float))
+    """Standard normal distribution function, ``objectives._special.ndtr`` (numpy alone:
+    scipy.special's import cost ~0.23 s of every ``dse evaluate``; scipy is the tests' oracle)."""
+    return ndtr(np.asarray(x, dtype=float))
 
 
 def erlang_c(c: Any, a: Any) -> Any:
@@ -42,8 +44,8 @@ def erlang_c(c: Any, a: Any) -> Any:
     c, a = np.asarray(c, dtype=float), np.asarray(a, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         safe_a = np.where(a > 0, a, 1.0)
-        log_pmf = c * np.log(safe_a) - safe_a - special.gammaln(c + 1.0)
-        b = np.exp(log_pmf) / special.gammaincc(c + 1.0, safe_a)
+        log_pmf = c * np.log(safe_a) - safe_a - gammaln(c + 1.0)
+        b = np.exp(log_pmf) / gammainc_pq(c + 1.0, safe_a)[1]
         p = b / (1.0 - a / c * (1.0 - b))
     p = np.where(a <= 0, 0.0, p)
     return np.where(a >= c, 1.0, np.clip(p, 0.0, 1.0))

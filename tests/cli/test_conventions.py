@@ -52,10 +52,11 @@ def test_help_imports_no_numpy_pandas_arrow_or_optuna() -> None:
         assert not {m for m in HEAVY if m in modules_after(cmd, "--help")}, cmd
 
 
-def test_evaluate_imports_neither_pandas_arrow_nor_optuna() -> None:
+def test_evaluate_imports_neither_pandas_arrow_optuna_nor_scipy() -> None:
     mods = modules_after("evaluate", str(SPACES / "h100.yaml"), "--json")
     assert "objectives.cost" in mods  # it did evaluate
-    assert not {m for m in ("pandas", "pyarrow", "optuna", "plotly", "sqlalchemy") if m in mods}
+    heavy = ("pandas", "pyarrow", "optuna", "plotly", "sqlalchemy", "scipy")
+    assert not {m for m in heavy if m in mods}
 
 
 def test_version_and_python_m_dse() -> None:
