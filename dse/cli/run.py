@@ -41,7 +41,12 @@ def run_command(
     import warnings
 
     from dse import api
+    from dse.search.local_processes import jobs_problem
+    from dse.spec.errors import DseError
 
+    why = jobs_problem(jobs)
+    if why:  # before the spec is read: nothing is made
+        raise DseError(why)
     optuna_logging()
     robust_opt = (robust, statistic.value) if robust is not None else None
     model = api.load(spec, robust=robust_opt)

@@ -112,6 +112,7 @@ GUARDS: list[Guard] = [
         "--jobs",
         "100000",
     ),
+    run_with("run_jobs_beyond_the_machine", "is more than", "--jobs", "100000"),
     Guard(  # numpy's SeedSequence took it and raised a traceback
         "sweep_negative_seed",
         "{type: float, low: 0, high: 1}",
