@@ -92,17 +92,26 @@ def select_evaluators(loaded: LoadedSpec) -> tuple[dict[str, Evaluator], list[Pr
 
 
 def compile_spec(
-    loaded: LoadedSpec, *, fixed_overrides: Mapping[str, Any] | None = None
+    loaded: LoadedSpec,
+    *,
+    fixed_overrides: Mapping[str, Any] | None = None,
+    inline_probe: bool = False,
 ) -> StudyModel:
-    """Check everything that needs the evaluators; raise SpecError listing every problem."""
-    model, problems = collect_model(loaded, fixed_overrides=fixed_overrides)
+    """Check everything that needs the evaluators; raise SpecError listing every problem.
+    ``inline_probe``: probe the evaluators in this process (see :func:`dse.model.probe.probe`)."""
+    model, problems = collect_model(
+        loaded, fixed_overrides=fixed_overrides, inline_probe=inline_probe
+    )
     if problems or model is None:
         raise SpecError(problems)
     return model
 
 
 def collect_model(
-    loaded: LoadedSpec, *, fixed_overrides: Mapping[str, Any] | None = None
+    loaded: LoadedSpec,
+    *,
+    fixed_overrides: Mapping[str, Any] | None = None,
+    inline_probe: bool = False,
 ) -> tuple[StudyModel | None, list[Problem]]:
     """Compile a spec against its evaluators, collecting every problem rather than stopping at
     the first stage that has one: a broken part is left out and the rest is still checked, and
@@ -141,7 +150,7 @@ def collect_model(
     # A parameter the schema rejected is missing from the space: probing without it would only
     # report the evaluator's KeyError, a consequence of the problem already listed.
     found, probed = _metric_catalog(
-        loaded, model, broken, context_ok=context_ok and _space_whole(loaded)
+        loaded, model, broken, context_ok=context_ok and _space_whole(loaded), inline=inline_probe
     )
     problems += found
     problems += merge_probe_problems(ranges, probed)
@@ -203,7 +212,12 @@ def _name_problems(
 
 
 def _metric_catalog(
-    loaded: LoadedSpec, model: StudyModel, broken: set[str], *, context_ok: bool
+    loaded: LoadedSpec,
+    model: StudyModel,
+    broken: set[str],
+    *,
+    context_ok: bool,
+    inline: bool = False,
 ) -> tuple[list[Problem], list[Problem]]:
     """Fill ``model.metrics``: declared, or discovered by probing the midpoint design. Every
     evaluator is probed once, so a bad fixed value its model rejects (an error carrying the
@@ -224,7 +238,7 @@ def _metric_catalog(
                 continue
             try:
                 with np.errstate(all="ignore"):  # a bad range's midpoint is reported already
-                    _probe(model, ev, probe_params, timeout_s)
+                    _probe(model, ev, probe_params, timeout_s, inline=inline)
             except (ProbeTimeout, ProbeFailed) as exc:
                 problems.append(_evaluator_problem(loaded, ev, str(exc)))
             except ValueError as exc:
@@ -242,7 +256,7 @@ def _metric_catalog(
             broken.add(ev.name)
             continue
         try:
-            keys = _probe(model, ev, probe_params, timeout_s)
+            keys = _probe(model, ev, probe_params, timeout_s, inline=inline)
         except (ProbeTimeout, ProbeFailed) as exc:
             problems.append(_evaluator_problem(loaded, ev, str(exc)))
             broken.add(ev.name)
@@ -362,7 +376,12 @@ def _evaluator_problem(loaded: LoadedSpec, ev: Evaluator, message: str) -> Probl
 
 
 def _probe(
-    model: StudyModel, ev: Evaluator, params: Mapping[str, Any], timeout_s: float | None
+    model: StudyModel,
+    ev: Evaluator,
+    params: Mapping[str, Any],
+    timeout_s: float | None,
+    *,
+    inline: bool = False,
 ) -> list[str]:
     """The metric names ``ev`` returns on the midpoint design, its answer checked against the
     contract (:mod:`dse.model.probe`); a vectorized one is also asked about a batch of two."""
@@ -371,4 +390,4 @@ def _probe(
         pair = {k: np.asarray([v] * BATCH) for k, v in params.items()}
         batch = {**model.design(pair), MEMO_KEY: {}}
     design = {**model.design(params), MEMO_KEY: {}}
-    return probe(ev.fn, design, batch=batch, timeout_s=timeout_s)
+    return probe(ev.fn, design, batch=batch, timeout_s=timeout_s, inline=inline)

@@ -66,10 +66,13 @@ def _split(loaded: LoadedSpec, sets: list[str]) -> tuple[dict[str, Any], dict[st
 
 
 def load_for_evaluate(spec_path: str | Path, sets: list[str]) -> tuple[StudyModel, dict[str, Any]]:
-    """A compiled spec and the full parameter set of its fixed design (``dse evaluate``)."""
+    """A compiled spec and the full parameter set of its fixed design (``dse evaluate``).
+
+    The evaluators are probed in this process: the design is evaluated here right after,
+    with no child or time limit either."""
     loaded = load_spec(spec_path)
     params, fixed = _split(loaded, sets)
-    model = compile_spec(loaded, fixed_overrides=fixed)
+    model = compile_spec(loaded, fixed_overrides=fixed, inline_probe=True)
     check_params(model.spec.space, params)
     return model, params
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from dse.model.deadline import CallFailed, DeadlineExceeded, call_with_deadline
+from dse.model.exit_guard import exit_raises
 from dse.model.quiet_stdout import stdout_to_stderr
 from dse.spec.errors import short_repr
 
@@ -170,6 +171,8 @@ def _call_and_check(
             if not shape:
                 keys = list(result)
         return "ok", keys
+    except KeyboardInterrupt:  # Ctrl-C stops the command, inline or not
+        raise
     except BaseException as exc:  # noqa: BLE001 - re-raised in the caller (SystemExit too)
         # Plain data: an exception with its own constructor (ContextError(path, message))
         # does not survive pickling, and its ``path``/``message`` locate a spec problem.
@@ -208,10 +211,20 @@ def probe(
     *,
     batch: dict[str, Any] | None,
     timeout_s: float | None,
+    inline: bool = False,
 ) -> list[str]:
     """The metric names ``fn`` returns on ``design`` (and ``batch``, a vectorized evaluator's
-    batch of two); raises ProbeTimeout, ProbeFailed, or what the evaluator raised."""
+    batch of two); raises ProbeTimeout, ProbeFailed, or what the evaluator raised.
+
+    ``inline`` calls ``fn`` in this process, without the child and its time limit: for a caller
+    that evaluates a design in this process right after (``dse evaluate``), where the child
+    guards nothing the evaluation does not meet anyway and costs a fork per evaluator (~15 ms
+    each, a tenth of ``dse evaluate``'s start-up: benchmarks/RESULTS.md)."""
     limit = timeout_s if timeout_s is not None else PROBE_TIMEOUT_S
+    if inline:
+        with exit_raises():  # as in the evaluation: os._exit fails, not ends, this process
+            status, value = _call_and_check(fn, (design, batch))
+        return _answer(status, value)
     try:
         status, value = call_with_deadline(partial(_call_and_check, fn), (design, batch), limit)
     except DeadlineExceeded:
@@ -226,8 +239,12 @@ def probe(
         ) from None
     except CallFailed as exc:  # the child died, or the exception could not come back
         raise RuntimeError(str(exc)) from None
+    return _answer(status, value)
+
+
+def _answer(status: str, value: Any) -> list[str]:
     if status == "raised":
         _reraise(*value)
     if status == "bad":
         raise ProbeFailed(value)
-    return value
+    return list(value)
