@@ -11,18 +11,13 @@ written into.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
-from dse.search import optuna_private
+from dse.search.journal_lines import first_damage, last_line_problem, record_problem
 from dse.search.storage import studies_root
 from dse.spec.errors import Problem, StudyDamagedError, short_repr
-
-#: Optuna's journal op codes (optuna.storages.journal JournalOperation, Optuna 5: 0..10).
-OP_CODES = optuna_private.journal_op_codes()
 
 
 def _damaged(path: Path | str, line: int | None, message: str) -> StudyDamagedError:
@@ -58,7 +53,7 @@ def path_problem(
             first = f.readline(1 << 16)
     except OSError as exc:
         return f"cannot be read: {exc.strerror or exc}"
-    if first and _record_problem(first) is not None:
+    if first and record_problem(first) is not None:
         return "is not an Optuna journal (its first line is no journal record); refusing to use it"
     try:
         last = last_line_problem(real)
@@ -67,82 +62,6 @@ def path_problem(
     if last is not None:  # appending would bury it in the middle, where Optuna stops reading
         return f"line {last[0]} is {last[1]}; the journal is damaged (fix or remove that line)"
     return None
-
-
-def _record_problem(line: bytes) -> str | None:
-    """Why one journal line is no journal record, or None."""
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        return "binary data (not UTF-8), not a JSON journal record"
-    if "\x00" in text:
-        return "binary data (NUL bytes), not a JSON journal record"
-    try:
-        record: Any = json.loads(text)
-    except ValueError as exc:
-        return "empty line" if not line.strip() else f"not a JSON journal record ({exc})"
-    except RecursionError:  # [[[[... thousands deep: no record nests like that
-        return "not a JSON journal record (nested too deeply)"
-    if not isinstance(record, dict):
-        return f"not a journal record (a JSON {type(record).__name__})"
-    op = record.get("op_code")
-    if isinstance(op, bool) or not isinstance(op, int):
-        return f"record without an integer op_code (got {short_repr(op)})"
-    if op not in OP_CODES:
-        return f"unknown op code {op} (Optuna's journal uses {min(OP_CODES)}..{max(OP_CODES)})"
-    return None
-
-
-def first_damage(path: Path) -> tuple[int | None, str]:
-    """The first line of the journal that is wrong and why; (None, "") when every line reads
-    and replays (a torn last line, which Optuna skips, is not damage)."""
-    with open(path, "rb") as f:
-        for n, line in enumerate(f, 1):
-            if not line.endswith(b"\n"):
-                break  # the torn tail of an interrupted write: never acknowledged, skipped
-            problem = _record_problem(line)
-            if problem is not None:
-                return n, problem
-    # every line is a record: replay them one by one to find the one Optuna rejects
-    replay = optuna_private.journal_replay_result("dse-check")
-    if replay is None:
-        return None, ""
-    with open(path, "rb") as f:
-        for n, line in enumerate(f, 1):
-            if not line.endswith(b"\n"):
-                break
-            try:
-                replay.apply_logs([json.loads(line)])
-            except Exception as exc:  # noqa: BLE001 - any failure is this record's
-                return n, f"record cannot be replayed ({type(exc).__name__}: {short_repr(exc)})"
-    return None, ""
-
-
-#: How far from the end the last complete line is looked for (a record is a few KiB).
-_TAIL_BYTES = 1 << 20
-
-
-def last_line_problem(path: Path) -> tuple[int, str] | None:
-    """The last complete line (ending in a newline) if it is no journal record: its 1-based
-    number and why. Optuna silently drops a last line it cannot parse, so a corrupt one would
-    read as a missing record (a trial left RUNNING), and the next append would bury it."""
-    with open(path, "rb") as f:
-        size = f.seek(0, os.SEEK_END)
-        start = max(0, size - _TAIL_BYTES)
-        f.seek(start)
-        tail = f.read()
-    end = tail.rfind(b"\n")
-    if end < 0:
-        return None  # no complete line in the tail (an empty journal, or one torn line)
-    begin = tail.rfind(b"\n", 0, end) + 1
-    if begin == 0 and start > 0:
-        return None  # a line longer than the tail: Optuna's own replay judges it
-    problem = _record_problem(tail[begin : end + 1])
-    if problem is None:
-        return None
-    with open(path, "rb") as f:  # the line's number: the newlines before it
-        before = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    return before - tail[begin:].count(b"\n") + 1, problem
 
 
 def check_readable(path: Path, *, allow_outside: bool) -> None:

@@ -303,7 +303,7 @@ def open_journal(
     try:
         return JournalFileStorage(path)  # replays every record: damage anywhere surfaces here
     except Exception as exc:  # noqa: BLE001 - Optuna's replay raises whatever a bad line causes
-        from dse.search.journal_read import first_damage
+        from dse.search.journal_lines import first_damage
 
         line, why = first_damage(Path(path))
         if line is None:
