@@ -107,6 +107,18 @@ def journal_line(fn: Callable[[dict], object], *, op: int | None = None) -> Call
     return damage
 
 
+def _bind_unix_socket(path: Path) -> None:
+    """A Unix socket at ``path``, bound by its name from its folder: a socket's path may hold
+    at most ~107 bytes, less than a deep pytest temporary folder (pytest-153/...) needs."""
+    here = os.getcwd()
+    os.chdir(path.parent)
+    try:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.bind(path.name)
+    finally:
+        os.chdir(here)
+
+
 def insert_line(data: bytes) -> Callable[[Path], int]:
     def damage(folder: Path) -> int:
         lines = _lines(folder)
@@ -545,7 +557,7 @@ CASES: list[DamageCase] = [
     ),
     journal(
         "journal_is_a_socket",
-        replace_path(lambda p, f: socket.socket(socket.AF_UNIX).bind(str(p))),
+        replace_path(lambda p, f: _bind_unix_socket(p)),
         "not a regular file",
         line=None,
     ),
