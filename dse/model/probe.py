@@ -153,7 +153,10 @@ def output_problem(result: Any, shape: tuple[int, ...]) -> str | None:
 
 
 def _call_and_check(
-    fn: Callable[[Any], Any], designs: tuple[dict[str, Any], dict[str, Any] | None]
+    fn: Callable[[Any], Any],
+    designs: tuple[dict[str, Any], dict[str, Any] | None],
+    *,
+    inline: bool = False,
 ) -> tuple[str, Any]:
     """In the child: the evaluator on the design (and the batch), its answer checked here so
     that nothing unpicklable (a generator, a lambda) needs to come back."""
@@ -171,8 +174,10 @@ def _call_and_check(
             if not shape:
                 keys = list(result)
         return "ok", keys
-    except KeyboardInterrupt:  # Ctrl-C stops the command, inline or not
-        raise
+    except KeyboardInterrupt as exc:
+        if inline:  # Ctrl-C in this process stops the command; in the child (whose parent
+            raise  # hears the terminal's Ctrl-C itself) it is what the evaluator raised
+        return "raised", (type(exc).__name__, str(exc), False, None, None)
     except BaseException as exc:  # noqa: BLE001 - re-raised in the caller (SystemExit too)
         # Plain data: an exception with its own constructor (ContextError(path, message))
         # does not survive pickling, and its ``path``/``message`` locate a spec problem.
@@ -223,7 +228,7 @@ def probe(
     limit = timeout_s if timeout_s is not None else PROBE_TIMEOUT_S
     if inline:
         with exit_raises():  # as in the evaluation: os._exit fails, not ends, this process
-            status, value = _call_and_check(fn, (design, batch))
+            status, value = _call_and_check(fn, (design, batch), inline=True)
         return _answer(status, value)
     try:
         status, value = call_with_deadline(partial(_call_and_check, fn), (design, batch), limit)
