@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dse.search import optuna_private
-from dse.spec.errors import short_repr
+from dse.spec.errors import Problem, StudyDamagedError, short_repr
 
 #: Optuna's journal op codes (optuna.storages.journal JournalOperation, Optuna 5: 0..10).
 OP_CODES = optuna_private.journal_op_codes()
@@ -93,3 +93,20 @@ def last_line_problem(path: Path) -> tuple[int, str] | None:
     with open(path, "rb") as f:  # the line's number: the newlines before it
         before = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
     return before - tail[begin:].count(b"\n") + 1, problem
+
+
+def damaged(path: Path | str, line: int | None, message: str) -> StudyDamagedError:
+    return StudyDamagedError([Problem(str(path), line, "", message)])
+
+
+def damaged_error(path: Path, exc: BaseException) -> StudyDamagedError:
+    """The one-line answer for a journal Optuna failed to replay with ``exc``."""
+    try:
+        line, why = first_damage(path)
+    except OSError as err:
+        line, why = None, f"cannot be read: {err.strerror or err}"
+    if not why:
+        why = f"cannot be replayed ({type(exc).__name__}: {short_repr(exc)})"
+    return damaged(
+        path, line, f"{why}; the journal is damaged (fix or remove that line, or restore a copy)"
+    )

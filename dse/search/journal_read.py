@@ -15,13 +15,9 @@ import os
 import stat
 from pathlib import Path
 
+from dse.search.journal_lines import damaged as _damaged
 from dse.search.journal_lines import first_damage, last_line_problem, record_problem
 from dse.search.storage import studies_root
-from dse.spec.errors import Problem, StudyDamagedError, short_repr
-
-
-def _damaged(path: Path | str, line: int | None, message: str) -> StudyDamagedError:
-    return StudyDamagedError([Problem(str(path), line, "", message)])
 
 
 def path_problem(
@@ -88,16 +84,3 @@ def check_readable(path: Path, *, allow_outside: bool) -> None:
             f"{why or last[1]}; the journal is damaged (fix or remove that line, or restore a "
             "copy)",
         )
-
-
-def damaged_error(path: Path, exc: BaseException) -> StudyDamagedError:
-    """The one-line answer for a journal Optuna failed to replay with ``exc``."""
-    try:
-        line, why = first_damage(path)
-    except OSError as err:
-        line, why = None, f"cannot be read: {err.strerror or err}"
-    if not why:
-        why = f"cannot be replayed ({type(exc).__name__}: {short_repr(exc)})"
-    return _damaged(
-        path, line, f"{why}; the journal is damaged (fix or remove that line, or restore a copy)"
-    )

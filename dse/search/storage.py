@@ -28,9 +28,7 @@ from dse.search.journal_file import JournalFileStorage
 from dse.search.rdb_storage import BatchedRDBStorage
 from dse.search.storage_reach import hide_password
 from dse.spec.errors import (
-    Problem,
     StorageError,
-    StudyDamagedError,
     StudyNotFoundError,
     choices_text,
     did_you_mean,
@@ -302,22 +300,12 @@ def open_journal(
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     try:
         return JournalFileStorage(path)  # replays every record: damage anywhere surfaces here
+    except OSError:
+        raise  # the file itself (permissions, a full disk), not its records
     except Exception as exc:  # noqa: BLE001 - Optuna's replay raises whatever a bad line causes
-        from dse.search.journal_lines import first_damage
+        from dse.search.journal_lines import damaged_error
 
-        line, why = first_damage(Path(path))
-        if line is None:
-            raise
-        raise StudyDamagedError(
-            [
-                Problem(
-                    path,
-                    line,
-                    "",
-                    f"{why}; the journal is damaged (fix or remove that line, or restore a copy)",
-                )
-            ]
-        ) from exc
+        raise damaged_error(Path(path), exc) from exc
 
 
 def open_rdb(

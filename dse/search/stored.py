@@ -14,7 +14,7 @@ import yaml
 
 from dse import __version__
 from dse.model.outcome import Outcome, feasible
-from dse.search import journal_read, lock_check
+from dse.search import journal_lines, journal_read, lock_check
 from dse.search.storage import existing_study_dir, open_storage, storage_problem
 from dse.search.storage_reach import hide_password, reach_problem
 from dse.spec.atomic import write_text_atomic
@@ -153,7 +153,7 @@ def open_for_reading(url: str, *, allow_outside: bool) -> optuna.storages.BaseSt
         except (OSError, MemoryError):
             raise
         except Exception as exc:  # noqa: BLE001 - Optuna's replay of a damaged journal
-            raise journal_read.damaged_error(path, exc) from None
+            raise journal_lines.damaged_error(path, exc) from None
     if url.startswith("sqlite:///"):
         db = Path(url.removeprefix("sqlite:///"))
         if not db.is_file():  # SQLAlchemy would create an empty database there
