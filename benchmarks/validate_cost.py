@@ -45,8 +45,8 @@ def model_lines(gpu: str) -> dict[str, float]:
         # stacks scrapped with failed packages are the owner's loss, in the total only
         "packaging": m["interposer_cost_usd"] + m["substrate_cost_usd"] + m["assembly_cost_usd"],
         "scrap": m["assembly_scrap_usd"],
-        "test_assembly": m["final_test_cost_usd"] + m["board_cost_usd"],
-        "total": m["gpu_cost_usd"] + m["board_cost_usd"],
+        "test_assembly": m["final_test_cost_usd"] + m["module_cost_usd"],
+        "total": m["gpu_module_cost_usd"],
     }
 
 

@@ -1,15 +1,18 @@
 """Cost of a GPU cluster from wafer to dollars per token.
 
 ``evaluate_cost(design)`` prices a (batch of) design(s): known-good dies from wafer geometry and
-defect yield, HBM, the 2.5D package with its compounded assembly yield, GPU-side optics, a
-per-GPU share of host, board and datacentre, the scale-up/scale-out network, and energy and
-maintenance over the lifetime. Throughput and power come from the performance model, called
-directly. ``cost_breakdown(design, perf)`` is the same arithmetic on given perf figures.
+defect yield, HBM, the 2.5D package with its compounded assembly yield, GPU-side optics, the
+GPU module around it (power delivery, board, cold plate), a per-GPU share of host and
+datacentre, the scale-up/scale-out network, and energy and maintenance over the lifetime.
+Throughput and power come from the performance model, called directly. ``cost_breakdown(design,
+perf)`` is the same arithmetic on given perf figures.
 
 Money lines add up exactly (tests check it):
 
-- per GPU: gpu_cost = silicon_cost + hbm_cost + optics_cost + package_cost
-- per cluster: cluster_capex = installed_gpus x (gpu_cost + gpu_margin + system_share)
+- per GPU: gpu_cost = silicon_cost + hbm_cost + optics_cost + package_cost (the package);
+  module_cost = power_delivery_cost + module_board_cost + thermal_cost; gpu_module_cost =
+  gpu_cost + module_cost (the GPU as sold)
+- per cluster: cluster_capex = installed_gpus x (gpu_module_cost + gpu_margin + system_share)
   + network_cost, and tco = cluster_capex + energy_cost + maintenance_cost
 """
 
@@ -29,6 +32,7 @@ from objectives.cost.cluster import (
     usd_per_mtok,
 )
 from objectives.cost.gpu import gpu_lines, silicon_lines
+from objectives.cost.module import ModuleCost, module_cost
 from objectives.cost.package import link_masks
 from objectives.cost.waterfall import cost_waterfall
 from objectives.fabric.topology import resolve_fabric
@@ -57,11 +61,26 @@ METRICS: dict[str, tuple[str, str]] = {
         _GPU,
         "bonding of dies, HBM, optical engines and substrate attach (and 3D hybrid bonds)",
     ),
-    "final_test_cost_usd": (_GPU, "package final/system-level test"),
+    "final_test_cost_usd": (
+        _GPU,
+        "final and system-level test: insertions x minutes per insertion (by logic area) at the "
+        "tester's hourly rate",
+    ),
+    "test_minutes": ("min", "tester time of one package over all its test insertions"),
     "assembly_scrap_usd": (_GPU, "parts and work lost in packages that fail assembly"),
     "package_cost_usd": (_GPU, "interposer + substrate + assembly + final test + scrap"),
-    "gpu_cost_usd": (_GPU, "manufacturing cost: silicon + HBM + optics + package"),
-    "gpu_margin_usd": (_GPU, "margin paid on top of gpu_cost (hardware_price_markup - 1)"),
+    "gpu_cost_usd": (_GPU, "manufacturing cost of the package: silicon + HBM + optics + package"),
+    "power_stages": ("stages", "smart power stages (phases) of the module: package current / A"),
+    "power_delivery_cost_usd": (
+        _GPU,
+        "module power delivery: stages (peak power / core voltage / amps per stage) x price",
+    ),
+    "module_board_mm2": ("mm2", "module PCB: regulators by current + the substrate footprint"),
+    "module_board_cost_usd": (_GPU, "module PCB by area and layer count"),
+    "thermal_cost_usd": (_GPU, "cold plate (liquid) or heat sink (air) by peak kW"),
+    "module_cost_usd": (_GPU, "power delivery + module board + cold plate/heat sink"),
+    "gpu_module_cost_usd": (_GPU, "manufacturing cost of the GPU as sold: package + module"),
+    "gpu_margin_usd": (_GPU, "margin paid on top of gpu_module_cost (hardware_price_markup - 1)"),
     "interposer_area_mm2": ("mm2", "interposer under the dies and HBM stacks"),
     "interposer_yield": ("1", "defect-limited yield of the interposer"),
     "interposer_fits": (
@@ -75,18 +94,20 @@ METRICS: dict[str, tuple[str, str]] = {
         "1 if the stacks' bandwidth and capacity are within their HBM generation's maximum",
     ),
     "package_yield": ("1", "compounded bonding yield of the package"),
-    "gpu_usd_per_pflops": ("USD/PFLOPS", "gpu_cost per dense PFLOPS of one GPU"),
+    "gpu_usd_per_pflops": ("USD/PFLOPS", "gpu_module_cost per dense PFLOPS of one GPU"),
     "host_cost_usd": (_GPU, "host CPUs, DRAM, NICs, chassis, PSUs sized by GPU peak power"),
-    "board_cost_usd": (_GPU, "GPU module board, VRMs and connectors, sized by GPU peak power"),
     "facility_cost_usd": (_GPU, "datacentre power and cooling capex, lifetime share"),
-    "system_share_usd": (_GPU, "host + board + facility"),
+    "system_share_usd": (_GPU, "host + facility"),
     "installed_gpus": ("GPUs", "serving GPUs + ceil(spare_fraction x serving) spares"),
     "network_cost_usd": (
         _CLUSTER,
         "switches, OCS ports, switch-side optics, cables (and scale-out NICs), at the price basis",
     ),
     "network_tiers": ("tiers", "switch tiers of the fabric (scale-out tiers for electrical)"),
-    "cluster_capex_usd": (_CLUSTER, "installed GPUs x (gpu + margin + system share) + network"),
+    "cluster_capex_usd": (
+        _CLUSTER,
+        "installed GPUs x (gpu module + margin + system share) + network",
+    ),
     "energy_cost_usd": (_CLUSTER, "electricity over the lifetime at perf.facility_power_w"),
     "maintenance_cost_usd": (_CLUSTER, "annual maintenance fraction x capex x lifetime"),
     "tco_usd": (_CLUSTER, "capex + energy + maintenance over the lifetime"),
@@ -120,10 +141,8 @@ _NETWORK_KEYS = (
 )
 
 
-def _system(
-    d: Mapping[str, Any], perf: Mapping[str, Any], n: Any, life: Any
-) -> tuple[Any, Any, Any]:
-    """(host, board, facility) USD per installed GPU. Datacentre capacity is provisioned for
+def _system(d: Mapping[str, Any], perf: Mapping[str, Any], n: Any, life: Any) -> tuple[Any, Any]:
+    """(host, facility) USD per installed GPU. Datacentre capacity is provisioned for
     each installed GPU at its peak power plus its share of host and network power (perf's IT
     power per serving GPU beyond the GPU itself)."""
     gpu_w, peak_w = (
@@ -136,7 +155,6 @@ def _system(
         gpu_power_w=peak_w,
         it_power_w_per_gpu=peak_w + overhead_w,
         host_usd_per_gpu_kw=tech(d, "host_usd_per_gpu_kw"),
-        board_usd_per_gpu_kw=tech(d, "board_usd_per_gpu_kw"),
         facility_capex_usd_per_kw=tech(d, "facility_capex_usd_per_kw"),
         lifetime_years=life,
         facility_lifetime_years=tech(d, "facility_lifetime_years"),
@@ -164,6 +182,28 @@ def _network(d: Mapping[str, Any], installed: Any, is_cpo: Any) -> tuple[Any, An
     return net_list / tech(d, "network_list_markup") * tech(d, "network_price_markup"), tiers
 
 
+_MODULE_KEYS = (
+    "module_core_voltage_v",
+    "module_amps_per_power_stage",
+    "module_usd_per_power_stage",
+    "module_pcb_mm2_per_amp",
+    "module_pcb_layers",
+    "module_pcb_usd_per_m2_layer",
+    "thermal_liquid_usd_per_kw",
+    "thermal_air_usd_per_kw",
+)
+
+
+def _module(d: Mapping[str, Any], perf: Mapping[str, Any], substrate_mm2: Any) -> ModuleCost:
+    """The module around the package at its peak power (perf's package_power_w)."""
+    return module_cost(
+        package_power_w=perf["package_power_w"],
+        substrate_mm2=substrate_mm2,
+        is_liquid=np.asarray(d.get("cooling", "air")) == "liquid",
+        **{k: tech(d, k) for k in _MODULE_KEYS},
+    )
+
+
 _SILICON_METRICS = (
     "dies_per_wafer",
     "die_yield",
@@ -181,16 +221,19 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
     """
     d = design
     si = silicon_lines(d)
-    g = gpu_lines(d, si, perf["tflops_per_gpu"])
+    g = gpu_lines(d, si)
     is_cpo = g.pop("_is_cpo")
+    mod = _module(d, perf, g.pop("_substrate_mm2"))
+    gpu_module = g["gpu_cost_usd"] + mod.total_usd
+    margin = gpu_module * (tech(d, "hardware_price_markup") - 1.0)
 
     n = value(d, "cluster_size")
     installed = installed_gpus(n, value(d, "spare_fraction"))
     life = tech(d, "lifetime_years")
-    host, board, facility = _system(d, perf, n, life)
-    system = host + board + facility
+    host, facility = _system(d, perf, n, life)
+    system = host + facility
     net, tiers = _network(d, installed, is_cpo)
-    capex = installed * (g["gpu_cost_usd"] + g["gpu_margin_usd"] + system) + net
+    capex = installed * (gpu_module + margin + system) + net
     energy = energy_cost(perf["facility_power_w"], life, tech(d, "electricity_usd_per_kwh"))
     maintenance = capex * tech(d, "maintenance_fraction_per_year") * life
     tco = capex + energy + maintenance
@@ -199,8 +242,17 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
     out = {k: si[k] for k in _SILICON_METRICS}
     out.update(g)
     out.update(
+        power_stages=mod.power_stages,
+        power_delivery_cost_usd=mod.power_delivery_usd,
+        module_board_mm2=mod.pcb_mm2,
+        module_board_cost_usd=mod.pcb_usd,
+        thermal_cost_usd=mod.thermal_usd,
+        module_cost_usd=mod.total_usd,
+        gpu_module_cost_usd=gpu_module,
+        gpu_margin_usd=margin,
+        gpu_usd_per_pflops=gpu_module
+        / np.maximum(np.asarray(perf["tflops_per_gpu"], float) / 1000.0, 1e-12),
         host_cost_usd=host,
-        board_cost_usd=board,
         facility_cost_usd=facility,
         system_share_usd=system,
         installed_gpus=installed,

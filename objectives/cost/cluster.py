@@ -32,21 +32,19 @@ def system_share(
     gpu_power_w: ArrayLike,
     it_power_w_per_gpu: ArrayLike,
     host_usd_per_gpu_kw: ArrayLike,
-    board_usd_per_gpu_kw: ArrayLike,
     facility_capex_usd_per_kw: ArrayLike,
     lifetime_years: ArrayLike,
     facility_lifetime_years: ArrayLike,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(host, board, facility) USD per installed GPU.
+) -> tuple[np.ndarray, np.ndarray]:
+    """(host, facility) USD per installed GPU.
 
-    Host capacity (CPUs, DRAM, NICs, PSUs, chassis) and the GPU board (VRMs, connectors, PCB
-    share) are sized by the GPU power they feed, so four quarter-power GPUs share what one full
-    GPU needs. The datacentre (power delivery and
-    cooling) is built per kW of IT load and lives longer than the cluster, which is charged
-    lifetime / facility lifetime of it.
+    Host capacity (CPUs, DRAM, NICs, PSUs, chassis) is sized by the GPU power it feeds, so four
+    quarter-power GPUs share what one full GPU needs (the GPU's own module is priced with the
+    GPU: objectives.cost.module). The datacentre (power delivery and cooling) is built per kW
+    of IT load and lives longer than the cluster, which is charged lifetime / facility lifetime
+    of it.
     """
     host = np.asarray(gpu_power_w, float) / 1000.0 * np.asarray(host_usd_per_gpu_kw, float)
-    board = np.asarray(gpu_power_w, float) / 1000.0 * np.asarray(board_usd_per_gpu_kw, float)
     share = np.minimum(
         np.asarray(lifetime_years, float) / np.asarray(facility_lifetime_years, float), 1.0
     )
@@ -56,7 +54,7 @@ def system_share(
         * np.asarray(facility_capex_usd_per_kw, float)
         * share
     )
-    return host, board, facility
+    return host, facility
 
 
 def energy_cost(

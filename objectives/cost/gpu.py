@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import tech, value
+from objectives.cost.module import cost_of_test_time
 from objectives.cost.package import (
     gpu_optics_cost,
     hbm_stack_cost,
@@ -47,8 +48,6 @@ _PACKAGE_KEYS = (
     "substrate_usd_per_cm2",
     "assembly_usd_per_bond",
     "bond_yield",
-    "final_test_usd_per_package",
-    "final_test_usd_per_cm2",
 )
 
 
@@ -151,7 +150,7 @@ def physical_stack_gb(gb_per_stack: Any, die_gb: Any) -> np.ndarray:
     return dies * die_gb
 
 
-def gpu_lines(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -> dict[str, Any]:
+def gpu_lines(d: Mapping[str, Any], si: Mapping[str, np.ndarray]) -> dict[str, Any]:
     """Per-GPU manufacturing cost lines of the package the design describes."""
     area, dies = value(d, "die_area_mm2"), value(d, "dies_per_gpu")
     stacks = dies * value(d, "hbm_stacks_per_die")
@@ -179,12 +178,18 @@ def gpu_lines(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -
     if stacked is not None:
         parts = parts + stacked["assembly_usd"] + stacked["scrap_usd"]
         logic_area = logic_area + stacked["base_area_mm2"]
+    test_minutes, test_usd = cost_of_test_time(
+        logic_area,
+        insertions=tech(d, "test_insertions"),
+        minutes_per_insertion_cm2=tech(d, "test_minutes_per_insertion_cm2"),
+        usd_per_hour=tech(d, "tester_usd_per_hour"),
+    )
     pkg = package_cost(
         parts_usd=parts,
         components=on_ip[1] + stacks + engines,
         interposer_usd=ip_usd,
         interposer_area_mm2=ip_area,
-        logic_area_mm2=logic_area,
+        final_test_usd=test_usd,
         **{k: tech(d, k) for k in _PACKAGE_KEYS},
     )
     assembly, scrap, package = pkg.assembly_usd, pkg.scrap_usd, pkg.total_usd
@@ -197,7 +202,6 @@ def gpu_lines(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -
         fits = fits & ~((ip.code == ORGANIC) & (stacks > 0))
     optics = engines_usd + outside_usd
     gpu = silicon + hbm + optics + package
-    pflops = np.asarray(tflops, float) / 1000.0
     return {
         "silicon_cost_usd": silicon,
         "hbm_cost_usd": hbm,
@@ -209,14 +213,14 @@ def gpu_lines(d: Mapping[str, Any], si: Mapping[str, np.ndarray], tflops: Any) -
         "assembly_scrap_usd": scrap,
         "package_cost_usd": package,
         "gpu_cost_usd": gpu,
-        "gpu_margin_usd": gpu * (tech(d, "hardware_price_markup") - 1.0),
         "interposer_area_mm2": ip_area,
         "interposer_yield": ip_yield,
         "interposer_fits": fits.astype(float),
         "hbm_fits_generation": hbm_stack_fits(d, hbm_gen),
         "package_yield": pkg.package_yield,
-        "gpu_usd_per_pflops": gpu / np.maximum(pflops, 1e-12),
+        "test_minutes": test_minutes,
         "_is_cpo": is_cpo,
+        "_substrate_mm2": ip_area * tech(d, "substrate_area_ratio"),
     }
 
 

@@ -101,18 +101,18 @@ def package_cost(
     components: ArrayLike,
     interposer_usd: ArrayLike,
     interposer_area_mm2: ArrayLike,
-    logic_area_mm2: ArrayLike,
     substrate_area_ratio: ArrayLike,
     substrate_usd_per_cm2: ArrayLike,
     assembly_usd_per_bond: ArrayLike,
     bond_yield: ArrayLike,
-    final_test_usd_per_package: ArrayLike,
-    final_test_usd_per_cm2: ArrayLike,
+    final_test_usd: ArrayLike,
 ) -> PackageCost:
     """Cost of turning known-good parts into one good tested package.
 
     ``parts_usd``: known-good parts bonded into the package (dies, HBM, optical engines);
     ``components``: how many of them. One more bond attaches the interposer to the substrate.
+    ``final_test_usd``: final and system-level test of one package (objectives.cost.module
+    .cost_of_test_time).
     Package yield = bond_yield ** bonds; final test runs on every assembled package and is what
     finds the failures, so good-package cost = (parts + interposer + substrate + assembly +
     test) / yield, and ``scrap_usd`` is the part of that above the unscrapped sum.
@@ -125,12 +125,7 @@ def package_cost(
         * np.asarray(substrate_usd_per_cm2, float)
     )
     assembly = np.asarray(assembly_usd_per_bond, float) * bonds
-    test = (
-        np.asarray(final_test_usd_per_package, float)
-        + np.asarray(final_test_usd_per_cm2, float)
-        * np.asarray(logic_area_mm2, float)
-        / MM2_PER_CM2
-    )
+    test = np.asarray(final_test_usd, float)
     y = np.asarray(bond_yield, float) ** bonds
     interposer = np.asarray(interposer_usd, float)
     before = np.asarray(parts_usd, float) + interposer + substrate + assembly + test

@@ -16,6 +16,7 @@ def cost_waterfall(m: Mapping[str, float]) -> list[Line]:
     n = m["installed_gpus"]
     gpu = "per GPU (manufacturing)"
     pkg = "per GPU (package detail)"
+    mod = "per GPU (module)"
     cap = f"cluster capex ({n:,.0f} installed GPUs)"
     tco = "lifetime TCO"
     return [
@@ -30,9 +31,14 @@ def cost_waterfall(m: Mapping[str, float]) -> list[Line]:
         (pkg, "final test", m["final_test_cost_usd"]),
         (pkg, "assembly scrap", m["assembly_scrap_usd"]),
         (pkg, "= package", m["package_cost_usd"]),
-        (cap, "GPUs at manufacturing cost", n * m["gpu_cost_usd"]),
+        (mod, "GPU package", m["gpu_cost_usd"]),
+        (mod, "power delivery", m["power_delivery_cost_usd"]),
+        (mod, "module board", m["module_board_cost_usd"]),
+        (mod, "cold plate / heat sink", m["thermal_cost_usd"]),
+        (mod, "= GPU module", m["gpu_module_cost_usd"]),
+        (cap, "GPUs at manufacturing cost", n * m["gpu_module_cost_usd"]),
         (cap, "vendor margin", n * m["gpu_margin_usd"]),
-        (cap, "host, board, facility share", n * m["system_share_usd"]),
+        (cap, "host and facility share", n * m["system_share_usd"]),
         (cap, "network", m["network_cost_usd"]),
         (cap, "= cluster capex", m["cluster_capex_usd"]),
         (tco, "capex", m["cluster_capex_usd"]),

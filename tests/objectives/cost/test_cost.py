@@ -41,8 +41,13 @@ def _check_identities(m: dict) -> None:
         m["gpu_cost_usd"],
         m["silicon_cost_usd"] + m["hbm_cost_usd"] + m["optics_cost_usd"] + m["package_cost_usd"],
     )
-    close(m["system_share_usd"], m["host_cost_usd"] + m["board_cost_usd"] + m["facility_cost_usd"])
-    per_gpu = m["gpu_cost_usd"] + m["gpu_margin_usd"] + m["system_share_usd"]
+    close(
+        m["module_cost_usd"],
+        m["power_delivery_cost_usd"] + m["module_board_cost_usd"] + m["thermal_cost_usd"],
+    )
+    close(m["gpu_module_cost_usd"], m["gpu_cost_usd"] + m["module_cost_usd"])
+    close(m["system_share_usd"], m["host_cost_usd"] + m["facility_cost_usd"])
+    per_gpu = m["gpu_module_cost_usd"] + m["gpu_margin_usd"] + m["system_share_usd"]
     close(m["cluster_capex_usd"], m["installed_gpus"] * per_gpu + m["network_cost_usd"])
     close(m["tco_usd"], m["cluster_capex_usd"] + m["energy_cost_usd"] + m["maintenance_cost_usd"])
 
@@ -161,7 +166,7 @@ def test_tco_arithmetic_with_given_perf_figures(h100):
     t = dict(h100["technology"], hardware_price_markup=8.0, network_price_markup=2.6)
     marked = cost_breakdown(dict(h100, technology=t), perf)
     assert float(marked["gpu_cost_usd"]) == pytest.approx(float(m["gpu_cost_usd"]))
-    assert float(marked["gpu_margin_usd"]) == pytest.approx(7 * float(m["gpu_cost_usd"]))
+    assert float(marked["gpu_margin_usd"]) == pytest.approx(7 * float(m["gpu_module_cost_usd"]))
     assert float(marked["network_cost_usd"]) == pytest.approx(2.6 * float(m["network_cost_usd"]))
 
 

@@ -162,24 +162,21 @@ def test_unknown_fabric():
 
 
 def test_system_share_hand_computation():
-    host, board, facility = system_share(
+    host, facility = system_share(
         gpu_power_w=700.0,
         it_power_w_per_gpu=800.0,
         host_usd_per_gpu_kw=3770.0,
-        board_usd_per_gpu_kw=357.0,
         facility_capex_usd_per_kw=11000.0,
         lifetime_years=4.0,
         facility_lifetime_years=15.0,
     )
     assert float(host) == pytest.approx(0.7 * 3770)  # 2,639
-    assert float(board) == pytest.approx(0.7 * 357)  # by power, like the host
     assert float(facility) == pytest.approx(0.8 * 11000 * 4 / 15)  # 2,346.7
     # A cluster living longer than the building pays for all of it, not more.
-    _, _, whole = system_share(
+    _, whole = system_share(
         gpu_power_w=700.0,
         it_power_w_per_gpu=1000.0,
         host_usd_per_gpu_kw=0.0,
-        board_usd_per_gpu_kw=0.0,
         facility_capex_usd_per_kw=11000.0,
         lifetime_years=20.0,
         facility_lifetime_years=15.0,

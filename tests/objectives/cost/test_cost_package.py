@@ -29,8 +29,6 @@ PACKAGE = dict(
     substrate_usd_per_cm2=3.0,
     assembly_usd_per_bond=6.5,
     bond_yield=0.99,
-    final_test_usd_per_package=20.0,
-    final_test_usd_per_cm2=15.0,
 )
 
 
@@ -118,11 +116,11 @@ def test_package_cost_hand_computation():
         components=2.0,
         interposer_usd=100.0,
         interposer_area_mm2=1000.0,
-        logic_area_mm2=500.0,
+        final_test_usd=95.0,
         **PACKAGE,
     )
     # 3 bonds: yield 0.99^3 = 0.970299; substrate 10 cm2 x 2 x $3 = 60; assembly 19.5;
-    # test 20 + 15 x 5 = 95; everything assembled = 1000 + 100 + 60 + 19.5 + 95 = 1274.5,
+    # test 95 (given); everything assembled = 1000 + 100 + 60 + 19.5 + 95 = 1274.5,
     # good package = 1274.5 / 0.970299 = 1313.512, scrap = 39.012.
     assert float(pkg.package_yield) == pytest.approx(0.970299)
     assert float(pkg.substrate_usd) == pytest.approx(60.0)
@@ -141,7 +139,7 @@ def test_more_hbm_stacks_pay_for_their_yield_loss():
         components=1.0 + stacks,
         interposer_usd=300.0,
         interposer_area_mm2=area,
-        logic_area_mm2=814.0,
+        final_test_usd=121.2,
         **PACKAGE,
     )
     assert np.all(np.diff(pkg.package_yield) < 0)
@@ -157,7 +155,7 @@ def test_bigger_die_pays_more_scrap():
         components=6.0,
         interposer_usd=300.0,
         interposer_area_mm2=(area + 605.0) * 1.2,
-        logic_area_mm2=area,
+        final_test_usd=area / 100 * 15,
         **PACKAGE,
     )
     assert np.all(np.diff(pkg.total_usd) > 0)

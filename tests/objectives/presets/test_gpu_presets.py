@@ -152,7 +152,7 @@ def test_b200_as_two_dies_and_eight_stacks_on_cowos_l_costs_the_sum_of_its_parts
     substrate = ip_area / 100 * 2.0 * 3.0
     bonds = 2 + 8 + 1  # dies, stacks, substrate attach
     assembly = 6.5 * bonds
-    test = 20 + 15 * 1600 / 100
+    test = 15 * 0.0833 * 1600 / 100 / 60 * 715  # tester time (technology/module.yaml)
     parts = 2 * kgd + hbm
     package = (parts + interposer + substrate + assembly + test) / 0.99**bonds - parts
     for key, want in (
