@@ -10,13 +10,23 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from objectives.params import COOLING, HBM_GENERATIONS, LINK_TYPES, PACKAGINGS, PARAMS
+from objectives.params import (
+    COOLING,
+    HBM_GENERATIONS,
+    LINK_TYPES,
+    PACKAGINGS,
+    PARAMS,
+    PRICE_BASES,
+    VENDORS,
+)
 
 _CHOICES = {
     "link_type": LINK_TYPES,
     "cooling": COOLING,
     "hbm_generation": HBM_GENERATIONS,
     "packaging": PACKAGINGS,
+    "vendor": VENDORS,
+    "price_basis": PRICE_BASES,
 }
 
 

@@ -16,6 +16,10 @@ HBM_GENERATIONS = ("auto", "hbm2e", "hbm3", "hbm3e", "hbm3e-12hi", "hbm4")
 """HBM generations a design may declare (objectives/presets/technology/package.yaml)."""
 PACKAGINGS = ("cowos-s", "cowos-l", "organic")
 """2.5D packaging technologies (objectives/presets/technology/package.yaml)."""
+VENDORS = ("nvidia", "amd", "google")
+"""GPU vendors with a cited gross margin (objectives/presets/technology/market.yaml)."""
+PRICE_BASES = ("cost", "market")
+"""What a buyer pays for hardware: manufacturing cost, or each vendor's margin on top."""
 
 
 @dataclass(frozen=True)
@@ -93,4 +97,16 @@ PARAMS: dict[str, Param] = {
         "overrides workload.disaggregated, so a study can search it",
     ),
     "spare_fraction": Param("1", "Hot-spare GPUs as a fraction of the serving GPUs", 0.0),
+    "vendor": Param(
+        "-",
+        "Vendor whose gross margin prices the GPU at price_basis=market: nvidia | amd | google "
+        "(technology.gpu_gross_margin_<vendor>)",
+        "nvidia",
+    ),
+    "price_basis": Param(
+        "-",
+        "What a buyer pays for hardware: cost (manufacturing cost, no vendor margin) | market "
+        "(the GPU vendor's cited gross margin, and each class of network gear's)",
+        "cost",
+    ),
 }

@@ -35,10 +35,12 @@ from objectives.cost.gpu import gpu_lines, silicon_lines
 from objectives.cost.module import ModuleCost, module_cost
 from objectives.cost.package import link_masks
 from objectives.cost.waterfall import cost_waterfall
+from objectives.errors import check_names
 from objectives.fabric.topology import resolve_fabric
+from objectives.params import PRICE_BASES, VENDORS
 from objectives.perf.hardware import scaleout_gbps_per_gpu
 
-__all__ = ["METRICS", "cost_breakdown", "evaluate_cost"]
+__all__ = ["METRICS", "cost_breakdown", "evaluate_cost", "is_market", "vendor_margin"]
 
 _GPU = "USD per GPU"
 _CLUSTER = "USD per cluster"
@@ -80,7 +82,12 @@ METRICS: dict[str, tuple[str, str]] = {
     "thermal_cost_usd": (_GPU, "cold plate (liquid) or heat sink (air) by peak kW"),
     "module_cost_usd": (_GPU, "power delivery + module board + cold plate/heat sink"),
     "gpu_module_cost_usd": (_GPU, "manufacturing cost of the GPU as sold: package + module"),
-    "gpu_margin_usd": (_GPU, "margin paid on top of gpu_module_cost (hardware_price_markup - 1)"),
+    "gpu_price_usd": (
+        _GPU,
+        "what a buyer pays per GPU at the price basis: gpu_module_cost at price_basis=cost; "
+        "gpu_module_cost / (1 - the vendor's gross margin) at market",
+    ),
+    "gpu_margin_usd": (_GPU, "gpu_price - gpu_module_cost (0 at price_basis=cost)"),
     "interposer_area_mm2": ("mm2", "interposer under the dies and HBM stacks"),
     "interposer_yield": ("1", "defect-limited yield of the interposer"),
     "interposer_fits": (
@@ -124,6 +131,29 @@ METRICS: dict[str, tuple[str, str]] = {
     ),
 }
 
+_AT_BASIS = frozenset(
+    {
+        "gpu_price_usd",
+        "gpu_margin_usd",
+        "network_cost_usd",
+        "cluster_capex_usd",
+        "maintenance_cost_usd",
+        "tco_usd",
+        "usd_per_pflops",
+        "usd_per_mtok",
+        "usd_per_mtok_delivered",
+    }
+)
+"""Metrics that follow the design's price_basis; every other money metric is a manufacturing
+cost (the same at either basis). Each metric's description says which."""
+for _name, (_unit, _text) in METRICS.items():
+    if _name in _AT_BASIS:
+        METRICS[_name] = (_unit, f"{_text} [at the price_basis: cost | market]")
+    elif _name == "energy_cost_usd":
+        METRICS[_name] = (_unit, f"{_text} [the same at either price_basis]")
+    elif "USD" in _unit:
+        METRICS[_name] = (_unit, f"{_text} [manufacturing cost at either price_basis]")
+
 _NETWORK_KEYS = (
     "packet_switch_gbps",
     "packet_switch_max_ports",
@@ -161,25 +191,60 @@ def _system(d: Mapping[str, Any], perf: Mapping[str, Any], n: Any, life: Any) ->
     )
 
 
-def _network(d: Mapping[str, Any], installed: Any, is_cpo: Any) -> tuple[Any, Any]:
-    """(cluster network USD at the price basis, tiers). The basis (technology/fabric.yaml):
-    list prices to cost, then the buyer's margin on network gear."""
+def _network(
+    d: Mapping[str, Any], installed: Any, is_cpo: Any, market: np.ndarray
+) -> tuple[Any, Any]:
+    """(cluster network USD at the price basis, tiers). Gear is quoted at list
+    (technology/fabric.yaml) and brought to cost by network_list_markup; at market, switches
+    (with OCS, cables, NICs) and optics each carry their class's gross margin (market.yaml)."""
     is_elec, _, _ = link_masks(d.get("link_type", "electrical"))
-    net_list, tiers = network_cost(
-        installed=installed,
-        links_per_gpu=value(d, "links_per_gpu"),
-        lanes_per_link=value(d, "optics_per_link"),
-        lane_gbps=value(d, "lane_gbps"),
-        silicon_mm2=value(d, "die_area_mm2") * value(d, "dies_per_gpu"),
-        is_electrical=is_elec,
-        is_cpo=is_cpo,
-        fabric=resolve_fabric(d),
-        t={
-            **{k: tech(d, k) for k in _NETWORK_KEYS},
-            "scaleout_gbps_per_gpu": scaleout_gbps_per_gpu(d),
-        },
+    t = {
+        **{k: tech(d, k) for k in _NETWORK_KEYS},
+        "scaleout_gbps_per_gpu": scaleout_gbps_per_gpu(d),
+    }
+    fabric = resolve_fabric(d)
+
+    def list_usd(prices: Mapping[str, Any]) -> tuple[Any, Any]:
+        return network_cost(
+            installed=installed,
+            links_per_gpu=value(d, "links_per_gpu"),
+            lanes_per_link=value(d, "optics_per_link"),
+            lane_gbps=value(d, "lane_gbps"),
+            silicon_mm2=value(d, "die_area_mm2") * value(d, "dies_per_gpu"),
+            is_electrical=is_elec,
+            is_cpo=is_cpo,
+            fabric=fabric,
+            t=prices,
+        )
+
+    net_list, tiers = list_usd(t)
+    list_markup = tech(d, "network_list_markup")
+    at_cost = net_list / list_markup
+    if not np.any(market):
+        return at_cost, tiers
+    switches = list_usd({**t, "pluggable_usd_per_gbps": 0.0, "cpo_usd_per_gbps": 0.0})[0]
+    switches = switches / list_markup
+    at_market = switches / (1.0 - tech(d, "switch_gross_margin")) + (at_cost - switches) / (
+        1.0 - tech(d, "optics_gross_margin")
     )
-    return net_list / tech(d, "network_list_markup") * tech(d, "network_price_markup"), tiers
+    return np.where(market, at_market, at_cost), tiers
+
+
+def is_market(d: Mapping[str, Any]) -> np.ndarray:
+    """True where the design is priced at market (``price_basis``; default cost)."""
+    basis = np.asarray(d.get("price_basis", "cost"))
+    check_names(basis.ravel().tolist(), PRICE_BASES, "price_basis", what="price basis")
+    return basis == "market"
+
+
+def vendor_margin(d: Mapping[str, Any]) -> np.ndarray:
+    """The gross margin of each design's GPU vendor (technology.gpu_gross_margin_<vendor>),
+    capped below 1 so a swung margin cannot make a price infinite or negative."""
+    vendor = np.asarray(d.get("vendor", "nvidia"))
+    check_names(vendor.ravel().tolist(), VENDORS, "vendor", what="GPU vendor")
+    margins = [tech(d, f"gpu_gross_margin_{v}") for v in VENDORS]
+    m = np.select([vendor == v for v in VENDORS], margins, default=np.nan)
+    return np.minimum(np.asarray(m, float), 0.99)
 
 
 _MODULE_KEYS = (
@@ -225,15 +290,17 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
     is_cpo = g.pop("_is_cpo")
     mod = _module(d, perf, g.pop("_substrate_mm2"))
     gpu_module = g["gpu_cost_usd"] + mod.total_usd
-    margin = gpu_module * (tech(d, "hardware_price_markup") - 1.0)
+    market = is_market(d)
+    price = np.where(market, gpu_module / (1.0 - vendor_margin(d)), gpu_module)
+    margin = price - gpu_module
 
     n = value(d, "cluster_size")
     installed = installed_gpus(n, value(d, "spare_fraction"))
     life = tech(d, "lifetime_years")
     host, facility = _system(d, perf, n, life)
     system = host + facility
-    net, tiers = _network(d, installed, is_cpo)
-    capex = installed * (gpu_module + margin + system) + net
+    net, tiers = _network(d, installed, is_cpo, market)
+    capex = installed * (price + system) + net
     energy = energy_cost(perf["facility_power_w"], life, tech(d, "electricity_usd_per_kwh"))
     maintenance = capex * tech(d, "maintenance_fraction_per_year") * life
     tco = capex + energy + maintenance
@@ -249,6 +316,7 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
         thermal_cost_usd=mod.thermal_usd,
         module_cost_usd=mod.total_usd,
         gpu_module_cost_usd=gpu_module,
+        gpu_price_usd=price,
         gpu_margin_usd=margin,
         gpu_usd_per_pflops=gpu_module
         / np.maximum(np.asarray(perf["tflops_per_gpu"], float) / 1000.0, 1e-12),

@@ -33,7 +33,15 @@ from pydantic import (
 )
 
 from objectives.errors import ContextError
-from objectives.params import COOLING, HBM_GENERATIONS, LINK_TYPES, PACKAGINGS, PARAMS
+from objectives.params import (
+    COOLING,
+    HBM_GENERATIONS,
+    LINK_TYPES,
+    PACKAGINGS,
+    PARAMS,
+    PRICE_BASES,
+    VENDORS,
+)
 
 ENTRY_KEYS = ("value", "unit", "source")
 
@@ -117,6 +125,8 @@ PARAM_TYPES: dict[str, Any] = {
     "spare_fraction": NonNegative,
     # objectives.fabric.topology.CHOICES (not imported: fabric imports the presets)
     "scaleup_fabric": Literal["auto", "switched", "packet", "ocs", "direct"],
+    "vendor": Literal[VENDORS],
+    "price_basis": Literal[PRICE_BASES],
 }
 """Physical range of each design parameter a GPU preset sets (a parameter not listed is
 accepted as any value, so new parameters work before their range is written here)."""
@@ -128,7 +138,7 @@ TECHNOLOGY_CHOICES: dict[str, tuple[str, ...]] = {
     "fleet_kind": ("dedicated", "research", "cloud"),
 }
 
-_FRACTION_WORDS = ("fraction", "efficiency", "bond_yield", "activity_floor")
+_FRACTION_WORDS = ("fraction", "efficiency", "bond_yield", "activity_floor", "gross_margin")
 _NON_NEGATIVE_WORDS = (
     "usd",
     "fit",

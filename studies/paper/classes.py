@@ -59,12 +59,12 @@ CLASS_FIXED: dict[str, dict[str, Any]] = {
     "chiplet": {"dies_per_gpu": 4, "packaging": "cowos-l", "d2d_tbps": 10.0},
 }
 #: Who pays the margin. "cost": a buyer who builds at manufacturing cost (a hyperscaler's own
-#: silicon and network). "market": the vendors' gross margins on top: GPUs at NVIDIA's FY2025
-#: GAAP gross margin of 75.0 % (NVIDIA Form 10-K, fiscal year ended 26 Jan 2025) -> price /
-#: cost = 1 / (1 - 0.75) = 4.0; network gear at Arista's ~62 % (2023 annual report) -> 2.6.
+#: silicon and network). "market": the vendors' gross margins on top, each GPU at its vendor's
+#: and each class of network gear at its own (price_basis, objectives/presets/technology/
+#: market.yaml; before issue 40 one markup of 4.0 on every GPU and 2.6 on network gear).
 BASES: dict[str, list[str]] = {
     "cost": [],
-    "market": ["technology.hardware_price_markup=4.0", "technology.network_price_markup=2.6"],
+    "market": ["price_basis=market"],
 }
 #: Bases searched by the engine (and checked against the exact sweep); at the others the
 #: exact sweep's front gives the answer (the same grid, every design evaluated).

@@ -161,13 +161,17 @@ def test_tco_arithmetic_with_given_perf_figures(h100):
     assert float(m["usd_per_pflops"]) == pytest.approx(float(m["tco_usd"]) / 1024.0)
     tokens = 1.0e6 * 4 * 365.25 * 86400
     assert float(m["usd_per_mtok"]) == pytest.approx(float(m["tco_usd"]) * 1e6 / tokens)
-    # The price basis: one markup on GPUs, one on network gear, neither touching the
-    # manufacturing cost.
-    t = dict(h100["technology"], hardware_price_markup=8.0, network_price_markup=2.6)
-    marked = cost_breakdown(dict(h100, technology=t), perf)
+    # The price basis: at market the GPU carries its vendor's margin and the network its
+    # gear's (switches 64.6 %, the scale-out optics 43.1 %), the manufacturing cost neither.
+    assert float(m["gpu_price_usd"]) == float(m["gpu_module_cost_usd"])
+    assert float(m["gpu_margin_usd"]) == 0.0
+    marked = cost_breakdown(dict(h100, price_basis="market"), perf)
     assert float(marked["gpu_cost_usd"]) == pytest.approx(float(m["gpu_cost_usd"]))
-    assert float(marked["gpu_margin_usd"]) == pytest.approx(7 * float(m["gpu_module_cost_usd"]))
-    assert float(marked["network_cost_usd"]) == pytest.approx(2.6 * float(m["network_cost_usd"]))
+    assert float(marked["gpu_price_usd"]) == pytest.approx(
+        float(m["gpu_module_cost_usd"]) / (1 - 0.84)
+    )
+    net = float(m["network_cost_usd"])
+    assert net / (1 - 0.431) < float(marked["network_cost_usd"]) < net / (1 - 0.646)
 
 
 def test_design_that_serves_nothing_stays_finite(h100):
