@@ -29,6 +29,7 @@ from objectives.cost.cluster import (
     installed_gpus,
     network_cost,
     system_share,
+    usd_per_gpu_hour,
     usd_per_mtok,
 )
 from objectives.cost.gpu import gpu_lines, silicon_lines
@@ -119,6 +120,13 @@ METRICS: dict[str, tuple[str, str]] = {
     "maintenance_cost_usd": (_CLUSTER, "annual maintenance fraction x capex x lifetime"),
     "tco_usd": (_CLUSTER, "capex + energy + maintenance over the lifetime"),
     "usd_per_pflops": ("USD/PFLOPS", "TCO per dense PFLOPS of the serving GPUs"),
+    "usd_per_gpu_hour": (
+        "USD/GPU-h",
+        "owning one serving GPU for an hour: capex per GPU (GPU, spares, host, network, "
+        "facility share) amortised over lifetime_years at cost_of_capital_per_year, plus "
+        "energy (power and cooling at PUE) and maintenance; comparable with ownership and "
+        "rental rates",
+    ),
     "usd_per_mtok": (
         "USD/Mtok",
         "TCO per million output tokens at full load over the "
@@ -140,6 +148,7 @@ _AT_BASIS = frozenset(
         "maintenance_cost_usd",
         "tco_usd",
         "usd_per_pflops",
+        "usd_per_gpu_hour",
         "usd_per_mtok",
         "usd_per_mtok_delivered",
     }
@@ -173,17 +182,12 @@ _NETWORK_KEYS = (
 
 def _system(d: Mapping[str, Any], perf: Mapping[str, Any], n: Any, life: Any) -> tuple[Any, Any]:
     """(host, facility) USD per installed GPU. Datacentre capacity is provisioned for
-    each installed GPU at its peak power plus its share of host and network power (perf's IT
-    power per serving GPU beyond the GPU itself)."""
-    gpu_w, peak_w = (
-        np.asarray(perf["gpu_power_w"], float),
-        np.asarray(perf["package_power_w"], float),
-    )
-    cluster_w = np.asarray(perf["cluster_power_w"], float)
-    overhead_w = np.maximum(cluster_w / np.maximum(n, 1.0) - gpu_w, 0.0)
+    each installed GPU at its nameplate IT power: perf's all-in facility_w_per_gpu before PUE
+    (peak package power with its node's nameplate overhead, network and switches)."""
+    peak_w = np.asarray(perf["package_power_w"], float)
     return system_share(
         gpu_power_w=peak_w,
-        it_power_w_per_gpu=peak_w + overhead_w,
+        it_power_w_per_gpu=np.asarray(perf["facility_w_per_gpu"], float) / tech(d, "pue"),
         host_usd_per_gpu_kw=tech(d, "host_usd_per_gpu_kw"),
         facility_capex_usd_per_kw=tech(d, "facility_capex_usd_per_kw"),
         lifetime_years=life,
@@ -281,8 +285,8 @@ _SILICON_METRICS = (
 def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """All cost metrics of ``design`` given its perf metrics (unprefixed names).
 
-    Uses perf's tokens_per_s, tflops_per_gpu, gpu_power_w, package_power_w, cluster_power_w and
-    facility_power_w.
+    Uses perf's tokens_per_s, tflops_per_gpu, package_power_w, facility_power_w and
+    facility_w_per_gpu.
     """
     d = design
     si = silicon_lines(d)
@@ -331,6 +335,13 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
         maintenance_cost_usd=maintenance,
         tco_usd=tco,
         usd_per_pflops=tco / np.maximum(pflops, 1e-12),
+        usd_per_gpu_hour=usd_per_gpu_hour(
+            capex_usd=capex,
+            opex_usd=energy + maintenance,
+            gpus=n,
+            lifetime_years=life,
+            cost_of_capital_per_year=tech(d, "cost_of_capital_per_year"),
+        ),
         usd_per_mtok=usd_per_mtok(tco, perf["tokens_per_s"], life),
     )
     return broadcast(out)

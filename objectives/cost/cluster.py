@@ -16,7 +16,9 @@ __all__ = [
     "network_cost",
     "packet_fabric_cost",
     "packet_radix",
+    "capital_recovery_factor",
     "system_share",
+    "usd_per_gpu_hour",
     "usd_per_mtok",
 ]
 
@@ -81,3 +83,30 @@ def usd_per_mtok(
     """
     tokens = np.asarray(tokens_per_s, float) * np.asarray(lifetime_years, float) * SECONDS_PER_YEAR
     return np.asarray(tco_usd, float) * 1e6 / np.maximum(tokens, 1.0)
+
+
+def capital_recovery_factor(rate_per_year: ArrayLike, years: ArrayLike) -> np.ndarray:
+    """The level yearly payment that repays 1 dollar over ``years`` at ``rate_per_year``:
+    r / (1 - (1 + r)^-n); 1 / n at a rate of 0."""
+    r = np.asarray(rate_per_year, float)
+    n = np.asarray(years, float)
+    safe = np.where(r > 0, r, 1.0)
+    return np.where(r > 0, safe / (1.0 - (1.0 + safe) ** -n), 1.0 / n)
+
+
+def usd_per_gpu_hour(
+    *,
+    capex_usd: ArrayLike,
+    opex_usd: ArrayLike,
+    gpus: ArrayLike,
+    lifetime_years: ArrayLike,
+    cost_of_capital_per_year: ArrayLike,
+) -> np.ndarray:
+    """Cost of owning one serving GPU for an hour: the cluster capex as a level yearly charge
+    (capital recovery factor) plus the lifetime opex spread evenly, per GPU and hour."""
+    life = np.asarray(lifetime_years, float)
+    yearly = (
+        np.asarray(capex_usd, float) * capital_recovery_factor(cost_of_capital_per_year, life)
+        + np.asarray(opex_usd, float) / life
+    )
+    return yearly / np.maximum(np.asarray(gpus, float), 1.0) / HOURS_PER_YEAR

@@ -85,6 +85,12 @@ METRICS: dict[str, tuple[str, str]] = {
     "package_power_w": ("W", "peak (TDP-like) package power: full compute, HBM and links"),
     "cluster_power_w": ("W", "IT power of the serving GPUs incl. host and network share"),
     "facility_power_w": ("W", "cluster power times PUE"),
+    "facility_w_per_gpu": (
+        "W",
+        "all-in provisioned power per GPU: peak package power with its node's nameplate "
+        "overhead (technology.node_nameplate_overhead_w_per_w), scale-out network and "
+        "scale-up switches, times PUE (the kW per GPU of datacentre TCO models)",
+    ),
     "tokens_per_joule": ("tokens/J", "tokens_per_s / cluster_power_w"),
     "model_fits": ("0/1", "1 if some parallelism fits weights, KV cache and activations in HBM"),
     "slo_met": (
@@ -304,6 +310,16 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
         "package_power_w": hw["package_power_w"],
         "cluster_power_w": cluster_w,
         "facility_power_w": cluster_w * tech(flat, "pue"),
+        "facility_w_per_gpu": (
+            hw["package_power_w"]
+            * (
+                1
+                + tech(flat, "node_nameplate_overhead_w_per_w")
+                + tech(flat, "network_power_per_gpu_watt")
+            )
+            + fabric_w_per_gpu(flat, hw)
+        )
+        * tech(flat, "pue"),
         "tokens_per_joule": tokens / cluster_w,
         "model_fits": sel["model_fits"],
         "slo_met": sel["slo_met"],

@@ -147,10 +147,12 @@ def test_tco_arithmetic_with_given_perf_figures(h100):
         "package_power_w": 700.0,
         "cluster_power_w": 1024 * 700.0,
         "facility_power_w": 1024 * 700.0 * 1.2,
+        "facility_w_per_gpu": 800.0 * 1.2,
     }
     m = cost_breakdown(h100, perf)
     _check_identities(m)
-    # Host 0.7 kW x $3,770; facility (700 + 100 W overhead) x $11,000/kW x 4 / 15 years.
+    # Host 0.7 kW x $3,770; facility 800 W provisioned (960 W all-in / PUE 1.2) x $11,000/kW
+    # x 4 / 15 years.
     assert float(m["host_cost_usd"]) == pytest.approx(0.7 * 3770)
     assert float(m["facility_cost_usd"]) == pytest.approx(0.8 * 11000 * 4 / 15)
     # 860.16 kW x 4 x 8,766 h x $0.08.

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from objectives.cost.cluster import (
+    capital_recovery_factor,
     clos_tiers,
     energy_cost,
     installed_gpus,
@@ -13,6 +14,7 @@ from objectives.cost.cluster import (
     packet_fabric_cost,
     packet_radix,
     system_share,
+    usd_per_gpu_hour,
     usd_per_mtok,
 )
 from objectives.errors import ContextError
@@ -194,3 +196,20 @@ def test_usd_per_mtok_and_zero_throughput_stays_finite():
     assert float(usd_per_mtok(1e6, 1000.0, 1.0)) == pytest.approx(31.6881, abs=1e-4)
     zero = usd_per_mtok(np.array([1e6, 1e6]), np.array([0.0, 1e-30]), 4.0)
     assert np.all(np.isfinite(zero)) and np.all(zero == 1e12)
+
+
+def test_capital_recovery_factor_hand_computation():
+    # 10 % over 4 years: 0.1 / (1 - 1.1^-4) = 0.1 / (1 - 0.683013) = 0.315471.
+    assert float(capital_recovery_factor(0.10, 4.0)) == pytest.approx(0.315471, abs=1e-6)
+    # No cost of capital: straight-line, 1 / n; vectorized equals scalar.
+    got = capital_recovery_factor(np.array([0.0, 0.10]), 4.0)
+    np.testing.assert_allclose(got, [0.25, float(capital_recovery_factor(0.10, 4.0))])
+
+
+def test_usd_per_gpu_hour_hand_computation():
+    # $30M capex for 1,000 GPUs at 10 % over 4 years: 30e6 x 0.315471 = $9.464M a year, plus
+    # $8M of opex over 4 years = $2M a year: $11.464M / 1,000 / 8,766 h = $1.3078 per GPU-hour.
+    rate = usd_per_gpu_hour(
+        capex_usd=30e6, opex_usd=8e6, gpus=1000, lifetime_years=4.0, cost_of_capital_per_year=0.1
+    )
+    assert float(rate) == pytest.approx((30e6 * 0.3154708 + 2e6) / 1000 / 8766, rel=1e-6)
