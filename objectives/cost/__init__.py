@@ -157,11 +157,11 @@ _AT_BASIS = frozenset(
 cost (the same at either basis). Each metric's description says which."""
 for _name, (_unit, _text) in METRICS.items():
     if _name in _AT_BASIS:
-        METRICS[_name] = (_unit, f"{_text} [at the price_basis: cost | market]")
+        METRICS[_name] = (_unit, f"{_text} [at the price_basis]")
     elif _name == "energy_cost_usd":
         METRICS[_name] = (_unit, f"{_text} [the same at either price_basis]")
     elif "USD" in _unit:
-        METRICS[_name] = (_unit, f"{_text} [manufacturing cost at either price_basis]")
+        METRICS[_name] = (_unit, f"{_text} [cost at either price_basis]")
 
 _NETWORK_KEYS = (
     "packet_switch_gbps",
