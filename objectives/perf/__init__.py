@@ -285,7 +285,8 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
     busy = sel["replicas"] * group
     p_gpu = gpu_power_w(flat, hw, sel["compute_utilization"], sel["hbm_bytes_per_s"])
     p_idle = idle_gpu_power_w(flat, hw)
-    overhead = overhead_w_per_gpu(flat, hw) + fabric_w_per_gpu(flat, hw)
+    fabric_w = fabric_w_per_gpu(flat, hw)
+    overhead = overhead_w_per_gpu(flat, hw) + fabric_w
     cluster_w = busy * p_gpu + (cluster - busy) * p_idle + cluster * overhead
     tokens = sel["replicas"] * sel["replica_tokens_per_s"]
     served = np.ones_like(tokens)
@@ -317,7 +318,7 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
                 + tech(flat, "node_nameplate_overhead_w_per_w")
                 + tech(flat, "network_power_per_gpu_watt")
             )
-            + fabric_w_per_gpu(flat, hw)
+            + fabric_w
         )
         * tech(flat, "pue"),
         "tokens_per_joule": tokens / cluster_w,

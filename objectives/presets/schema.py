@@ -141,6 +141,7 @@ TECHNOLOGY_CHOICES: dict[str, tuple[str, ...]] = {
 _FRACTION_WORDS = ("fraction", "efficiency", "bond_yield", "activity_floor", "gross_margin")
 _NON_NEGATIVE_WORDS = (
     "usd",
+    "cost_of_capital",
     "fit",
     "defect_density",
     "spare",

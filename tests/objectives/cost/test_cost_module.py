@@ -103,3 +103,9 @@ def test_the_module_is_in_the_gpu_price_and_the_breakdown_adds_up():
         parts = [usd for label, usd in rows if not label.startswith("=")]
         total = [usd for label, usd in rows if label.startswith("=")]
         assert total and sum(parts) == pytest.approx(total[0], rel=1e-12), section
+
+
+def test_air_heat_sink_takes_the_cold_plates_rate():
+    """No air heat-sink price is published: the preset uses the cold plate's $/kW (E)."""
+    t = resolve_context({"gpu": "h100-sxm"})["technology"]
+    assert t["thermal_air_usd_per_kw"] == t["thermal_liquid_usd_per_kw"]

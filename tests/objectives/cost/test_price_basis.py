@@ -115,3 +115,16 @@ def test_set_price_basis_market_from_the_command_line():
     assert market["cost.tco_usd"] > cost["cost.tco_usd"]
     bad = run_dse("evaluate", spec, "--set", "price_basis=retail")
     assert bad.returncode == 2 and "market" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_switch_margin_is_aristas_and_a_zero_cost_of_capital_is_allowed():
+    t = resolve_context({"gpu": "h100-sxm"})["technology"]
+    assert t["switch_gross_margin"] == 0.646  # Arista FY2025 non-GAAP gross margin, 64.6 %
+    # 0 % cost of capital: straight-line amortisation, a valid technology value.
+    d = resolve_context(
+        {"gpu": "h100-sxm", "technology": {"preset": "n4", "cost_of_capital_per_year": 0.0}}
+    )
+    m = {k: float(v) for k, v in evaluate_cost(d).items()}
+    opex = m["energy_cost_usd"] + m["maintenance_cost_usd"]
+    want = (m["cluster_capex_usd"] + opex) / 4 / 8 / 8766
+    assert m["usd_per_gpu_hour"] == pytest.approx(want, rel=1e-12)
