@@ -48,7 +48,7 @@ from objectives.perf.search import (
 from objectives.perf.serving import Serving
 from objectives.perf.training import cp_of
 from objectives.perf.training import options as train_options
-from objectives.perf.workload import candidates, serving_of
+from objectives.perf.workload import candidates, ep_auto, serving_of
 
 __all__ = ["METRICS", "Arch", "arch_of", "evaluate_perf"]
 
@@ -328,12 +328,12 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
 
 def _ep(s: Serving, wl: Mapping[str, Any], a: Arch, sel: Mapping[str, np.ndarray]) -> np.ndarray:
     """Expert-parallel degree: serving, the candidate chosen (experts over ep GPUs of the TP
-    group, objectives.perf.moe); training, workload.ep GPUs of the data-parallel group; 1 for
-    a dense model."""
+    group, objectives.perf.moe); training, workload.ep GPUs of the data-parallel group (the
+    candidate chosen when auto); 1 for a dense model."""
     tp = sel["tp"]
     if a.experts <= 1:
         return np.ones_like(tp)
-    if s.phase == "train":
+    if s.phase == "train" and not ep_auto(wl):
         return np.minimum(train_options(wl)["ep"], a.experts) + np.zeros_like(tp)
     return sel["ep"]
 

@@ -315,12 +315,19 @@ def select_train(
     tp, pp = cand["tp"][:, None], cand["pp"][:, None]
     cl = cluster[None, :]
     _links(d, h, tp, pp, cl)
-    group = tp * pp * cp_of(d["workload"])  # a replica spans tp x pp x cp GPUs
+    cp = cp_of(d["workload"])
+    group = tp * pp * cp  # a replica spans tp x pp x cp GPUs
     replicas = np.floor(cl / group)
+    searched_ep = "ep" in cand and bool(np.any(cand["ep"] != 1))
+    if searched_ep:  # workload.ep auto: experts over ep of the data x context-parallel ranks
+        h["ep"] = cand["ep"][:, None]
     r = train(d, h, a, s, (tp, pp), batch, replicas)
     usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
     mem_ratio = r["mem_need_bytes"] / usable
     fits = (mem_ratio <= 1) & (replicas >= 1)
+    if searched_ep:  # the expert-parallel group is a divisor of the dp x cp ranks
+        ranks = np.maximum(replicas, 1.0) * cp
+        fits = fits & (np.fmod(ranks, h["ep"]) == 0)
     topo = np.broadcast_to(h["topology_ok"], mem_ratio.shape)
     ttft_slo, tpot_slo = slo
     slo_excess = np.zeros_like(mem_ratio)

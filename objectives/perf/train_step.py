@@ -54,6 +54,8 @@ def options(wl: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"recompute": recompute, "software": software}
     for key, lo, hi, default in _INTEGERS:
         raw = wl.get(key, default)
+        if key == "ep" and (raw is None or (isinstance(raw, str) and raw == "auto")):
+            raw = default  # auto: searched, the candidate's degree (Step.ep) replaces this
         try:
             v = np.asarray(default if raw is None else raw, dtype=float)
         except (TypeError, ValueError):
@@ -138,7 +140,7 @@ def make_step(
         pp=pp,
         cp=cp,
         mbs=mbs,
-        ep=np.minimum(opt["ep"], a.experts) if moe else np.ones(1),
+        ep=np.minimum(hw["ep"] if "ep" in hw else opt["ep"], a.experts) if moe else np.ones(1),
         shard=np.maximum(replicas, 1.0) * cp,
         moe=moe,
         fp8=fp8,

@@ -177,6 +177,12 @@ def _degrees(wl: Mapping[str, Any], key: str, choices: np.ndarray) -> np.ndarray
     return np.array([pinned])
 
 
+def ep_auto(wl: Mapping[str, Any]) -> bool:
+    """``workload.ep`` is ``auto`` (the default): the search picks the expert parallelism."""
+    v = wl.get("ep", "auto")
+    return v is None or (isinstance(v, str) and v == "auto")
+
+
 def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str, np.ndarray]:
     """The (tp, pp, ep, batch) grid, flattened to one small candidate axis (ep: expert
     parallelism within the tp group, objectives.perf.moe; 1 for a dense model)."""
@@ -189,10 +195,13 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
     if pp.size == 0:
         raise ContextError("workload.pp", f"must not exceed the model's {a.layers} layers")
     training = str(wl.get("phase")) == "train"
-    if training:  # training spreads experts over the data-parallel group (training.py reads
-        ep = np.array([1.0])  # workload.ep, which may differ per design)
+    ep_choices = np.asarray(tech(d, "tp_choices"), dtype=float).reshape(-1)
+    if training:  # training spreads experts over the data-parallel group: searched when auto
+        # (the candidate axis), else training.py reads workload.ep, which may vary per design
+        auto = ep_auto(wl) and a.experts > 1
+        ep = ep_choices[ep_choices <= a.experts] if auto else np.array([1.0])
     else:
-        ep = _degrees(wl, "ep", np.asarray(tech(d, "tp_choices"), dtype=float).reshape(-1))
+        ep = _degrees(wl, "ep", ep_choices)
     if not training and a.experts <= 1:
         if np.all(ep > 1):
             msg = "expert parallelism needs a mixture-of-experts model (this one is dense)"
@@ -214,7 +223,7 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
         batch = np.array([1.0 if np.ndim(pinned) else pinned])
     grid = np.meshgrid(tp, pp, ep, batch, indexing="ij")
     out = {k: g.reshape(-1) for k, g in zip(("tp", "pp", "ep", "batch"), grid, strict=True)}
-    if ep.size > 1 or ep[0] != 1:  # ep divides tp: experts spread over the TP group
+    if not training and (ep.size > 1 or ep[0] != 1):  # ep divides tp: experts over the TP group
         keep = out["tp"] % out["ep"] == 0
         if not keep.any():
             raise ContextError("workload.ep", "must divide a tensor-parallel degree tried (tp)")

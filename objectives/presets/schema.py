@@ -227,7 +227,7 @@ class WorkloadPreset(_Forbid):
     tpot_slo_s: Positive | None = None  # type: ignore[valid-type]
     tp: _int(ge=1) | Literal["auto"]  # type: ignore[valid-type]
     pp: _int(ge=1) | Literal["auto"]  # type: ignore[valid-type]
-    ep: _int(ge=1) | Literal["auto"] = 1  # type: ignore[valid-type]
+    ep: _int(ge=1) | Literal["auto"] = "auto"  # type: ignore[valid-type]
     mtp_tokens: _int(ge=0) = 0  # type: ignore[valid-type]
     mtp_acceptance: Fraction = 0.85  # type: ignore[valid-type]
     recompute: Literal["none", "selective", "full", "auto"]
