@@ -85,6 +85,13 @@ PARAMS: dict[str, Param] = {
     "cooling": Param(
         "-", "Cooling of the GPU package: air | liquid (bounds W/mm2 via DVFS)", "air"
     ),
+    "power_limit_w": Param(
+        "W",
+        "Package power limit an operator sets (nvidia-smi -pl, rocm-smi --setpoweroverdrive): "
+        "DVFS lowers the clock until full-load package power fits it; 0 = none (the TDP the "
+        "cooling allows)",
+        0.0,
+    ),
     "scaleup_fabric": Param(
         "-",
         "Scale-up fabric: auto | switched | packet | ocs | direct (auto: switched for "

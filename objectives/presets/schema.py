@@ -112,6 +112,7 @@ PARAM_TYPES: dict[str, Any] = {
     "link_type": Literal[LINK_TYPES],
     "clock_ghz": Positive,
     "cooling": Literal[COOLING],
+    "power_limit_w": NonNegative,
     "cluster_size": _int(ge=1),
     "disaggregated": bool | Literal[0, 1],
     "spare_fraction": NonNegative,
