@@ -364,6 +364,7 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
     return {
         "clock_eff_ghz": clock_eff,
         "tflops_per_gpu": tflops,
+        "bf16_tflops_per_gpu": tflops_bf16,
         "hbm_tbps_per_gpu": hbm_tbps,
         "hbm_gb_per_gpu": hbm_gb,
         "net_gbps_per_gpu": net_gbps,

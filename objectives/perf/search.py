@@ -44,7 +44,9 @@ CHUNK_ELEMS = 1 << 18
 
 
 def search_keys(precision: str) -> tuple[str, ...]:
-    return (*SEARCH_HW, "attn_tflops_per_gpu") if precision == "fp4" else SEARCH_HW
+    if precision == "fp4":  # attention at the KV cache's precision; NVFP4 training's BF16 parts
+        return (*SEARCH_HW, "attn_tflops_per_gpu", "bf16_tflops_per_gpu")
+    return SEARCH_HW
 
 
 def search_groups(flat: Flat, hw: Mapping[str, np.ndarray]) -> _Groups:

@@ -73,8 +73,12 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     phase = str(wl.get("phase"))
     if phase not in PHASES:
         raise unknown_name("workload.phase", phase, PHASES, what="phase")
-    if phase == "train" and precision == "fp4":
-        msg = "fp4 is modelled for serving (NVFP4/MXFP4 inference); train in bf16 or fp8"
+    software = str(wl.get("software", "megatron"))
+    if phase == "train" and precision == "fp4" and software != "megatron":
+        msg = (
+            "fp4 training is modelled as NVIDIA's NVFP4 recipe in Transformer Engine "
+            "(software: megatron); train this stack in bf16 or fp8"
+        )
         raise ContextError("workload.precision", msg)
     scheduler = str(wl.get("scheduler", "continuous"))
     if scheduler not in SCHEDULERS:
