@@ -569,8 +569,9 @@ _ROWS: tuple[Row, ...] = (
     Row(71, "T020b", H2, 8, 8, MAV, "fp8", 128, 2048, 27543.87, **BW),
     Row(74, "T020b", B2, 4, 4, L405, "fp4", 128, 2048, 7081.21, **BW),
     # DeepSeek-R1 max-throughput (Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md): TP8
-    # EP8 + attention DP; max_batch and max_num_tokens are per attention-DP rank, so the
-    # replica's are 8 x those; the -0528 checkpoint has the same architecture.
+    # EP8 + attention DP; max_batch and max_num_tokens are per attention-DP rank, as the
+    # model takes them since round 10 (attention_dp: true); the -0528 checkpoint has the same
+    # architecture.
     Row(
         130,
         "DSR1",
@@ -582,9 +583,9 @@ _ROWS: tuple[Row, ...] = (
         1024,
         2048,
         43146.2042,
-        wl={"ep": 8},
+        wl={"ep": 8, "attention_dp": True},
         note="max_batch 896, max_num_tokens 2048 per rank",
-        tech=_engine(7168, 16384, 0.9),
+        tech=_engine(896, 2048, 0.9),
         **BW,
     ),  # fmt: skip
     Row(
@@ -598,9 +599,9 @@ _ROWS: tuple[Row, ...] = (
         1024,
         2048,
         36384.0838,
-        wl={"ep": 8, "kv_precision": "bf16"},
+        wl={"ep": 8, "attention_dp": True, "kv_precision": "bf16"},
         note="FP16 KV; 384 / 1536 per rank",
-        tech=_engine(3072, 12288, 0.9),
+        tech=_engine(384, 1536, 0.9),
         **BW,
     ),  # fmt: skip
     Row(
@@ -614,9 +615,9 @@ _ROWS: tuple[Row, ...] = (
         1024,
         2048,
         11489.2671,
-        wl={"ep": 8},
+        wl={"ep": 8, "attention_dp": True},
         note="128 / 1151 per rank",
-        tech=_engine(1024, 9208, 0.9),
+        tech=_engine(128, 1151, 0.9),
         **BW,
     ),  # fmt: skip
     # MLPerf v5.0 NVIDIA B200 llama2-70b: FP4 weights, FP8 KV (the v5.0 Blackwell config);
@@ -887,9 +888,12 @@ DEVIATIONS = (
 
 
 def context(r: Row, clock_ghz: float | None = None) -> dict[str, Any]:
+    # ep 1 unless the row publishes expert parallelism: the perf-overview and MLPerf engines
+    # are built with a TP size only, and TensorRT-LLM then runs MoE layers tensor-parallel
+    # (moe_tp_size = tp_size); workload.ep defaults to auto since round 10
     wl = {"model": r.model, "precision": r.precision, "phase": "serve",
           "input_tokens": r.isl, "output_tokens": r.osl, "batch": "auto", "tp": r.tp,
-          "pp": 1, **r.wl}  # fmt: skip
+          "pp": 1, "ep": 1, **r.wl}  # fmt: skip
     d: dict[str, Any] = {"gpu": r.gpu, "cluster_size": r.gpus, "workload": wl}
     if clock_ghz is not None:
         d["clock_ghz"] = clock_ghz

@@ -93,6 +93,8 @@ def timing(
     _links(d, h, tp, pp, None)
     if "ep" in cand and np.any(cand["ep"] != 1):  # expert parallelism (objectives.perf.moe)
         h["ep"] = cand["ep"][:, None]
+        # the attention data-parallel degree: ep with attention DP, 1 without
+        h["attn_dp"] = np.where(cand["adp"] == 1, cand["ep"], 1.0)[:, None]
     if "cp" in cand:  # context-parallel prefill (objectives.perf.context)
         h["cp"] = cand["cp"][:, None]
     r = serve(Replica(d, h, a, s, tp, pp), batch, slo)

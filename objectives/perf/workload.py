@@ -225,12 +225,17 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
         pinned = _positive(wl, "batch")
         # A batch that varies per design is no candidate axis: the evaluator reads it per design.
         batch = np.array([1.0 if np.ndim(pinned) else pinned])
-    grid = np.meshgrid(tp, pp, ep, batch, indexing="ij")
-    out = {k: g.reshape(-1) for k, g in zip(("tp", "pp", "ep", "batch"), grid, strict=True)}
+    adp = _attention_dp(wl) if not training and a.experts > 1 else np.array([1.0])
+    grid = np.meshgrid(tp, pp, ep, batch, adp, indexing="ij")
+    names = ("tp", "pp", "ep", "batch", "adp")
+    out = {k: g.reshape(-1) for k, g in zip(names, grid, strict=True)}
     if not training and (ep.size > 1 or ep[0] != 1):  # ep divides tp: experts over the TP group
         keep = out["tp"] % out["ep"] == 0
         if not keep.any():
             raise ContextError("workload.ep", "must divide a tensor-parallel degree tried (tp)")
+        out = {k: v[keep] for k, v in out.items()}
+    if adp.size > 1:  # with ep 1 there is no attention DP to choose: one candidate, not two
+        keep = (out["ep"] > 1) | (out["adp"] == 1)
         out = {k: v[keep] for k, v in out.items()}
     # a replica's GPUs: tp x pp, times the context-parallel groups of a long-prompt prefill
     cp = 1.0 if training else _context_parallel(wl)
@@ -238,6 +243,22 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
     if cp != 1:
         out["cp"] = np.full(out["tp"].shape, cp)
     return out
+
+
+ATTENTION_DP = ("auto", True, False)
+
+
+def _attention_dp(wl: Mapping[str, Any]) -> np.ndarray:
+    """Attention data parallelism with expert parallelism (1: each of the ep groups of tp / ep
+    GPUs runs attention on its own sequences, tokens dispatched to their experts and back; 0:
+    attention tensor-parallel over all tp GPUs, MoE outputs all-reduced): ``auto`` searches
+    both, as TensorRT-LLM and SGLang serve DeepSeek either way (enable_attention_dp)."""
+    v = wl.get("attention_dp", "auto")
+    if v is None or (isinstance(v, str) and v == "auto"):
+        return np.array([1.0, 0.0])
+    if v in (True, False, 0, 1) and not isinstance(v, float):
+        return np.array([1.0 if v else 0.0])
+    raise ContextError("workload.attention_dp", f"expected auto, true or false, got {v!r}")
 
 
 def _context_parallel(wl: Mapping[str, Any]) -> float:

@@ -229,6 +229,7 @@ class WorkloadPreset(_Forbid):
     tp: _int(ge=1) | Literal["auto"]  # type: ignore[valid-type]
     pp: _int(ge=1) | Literal["auto"]  # type: ignore[valid-type]
     ep: _int(ge=1) | Literal["auto"] = "auto"  # type: ignore[valid-type]
+    attention_dp: bool | Literal["auto"] = "auto"
     mtp_tokens: _int(ge=0) = 0  # type: ignore[valid-type]
     mtp_acceptance: Fraction = 0.85  # type: ignore[valid-type]
     recompute: Literal["none", "selective", "full", "auto"]
