@@ -158,6 +158,19 @@ BLACKWELL_MOE_FIT = ((74, "T020b"), (156, "M50"), (130, "DSR1"))
 #: Sources run on TensorRT-LLM's PyTorch backend: their FP4 GEMMs take
 #: ``cb_fp4_gemm_efficiency_pytorch`` (the TensorRT-engine factor is the default).
 PYTORCH_SOURCES = ("T020a", "T020b", "DSR1")
+#: AMD rows (round 10, declared 2026-12-03 before any fit to them and before evaluating them):
+#: MLPerf Inference v5.1 llama2-70b on 8 x MI300X (closed, vLLM 0.9.0 on ROCm 6.4.1, FP8
+#: weights and KV, TP1 x 8) and 8 x MI355X (open, vLLM 0.9.1 on ROCm 6.5, MXFP4 weights, FP8
+#: KV, TP1 x 8), mlcommons/inference_results_v5.1 @ 965182b03376a00fcae415c54e560e1c83937932
+#: (summary_results.json; engine configs closed/AMD/code/llama2-70b-99.9/harness_llm/models/
+#: llama2-70b/{offline,server,interactive}_mi300x.yaml, open/AMD/code/llama2-70b-99/harness_llm/
+#: models/llama2-70b/offline_mi355x.yaml). One new constant, the ROCm vLLM stack's factor on
+#: the GEMM efficiencies (cb_stack_gemm_efficiency_rocm_vllm), so one FIT row: the MI300X
+#: Offline row (the stack's plainest case: saturated, FP8 like the Hopper fit rows); the
+#: MI300X Server and Interactive rows and the MI355X Offline row validate it.
+AMD_FIT = ((301, "M51A"),)
+#: Sources served by vLLM on ROCm: the GEMMs take ``cb_stack_gemm_efficiency_rocm_vllm``.
+ROCM_SOURCES = ("M51A",)
 
 # MLPerf llama2-70b (OpenOrca, 24,576 samples). Output: 291.9 tokens per sample, the row's own
 # log (mlperf_log_summary.txt of DGX-H100 Offline: 21,805.8 tokens/s / 74.699 samples/s; the same
@@ -211,6 +224,8 @@ class Row:
 
     @property
     def split(self) -> str:
+        if self.section == "amd":
+            return "fit" if (self.row, self.src) in AMD_FIT else "validation"
         if self.section:
             return "fit" if (self.row, self.src) in BLACKWELL_MOE_FIT else "validation"
         return "fit" if self.src in FIT_SOURCES and self.kind == "tput" else "validation"
@@ -669,6 +684,72 @@ _ROWS: tuple[Row, ...] = (
         tech=_engine(768, 768, 0.9),
         **BW,
     ),  # fmt: skip
+    # --- AMD (section amd; split: AMD_FIT): MLPerf v5.1 llama2-70b, vLLM on ROCm, TP1 x 8;
+    # engine limits from the harness configs (max_num_seqs, max_num_batched_tokens,
+    # gpu_memory_utilization as the KV fraction). Output ~301 tokens per sample (the rows'
+    # TOKENS_PER_SAMPLE), as MLPERF_OUT.
+    Row(
+        301,
+        "M51A",
+        "mi300x",
+        8,
+        1,
+        L2,
+        "fp8",
+        MLPERF_IN,
+        MLPERF_OUT,
+        27803.9,
+        note="Offline, vLLM 0.9.0 ROCm 6.4.1",
+        tech=_engine(1792, 40960, 0.98),
+        section="amd",
+    ),  # fmt: skip
+    Row(
+        302,
+        "M51A",
+        "mi300x",
+        8,
+        1,
+        L2,
+        "fp8",
+        MLPERF_IN,
+        MLPERF_OUT,
+        24593.8,
+        wl=MLPERF_SERVER,
+        note="Server: TTFT 2 s, TPOT 200 ms",
+        tech=_engine(650, 40960, 1.0),
+        section="amd",
+    ),  # fmt: skip
+    Row(
+        303,
+        "M51A",
+        "mi300x",
+        8,
+        1,
+        L2,
+        "fp8",
+        MLPERF_IN,
+        MLPERF_OUT,
+        8840.42,
+        wl={**OPEN_ORCA, "ttft_slo_s": 0.45, "tpot_slo_s": 0.04},
+        note="Interactive: TTFT 450 ms, TPOT 40 ms",
+        tech=_engine(600, 40960, 1.0),
+        section="amd",
+    ),  # fmt: skip
+    Row(
+        304,
+        "M51A",
+        "mi355x",
+        8,
+        1,
+        L2,
+        "fp4",
+        MLPERF_IN,
+        MLPERF_OUT,
+        93045.8,
+        note="Offline (open division), MXFP4 weights, FP8 KV, vLLM 0.9.1 ROCm 6.5",
+        tech=_engine(3450, 40960, 0.93),
+        section="amd",
+    ),  # fmt: skip
     # MLPerf v5.0 NVIDIA Llama-3.1-405B Offline on Blackwell (round 9, BLACKWELL_MOE_FIT):
     # TP2 x PP2 engines, FP4 weights / FP8 KV, 405B set lengths as rows 158-159.
     Row(
@@ -946,6 +1027,8 @@ def _conditions(r: Row, tech: dict[str, Any], overrides: dict[str, float] | None
     tech.update(overrides or {})
     if r.src in PYTORCH_SOURCES:
         tech["cb_fp4_gemm_efficiency"] = tech["cb_fp4_gemm_efficiency_pytorch"]
+    if r.src in ROCM_SOURCES:  # vLLM on ROCm (AMD_FIT, round 10)
+        tech["cb_stack_gemm_efficiency"] = tech["cb_stack_gemm_efficiency_rocm_vllm"]
 
 
 def evaluate(r: Row, overrides: dict[str, float] | None = None) -> dict[str, float]:

@@ -127,6 +127,10 @@ def _efficiencies(d: Mapping[str, Any], a: Arch, s: Serving) -> tuple[Any, Any, 
     if s.fp4 and s.scheduler == "continuous":  # NVFP4 GEMMs: block scales, dequantization
         fp4_eff = tech(d, "cb_fp4_gemm_efficiency")
         ec, em = ec * fp4_eff, em * fp4_eff
+    if s.scheduler == "continuous":  # the serving stack's kernels against TensorRT-LLM's
+        stack = tech(d, "cb_stack_gemm_efficiency")
+        if np.any(stack != 1.0):
+            ec, em = ec * stack, em * stack
     return ec, em, ac, am, overhead
 
 
