@@ -821,6 +821,19 @@ LEFT_OUT = (
 
 #: What the largest validation errors have in common (printed in docs/validation.md).
 DEVIATIONS = (
+    "AMD rows 301-304 (round 10, MLPerf v5.1 llama2-70b on vLLM/ROCm, TP1 x 8): before the "
+    "stack had its own factor the MI300X Offline row read +43.9 %; cb_stack_gemm_efficiency_"
+    "rocm_vllm (0.672, fitted on that row alone) brings the Server row to +11.5 %. The "
+    "Interactive row (TTFT 450 ms, TPOT 40 ms) is +176 %: AMD's harness runs vLLM with "
+    "enforce_eager: True (no HIP graphs; closed/AMD/code/llama2-70b-99.9/harness_llm/models/"
+    "llama2-70b/*_mi300x.yaml) and num_scheduler_steps, so a small-batch decode step carries "
+    "launch gaps the model's graph-captured cb_layer_overhead_s (fitted on TensorRT-LLM) does "
+    "not have; at 40 ms the model admits a running batch of ~100 per GPU where MLPerf's rate "
+    "implies ~40. Not fitted: a stack overhead term would be sized on this validation row "
+    "alone. The MI355X MXFP4 Offline row (open division) is -22.7 %: it takes the TensorRT "
+    "engines' FP4 factor (cb_fp4_gemm_efficiency 0.706) times the ROCm factor, and AMD's "
+    "MXFP4 kernels (AITER, preshuffled scales) evidently lose less than both together; one "
+    "more FIT row (an MXFP4 ROCm row) would separate them.",
     "TensorRT-LLM v0.10 (rows 1-6) under that revision's published conditions (module "
     "docstring): rows 1-2 (Llama-3-8B, +3 %, +6 %) were over-predicted by 72-81 % before; "
     "max_num_tokens 2048 caps the running batch at 1,024 and the engine's configuration file "
@@ -1097,6 +1110,40 @@ def summary(res: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, float]
     }
 
 
+#: GPU families of the by-family summary (issue 36: current hardware, each family apart).
+FAMILIES = {
+    "Hopper": ("h100-sxm", "h200", "gh200"),
+    "Blackwell": ("b200", "gb200-nvl72", "b300", "gb300-nvl72"),
+    "AMD": ("mi300x", "mi325x", "mi355x"),
+}
+#: The target the by-family summary is held to (issue 36), reported beside what is reached.
+FAMILY_TARGET = {"median": 0.15, "p90": 0.30}
+
+
+def by_family(res: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """median / p90 / max |error| of the VALIDATION serving-throughput rows (continuous
+    batching, Blackwell/MoE and AMD groups; not the static, latency or energy rows) per GPU
+    family."""
+    out: dict[str, dict[str, float]] = {}
+    for fam, gpus in FAMILIES.items():
+        errs = [
+            abs(x["err"])
+            for x in res
+            if x["row"].split == "validation"
+            and x["row"].kind == "tput"
+            and x["row"].group in ("continuous", "blackwell_moe", "amd")
+            and x["row"].gpu in gpus
+        ]
+        if errs:
+            out[fam] = {
+                "n": len(errs),
+                "median": float(np.median(errs)),
+                "p90": float(np.percentile(errs, 90)),
+                "max": float(np.max(errs)),
+            }  # fmt: skip
+    return out
+
+
 def _short(tech: dict[str, float]) -> dict[str, Any]:
     """Engine limits as the note column shows them."""
     names = {"cb_max_batch": "max_batch", "cb_max_num_tokens": "max_num_tokens",
@@ -1184,6 +1231,24 @@ def markdown(res: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {split} | {group} | {v['n']} | {v['median']:.1%} | {v['p90']:.1%} | "
             f"{v['max']:.1%} |"
+        )
+    fam = by_family(res)
+    lines += [
+        "",
+        "## By GPU family (validation serving throughput)",
+        "",
+        f"Target (issue 36): median |error| <= {FAMILY_TARGET['median']:.0%} and p90 <= "
+        f"{FAMILY_TARGET['p90']:.0%} in every family. Rows: the validation throughput rows of "
+        "the continuous, blackwell_moe and amd groups.",
+        "",
+        "| family | rows | median | p90 | max | target met |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for name, v in fam.items():
+        met = v["median"] <= FAMILY_TARGET["median"] and v["p90"] <= FAMILY_TARGET["p90"]
+        lines.append(
+            f"| {name} | {v['n']} | {v['median']:.1%} | {v['p90']:.1%} | {v['max']:.1%} | "
+            f"{'yes' if met else 'no'} |"
         )
     lines += [
         "",

@@ -298,3 +298,20 @@ def test_fp4_factor_is_the_software_stacks(res):
         assert row.tech["kv_cache_free_fraction"] == frac
     for n in (151, 152, 160):
         assert abs(rows[n]["err"]) <= 0.10
+
+
+def test_by_gpu_family_is_reported_and_kept(res):
+    """Issue 36's target is median <= 15 % and p90 <= 30 % per family on the validation
+    serving-throughput rows. Reached (round 10): Blackwell meets it (median 7.7 %, p90 29.1 %);
+    Hopper meets the median (10.6 %) but not the p90 (45 %: the old v0.10/v0.12/v0.13 rows and
+    the MLPerf Server rows); AMD does not (3 rows: 11.5 %, 22.7 %, 176 %, docs/validation.md
+    Known deviations). Kept at what is reached, so a change that loses ground is seen."""
+    vp, r = res
+    fam = vp.by_family(r)
+    assert set(fam) == {"Hopper", "Blackwell", "AMD"}
+    assert fam["Blackwell"]["median"] <= 0.15 and fam["Blackwell"]["p90"] <= 0.30
+    assert fam["Hopper"]["median"] <= 0.15 and fam["Hopper"]["p90"] <= 0.50
+    assert fam["AMD"]["n"] == 3 and fam["AMD"]["median"] <= 0.25
+    doc = vp.DOC.read_text(encoding="utf-8")
+    for name, v in fam.items():
+        assert f"| {name} | {v['n']} | {v['median']:.1%} | {v['p90']:.1%} |" in doc
