@@ -199,7 +199,8 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
     if pp.size == 0:
         raise ContextError("workload.pp", f"must not exceed the model's {a.layers} layers")
     training = str(wl.get("phase")) == "train"
-    ep_choices = np.asarray(tech(d, "tp_choices"), dtype=float).reshape(-1)
+    # auto tries 1 (no expert parallelism) and every tensor-parallel degree tried
+    ep_choices = np.union1d([1.0], np.asarray(tech(d, "tp_choices"), dtype=float).reshape(-1))
     if training:  # training spreads experts over the data-parallel group: searched when auto
         # (the candidate axis), else training.py reads workload.ep, which may vary per design
         auto = ep_auto(wl) and a.experts > 1
@@ -207,7 +208,7 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
     else:
         ep = _degrees(wl, "ep", ep_choices)
     if not training and a.experts <= 1:
-        if np.all(ep > 1):
+        if not ep_auto(wl) and np.all(ep > 1):
             msg = "expert parallelism needs a mixture-of-experts model (this one is dense)"
             raise ContextError("workload.ep", msg)
         ep = np.array([1.0])
