@@ -7,6 +7,9 @@ search on the squared log errors, within the physical ceilings ``CEILING``; the 
 that script validate them. Run ``python benchmarks/calibrate_perf.py --serving``
 and copy the printed values into objectives/presets/technology/performance.yaml.
 
+``--amd``: ``cb_stack_gemm_efficiency_rocm_vllm`` on the AMD FIT row declared in
+benchmarks/validate_perf.py (``AMD_FIT``: the MLPerf v5.1 MI300X llama2-70b Offline row).
+
 ``--blackwell``: ``cb_fp4_gemm_efficiency_pytorch``, ``cb_fp4_gemm_efficiency`` and
 ``cb_ep_gemm_efficiency`` on the Blackwell / MoE FIT rows declared in
 benchmarks/validate_perf.py (``BLACKWELL_MOE_FIT``: one FP4 row per software stack), one row each.
@@ -167,7 +170,28 @@ def fit_blackwell() -> dict[str, float]:
     return x
 
 
-if __name__ == "__main__" and "--blackwell" in sys.argv:
+def fit_amd() -> dict[str, float]:
+    """cb_stack_gemm_efficiency_rocm_vllm on validate_perf.AMD_FIT (declared there before the
+    fit): the bisection root of row 301's error, within (0.05, 1.5]."""
+    import validate_perf as vp
+
+    (row,) = (r for r in vp.ROWS if (r.row, r.src) in vp.AMD_FIT)
+    key = "cb_stack_gemm_efficiency_rocm_vllm"
+    lo, hi = 0.05, 1.5
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        err = vp.predicted(row, vp.evaluate(row, {key: mid})) / row.value - 1
+        lo, hi = (lo, mid) if err > 0 else (mid, hi)
+    x = {key: round((lo + hi) / 2, 4)}
+    err = vp.predicted(row, vp.evaluate(row, x)) / row.value - 1
+    print(f"row {row.row}: {key} = {x[key]} (error {err:+.2%})")
+    return x
+
+
+if __name__ == "__main__" and "--amd" in sys.argv:
+    for k, v in fit_amd().items():
+        print(f"  {k}: {v}")
+elif __name__ == "__main__" and "--blackwell" in sys.argv:
     for k, v in fit_blackwell().items():
         print(f"  {k}: {v}")
 elif __name__ == "__main__" and "--serving" in sys.argv:

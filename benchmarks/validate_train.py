@@ -155,6 +155,9 @@ def _is_moe(x: dict[str, Any]) -> bool:
     return x["m"].get("ep", 1) > 1 or "mixtral" in x["row"]["model"] or x["row"].get("ep", 1) > 1
 
 
+HOPPER = ("h100-sxm", "h200", "gh200")
+BLACKWELL = ("b200", "gb200-nvl72", "b300", "gb300-nvl72")
+
 #: Sources run on another software stack than the fit rows (Megatron-LM / NeMo and Meta's).
 OTHER_STACKS = ("MOSAIC",)
 
@@ -176,6 +179,10 @@ def summary(res: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         ],
         "validation moe": [x for x in val if _is_moe(x)],
         "validation all": val,
+        # by GPU family (issue 36: target median <= 15 %, p90 <= 25 % each)
+        "validation Hopper": [x for x in val if x["row"]["gpu"] in HOPPER],
+        "validation Blackwell": [x for x in val if x["row"]["gpu"] in BLACKWELL],
+        "validation AMD": [x for x in val if x["row"]["gpu"].startswith("mi")],
     }
     return {name: _stats([x["err"] for x in xs]) for name, xs in groups.items() if xs}
 

@@ -74,7 +74,9 @@ def fixed_json_schema() -> dict[str, Any]:
     for key, (schema_name, presets, what) in named.items():
         fields = _partial(cat.schemas[schema_name].model_json_schema(), defs)
         if presets:
-            names = {"type": "string", "enum": sorted(presets)}
+            # technology: auto is the node the GPU ships on (objectives.presets.AUTO_TECHNOLOGY)
+            auto = ["auto"] if key == "technology" else []
+            names = {"type": "string", "enum": sorted(presets) + auto}
             # {preset: NAME, field: override, ...}: a preset refined field by field
             fields.setdefault("properties", {})["preset"] = {
                 **names,

@@ -25,20 +25,19 @@ import numpy as np
 from objectives._evaluator import tech, value
 from objectives.choices import checked
 from objectives.errors import ContextError
-from objectives.params import HBM_GENERATIONS, PACKAGINGS, PARAMS
+from objectives.params import (
+    HBM_AUTO_ORDER,
+    HBM_GENERATIONS,
+    HBM_KEY_PREFIX,
+    PACKAGINGS,
+    PARAMS,
+)
 
 #: Key prefix of each HBM generation's constants in the technology table.
-HBM_PREFIX = {
-    "hbm2e": "hbm2e",
-    "hbm3": "hbm3",
-    "hbm3e": "hbm3e",
-    "hbm3e-12hi": "hbm3e12",
-    "hbm4": "hbm4",
-}
+HBM_PREFIX = HBM_KEY_PREFIX
 GENERATIONS = tuple(HBM_PREFIX)  # index = generation code
-#: What ``auto`` picks from, in order: the first whose max_tbps_per_stack and
-#: max_gb_per_stack both cover the stack (a 36 GB stack at 1.2 TB/s is 12-high HBM3e).
-AUTO_ORDER = ("hbm3", "hbm3e", "hbm3e-12hi", "hbm4")
+#: What ``auto`` picks from, in order (objectives.params.HBM_AUTO_ORDER).
+AUTO_ORDER = HBM_AUTO_ORDER
 HBM_FIELDS = (
     "usd_per_gb",
     "usd_per_stack",

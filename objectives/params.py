@@ -14,6 +14,17 @@ LINK_TYPES = ("electrical", "pluggable", "cpo")
 COOLING = ("air", "liquid")
 HBM_GENERATIONS = ("auto", "hbm2e", "hbm3", "hbm3e", "hbm3e-12hi", "hbm4")
 """HBM generations a design may declare (objectives/presets/technology/package.yaml)."""
+HBM_KEY_PREFIX = {
+    "hbm2e": "hbm2e",
+    "hbm3": "hbm3",
+    "hbm3e": "hbm3e",
+    "hbm3e-12hi": "hbm3e12",
+    "hbm4": "hbm4",
+}
+"""Key prefix of each HBM generation's constants in the technology table."""
+HBM_AUTO_ORDER = ("hbm3", "hbm3e", "hbm3e-12hi", "hbm4")
+"""What ``hbm_generation: auto`` picks from, in order: the first whose max_tbps_per_stack and
+max_gb_per_stack both cover the stack (a 36 GB stack at 1.2 TB/s is 12-high HBM3e)."""
 PACKAGINGS = ("cowos-s", "cowos-l", "organic")
 """2.5D packaging technologies (objectives/presets/technology/package.yaml)."""
 VENDORS = ("nvidia", "amd", "google")
@@ -77,6 +88,13 @@ PARAMS: dict[str, Param] = {
     ),
     "cooling": Param(
         "-", "Cooling of the GPU package: air | liquid (bounds W/mm2 via DVFS)", "air"
+    ),
+    "power_limit_w": Param(
+        "W",
+        "Package power limit an operator sets (nvidia-smi -pl, rocm-smi --setpoweroverdrive): "
+        "DVFS lowers the clock until full-load package power fits it; 0 = none (the TDP the "
+        "cooling allows)",
+        0.0,
     ),
     "scaleup_fabric": Param(
         "-",

@@ -48,7 +48,7 @@ from objectives.perf.search import (
 from objectives.perf.serving import Serving
 from objectives.perf.training import cp_of
 from objectives.perf.training import options as train_options
-from objectives.perf.workload import candidates, serving_of
+from objectives.perf.workload import candidates, ep_auto, serving_of
 
 __all__ = ["METRICS", "Arch", "arch_of", "evaluate_perf"]
 
@@ -111,6 +111,12 @@ METRICS: dict[str, tuple[str, str]] = {
         "expert-parallel degree: serving, experts over ep GPUs of the TP group with attention "
         "data-parallel over ep groups and all-to-all dispatch (workload.ep; 1: plain TP); "
         "training, experts over workload.ep GPUs of the data-parallel group; 1 if dense",
+    ),
+    "attention_dp": (
+        "0/1",
+        "serving a MoE model with ep > 1: 1 if the attention runs data-parallel over the ep "
+        "groups (each its own engine limits, tokens dispatched to their experts), 0 if "
+        "tensor-parallel over the whole group (workload.attention_dp; auto: the better)",
     ),
     "replicas": ("replicas", "model replicas serving in the cluster"),
     "gpus_per_replica": (
@@ -328,6 +334,7 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
         "tp": sel["tp"],
         "pp": sel["pp"],
         "ep": _ep(s, fl.workload, pr.a, sel),
+        "attention_dp": _attention_dp(s, cand, best, sel),
         "replicas": sel["replicas"],
         "gpus_per_replica": group,
         "batch": sel["batch"],
@@ -345,14 +352,23 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
 
 def _ep(s: Serving, wl: Mapping[str, Any], a: Arch, sel: Mapping[str, np.ndarray]) -> np.ndarray:
     """Expert-parallel degree: serving, the candidate chosen (experts over ep GPUs of the TP
-    group, objectives.perf.moe); training, workload.ep GPUs of the data-parallel group; 1 for
-    a dense model."""
+    group, objectives.perf.moe); training, workload.ep GPUs of the data-parallel group (the
+    candidate chosen when auto); 1 for a dense model."""
     tp = sel["tp"]
     if a.experts <= 1:
         return np.ones_like(tp)
-    if s.phase == "train":
+    if s.phase == "train" and not ep_auto(wl):
         return np.minimum(train_options(wl)["ep"], a.experts) + np.zeros_like(tp)
     return sel["ep"]
+
+
+def _attention_dp(
+    s: Serving, cand: Mapping[str, np.ndarray], best: np.ndarray, sel: Mapping[str, np.ndarray]
+) -> np.ndarray:
+    """1 where the chosen serving candidate runs attention data-parallel (ep > 1 with it)."""
+    if s.phase == "train" or "adp" not in cand:
+        return np.zeros_like(sel["tp"])
+    return np.where(sel["ep"] > 1, cand["adp"][best], 0.0)
 
 
 def _by_serving_mode(design: Mapping[str, Any]) -> dict[str, np.ndarray]:

@@ -40,6 +40,7 @@ _NUMERIC_OPTIONAL = (
     "fp4_flops_multiplier",
     "compute_power_factor",
     "scaleup_domain_gpus",
+    "power_limit_w",
 )
 
 

@@ -53,7 +53,6 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import tech
 from objectives.perf.context import prefill_stage
 from objectives.perf.network import p2p_s
 from objectives.perf.queueing import (
@@ -72,6 +71,7 @@ from objectives.perf.rounds import (
     _memory,
     _prefill_one,
     _round,
+    step_tokens,
 )
 from objectives.perf.serving import Replica, stage_step
 
@@ -100,7 +100,7 @@ def _open_system_s(
     hold = out * t_round
     # the prompt-token rate: rounds that fill their token budget beside the running batch
     t_full, _, n_micro = _round(r, batch, True, full_budget=True)
-    tokens = n_micro * _chunk(d, batch / n_micro)
+    tokens = n_micro * _chunk(d, hw, batch / n_micro)
     with np.errstate(divide="ignore"):
         service = S * t_full / tokens  # inf: no budget left beside the batch
     if s.latency_mean:  # means over requests: the mean step is the round time
@@ -173,7 +173,7 @@ def _prefill_phase(
     d, hw, a, s, tp, pp = r
     S = s.input_tokens
     bmax, mem = _bound(r, cap, False)
-    per_step = np.maximum(np.floor(tech(d, "cb_max_num_tokens") / S), 1.0)
+    per_step = np.maximum(np.floor(step_tokens(d, hw) / S), 1.0)
     batch = cap if pinned else np.minimum(bmax, per_step)
     bt = np.maximum(batch, 1.0)
     n_micro = np.minimum(pp, bt)
@@ -325,7 +325,7 @@ def _disaggregated(
     """One prefill group runs budget-sized chunks back to back, pipelined over pp."""
     d, hw, a, s, tp, pp = r
     S, out = s.input_tokens, s.output_tokens
-    bp = np.maximum(tech(d, "cb_max_num_tokens") / S, 1.0)
+    bp = np.maximum(step_tokens(d, hw) / S, 1.0)
     pre = stage_step(d, hw, a, s, tp, pp, bp, S, S * (S + 1) / 2, S)
     hop = np.where(
         pp > 1, p2p_s(bp * S * a.hidden * 2.0, hw["p2p_bytes_per_s"], _alpha(d), hw), 0.0

@@ -334,6 +334,10 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
         limit = limit / power_factor
     clock_full = np.broadcast_to(clock, np.broadcast(clock, limit).shape).astype(float)
     clock_eff = _throttled_where_needed(d, clock_full, limit)
+    tdp_clock = clock_eff
+    cap = optional(d, "power_limit_w")
+    if np.any(cap > 0):  # an operator's power limit: DVFS holds full-load power within it
+        clock_eff = _capped_clock(d, clock_eff, cap, logic_area, power_factor, hbm_peak_w, link_w)
 
     # Tensor throughput scales with compute area and clock; the density is calibrated on H100
     # (technology.tensor_tflops_per_mm2_ghz_bf16), the architecture's own relative to it.
@@ -351,10 +355,16 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
         density = density * power_factor
     compute_peak_w = density * logic_area
     package_w = (compute_peak_w + hbm_peak_w + link_w) / tech(d, "vrm_efficiency")
+    # the host, fans and network are sized for the package as built, whatever its power limit
+    node_basis_w = package_w
+    if np.any(cap > 0):
+        full = compute_w_per_mm2(d, tdp_clock) * power_factor * logic_area
+        node_basis_w = (full + hbm_peak_w + link_w) / tech(d, "vrm_efficiency")
 
     return {
         "clock_eff_ghz": clock_eff,
         "tflops_per_gpu": tflops,
+        "bf16_tflops_per_gpu": tflops_bf16,
         "hbm_tbps_per_gpu": hbm_tbps,
         "hbm_gb_per_gpu": hbm_gb,
         "net_gbps_per_gpu": net_gbps,
@@ -362,6 +372,7 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
         "die_perimeter_mm": perimeter,
         "power_density_w_per_mm2": density,
         "package_power_w": package_w,
+        "node_basis_w": node_basis_w,
         "link_w": link_w,
         "logic_area_mm2": logic_area,
         "compute_power_factor": power_factor,
@@ -370,6 +381,28 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
         ),
         "scaleout_gbps_per_gpu": scaleout_gbps_per_gpu(d),
     }
+
+
+def _capped_clock(
+    d: Mapping[str, Any],
+    clock: np.ndarray,
+    cap: np.ndarray,
+    logic_mm2: Any,
+    power_factor: Any,
+    hbm_w: Any,
+    link_w: Any,
+) -> np.ndarray:
+    """The clock at which full-load package power meets the operator's limit ``cap`` (W; 0 =
+    none): the logic density the limit leaves after HBM and links, through the same V-f
+    curve as the cooling throttle. A limit is on the package's full-load power, as a GPU
+    busy enough to reach it holds its clock there (MLPerf MaxQ: llama2-70b, BERT and DLRM-v2
+    keep 0.805, 0.820, 0.806 of their throughput on a DGX H100 capped at 450 W)."""
+    room = (cap * tech(d, "vrm_efficiency") - hbm_w - link_w) / logic_mm2
+    limit = np.where(cap > 0, np.maximum(room, 0.0), np.inf) / power_factor
+    shape = np.broadcast(clock, limit).shape
+    return _throttled_where_needed(
+        d, np.broadcast_to(clock, shape).astype(float), np.broadcast_to(limit, shape)
+    )
 
 
 def _precision_multiplier(d: Mapping[str, Any], precision: str) -> Any:

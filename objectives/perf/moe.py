@@ -27,9 +27,10 @@ from objectives.perf.model import Arch
 from objectives.perf.network import all_to_all_s, allreduce_s, dispatch_destinations
 
 
-def attention_group(tp: Any, ep: Any) -> Any:
-    """GPUs one attention group's tensor parallelism spans: t = tp / ep."""
-    return tp / ep
+def attention_group(tp: Any, dp: Any) -> Any:
+    """GPUs one attention group's tensor parallelism spans: t = tp / dp, dp the attention
+    data-parallel degree (ep with attention DP, 1 without)."""
+    return tp / dp
 
 
 def kv_elems_per_gpu(a: Arch, t: Any) -> Any:
@@ -40,10 +41,10 @@ def kv_elems_per_gpu(a: Arch, t: Any) -> Any:
     return a.kv_elems_per_token_layer * np.maximum(a.kv_heads / t, 1.0) / a.kv_heads
 
 
-def weight_elems_per_gpu(a: Arch, tp: Any, ep: Any, layers: Any, emb_copies: Any) -> Any:
+def weight_elems_per_gpu(a: Arch, tp: Any, dp: Any, layers: Any, emb_copies: Any) -> Any:
     """Stored weights of one GPU: attention (and dense MLPs, shared experts) split over the
-    attention group, routed experts over the whole tensor-parallel group."""
-    t = attention_group(tp, ep)
+    attention group (tp / dp GPUs), routed experts over the whole tensor-parallel group."""
+    t = attention_group(tp, dp)
     f = a.moe_fraction
     routed = f * (a.experts * a.expert_params + a.router_params)
     replicated = a.attn_params + f * a.shared_experts * a.expert_params
@@ -70,15 +71,23 @@ def layer(
     tokens: Any,
     attention: list[tuple[Any, Any]],
     eff: tuple[Any, Any, Any, Any],
+    dp: Any = None,
 ) -> tuple[Any, Any, Any, Any]:
     """(compute + memory time, communication time, FLOPs, HBM bytes) of one mean layer on one
-    GPU; ``tokens`` and the ``attention`` parts are the replica's (the micro-batch's)."""
+    GPU; ``tokens`` and the ``attention`` parts are the replica's (the micro-batch's).
+
+    ``dp``: the attention data-parallel degree, ep (the default: "TP8 EP8 + attention-DP")
+    or 1 (attention tensor-parallel over all tp GPUs, "TP8 EP8" without attention DP: every
+    GPU holds every token after the attention all-reduce, runs its own experts on the tokens
+    routed there and the MoE output is all-reduced, with no dispatch or combine)."""
+    dp = ep if dp is None else dp
+    adp = dp > 1  # attention data-parallel: tokens dispatched to their experts and back
     ec, em, ac, am = eff
     peak_f = hw["tflops_per_gpu"] * 1e12
     # attention's matmuls run at the KV cache's precision, never FP4 (hardware.attention_tflops)
     peak_af = hw["attn_tflops_per_gpu"] * 1e12 if "attn_tflops_per_gpu" in hw else peak_f
     peak_bw = hw["hbm_tbps_per_gpu"] * 1e12
-    t = attention_group(tp, ep)
+    t = attention_group(tp, dp)
     f = a.moe_fraction
     # GEMMs: routed experts streamed only where the micro-batch's tokens go (expected distinct
     # experts under uniform top-k routing); the rest of the layer's weights always.
@@ -94,34 +103,35 @@ def layer(
     gemm_flops = tokens * (2 * a.layer_active_params / tp)
     gemm_bytes = w_bytes + tokens * act_per_token
     t_gemm = np.maximum(gemm_flops / (peak_f * ec), gemm_bytes / (peak_bw * em))
-    if a.experts > 1 and np.any(ep > 1):  # SMs lent to dispatch/combine, many small experts
-        t_gemm = np.where(ep > 1, t_gemm / tech(d, "cb_ep_gemm_efficiency"), t_gemm)
+    if a.experts > 1 and np.any(adp):  # SMs lent to dispatch/combine, imbalance over ranks
+        t_gemm = np.where(adp, t_gemm / tech(d, "cb_ep_gemm_efficiency"), t_gemm)
 
-    # Attention: heads split over the attention group, sequences over the ep groups.
+    # Attention: heads split over the attention group, sequences over the dp groups.
     heads_gpu = a.heads / t
     kv_heads_gpu = np.maximum(a.kv_heads / t, 1.0)
-    qkvo = tokens / ep * ((2 * heads_gpu + 2 * kv_heads_gpu) * a.head_dim * e)
+    qkvo = tokens / dp * ((2 * heads_gpu + 2 * kv_heads_gpu) * a.head_dim * e)
     flop_per_key = a.attn_flops_per_key_head * heads_gpu
     byte_per_kv = kv_elems_per_gpu(a, t) * ekv
     t_attn: Any = 0.0
     attn_flops: Any = 0.0
     attn_bytes: Any = 0.0
     for i, (ctx_sum, kv_sum) in enumerate(attention):
-        fl = ctx_sum / ep * flop_per_key
-        by = kv_sum / ep * byte_per_kv + (qkvo if i == 0 else 0.0)
+        fl = ctx_sum / dp * flop_per_key
+        by = kv_sum / dp * byte_per_kv + (qkvo if i == 0 else 0.0)
         t_attn = t_attn + np.maximum(fl / (peak_af * ac), by / (peak_bw * am))
         attn_flops, attn_bytes = attn_flops + fl, attn_bytes + by
 
     # Communication: the attention output's all-reduce over the group (and a dense MLP's);
-    # MoE layers all-reduce when ep = 1, else dispatch + combine over the ep group (and an
-    # all-reduce of the experts' split outputs over t when t > 1).
+    # MoE layers all-reduce without attention DP (ep = 1, or experts spread over the tp GPUs
+    # that all hold every token), else dispatch + combine over the ep group (and an all-reduce
+    # of the experts' split outputs over t when t > 1).
     net_bw = hw["net_bytes_per_s"]
     alpha = tech(d, "collective_step_latency_s")
     launch = tech(d, "collective_launch_s")
-    group_tokens = tokens / ep
+    group_tokens = tokens / dp
     ar = allreduce_s(group_tokens * (a.hidden * ce), t, net_bw, alpha, hw)
     ar = ar + np.where(t > 1, launch, 0.0)
-    expert_parallel = ep > 1
+    expert_parallel = (ep > 1) & adp
     n_ar = 1.0 + (1 - f) + f * np.where(expert_parallel, 0.0, 1.0)
     comm = n_ar * ar
     if a.experts > 1 and np.any(expert_parallel):

@@ -57,9 +57,10 @@ def _architecture(hw: Mapping[str, np.ndarray], logic_w: Any) -> Any:
 
 
 def overhead_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.ndarray:
-    """Host (CPU, DRAM, NICs, fans) and scale-out network share of one GPU, by its TDP."""
+    """Host (CPU, DRAM, NICs, fans) and scale-out network share of one GPU, by its TDP (the
+    package as built: an operator's power limit lowers the clock, not the host)."""
     per_watt = tech(d, "host_power_per_gpu_watt") + tech(d, "network_power_per_gpu_watt")
-    return per_watt * hw["package_power_w"]
+    return per_watt * hw.get("node_basis_w", hw["package_power_w"])
 
 
 def fabric_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.ndarray:

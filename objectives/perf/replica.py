@@ -59,7 +59,7 @@ def serve(
         tokens = batch * out
         flops = n_micro * (pre.flops + steps * dec.flops)
         nbytes = n_micro * (pre.hbm_bytes + steps * dec.hbm_bytes)
-    mem = memory_need_bytes(a, s, tp, pp, batch, b, hw.get("ep"), hw.get("cp"))
+    mem = memory_need_bytes(a, s, tp, pp, batch, b, hw.get("ep"), hw.get("cp"), hw.get("attn_dp"))
     usable = hw["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
     return {
         "replica_tokens_per_s": tokens / cycle,

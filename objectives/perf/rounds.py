@@ -24,7 +24,9 @@ def _memory(r: Replica) -> dict[str, Any]:
     """Per-GPU bytes of the bottleneck stage (``_kv_batch``: the batch the KV cache holds)."""
     d, hw, a, s, tp, pp = r
     e = s.bytes_per_elem
-    weights, kv_token = weights_and_kv_token(a, s, tp, pp, hw.get("ep"), hw.get("cp"))
+    weights, kv_token = weights_and_kv_token(
+        a, s, tp, pp, hw.get("ep"), hw.get("cp"), hw.get("attn_dp")
+    )
     kv_seq = (s.input_tokens + s.output_tokens) * kv_token
     act = tech(d, "cb_max_num_tokens") * (a.hidden + 2 * a.mlp_active_ffn / tp) * e
     capacity = hw["hbm_gb_per_gpu"] * tech(d, "hbm_bytes_per_gb")
@@ -73,7 +75,7 @@ def _round(
     parts = [(b * ctx, b * ctx)]
     tokens, seqs = b, b
     if full_budget:  # chunk / S prompts of S tokens
-        chunk = _chunk(d, b)
+        chunk = _chunk(d, hw, b)
         parts.append((chunk * (S + 1) / 2, chunk))
         tokens, seqs = b + chunk, b + chunk / S
     elif mixed:  # the prompts of the requests that replace the finishing ones, in chunks
@@ -106,7 +108,7 @@ def _mtp_round(
     parts = [(b * (1 + n) * ctx, b * ctx)]
     tokens, seqs = b * (1 + n), b
     if full_budget:
-        chunk = _chunk(d, tokens)
+        chunk = _chunk(d, hw, tokens)
         parts.append((chunk * (S + 1) / 2, chunk))
         tokens, seqs = tokens + chunk, b + chunk / S
     elif mixed:  # sequences finish g times as fast: g times the replacing prompts per step
@@ -123,9 +125,24 @@ def _mtp_round(
     return t / g, per, n_micro
 
 
-def _chunk(d: Mapping[str, Any], b: Any) -> Any:
+def engine_ranks(hw: Mapping[str, Any]) -> Any:
+    """Batching ranks of a replica: the engine schedules each attention data-parallel rank
+    with its own max_batch_size and max_num_tokens (TensorRT-LLM and SGLang with attention
+    DP: DeepSeek-R1 on 8 x B200 runs max_batch 896 and max_num_tokens 2048 per rank, 7,168
+    concurrent requests in all, NVIDIA/TensorRT-LLM docs/source/blogs/
+    Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md @ 01c4ece9); 1 otherwise."""
+    dp = hw.get("attn_dp")
+    return 1.0 if dp is None else dp
+
+
+def step_tokens(d: Mapping[str, Any], hw: Mapping[str, Any]) -> Any:
+    """The replica's token budget per step: ``cb_max_num_tokens`` per batching rank."""
+    return tech(d, "cb_max_num_tokens") * engine_ranks(hw)
+
+
+def _chunk(d: Mapping[str, Any], hw: Mapping[str, Any], b: Any) -> Any:
     """Prompt tokens a step takes beside ``b`` decode tokens when prompts are queued."""
-    return np.maximum(tech(d, "cb_max_num_tokens") - b, 0.0)
+    return np.maximum(step_tokens(d, hw) - b, 0.0)
 
 
 def _bound(
@@ -138,10 +155,11 @@ def _bound(
     mem = _memory(r)
     per_seq = 1 + s.input_tokens / s.output_tokens if mixed else 1.0
     # a prompt longer than the budget is chunked over several steps: at least one sequence
-    budget = np.maximum(np.floor(tech(d, "cb_max_num_tokens") / per_seq), 1.0)
+    ranks = engine_ranks(hw)  # the engine's limits hold per batching rank
+    budget = np.maximum(np.floor(step_tokens(d, hw) / per_seq), 1.0)
     b = np.minimum(_kv_batch(mem), budget)
-    b = np.minimum(b, tech(d, "cb_max_batch"))
+    b = np.minimum(b, tech(d, "cb_max_batch") * ranks)
     b = np.minimum(b, cap)
     if s.max_batch is not None:
-        b = np.minimum(b, s.max_batch)
+        b = np.minimum(b, s.max_batch * ranks)
     return np.floor(np.maximum(b, 0.0)), mem

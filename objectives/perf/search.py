@@ -44,7 +44,9 @@ CHUNK_ELEMS = 1 << 18
 
 
 def search_keys(precision: str) -> tuple[str, ...]:
-    return (*SEARCH_HW, "attn_tflops_per_gpu") if precision == "fp4" else SEARCH_HW
+    if precision == "fp4":  # attention at the KV cache's precision; NVFP4 training's BF16 parts
+        return (*SEARCH_HW, "attn_tflops_per_gpu", "bf16_tflops_per_gpu")
+    return SEARCH_HW
 
 
 def search_groups(flat: Flat, hw: Mapping[str, np.ndarray]) -> _Groups:
@@ -91,6 +93,8 @@ def timing(
     _links(d, h, tp, pp, None)
     if "ep" in cand and np.any(cand["ep"] != 1):  # expert parallelism (objectives.perf.moe)
         h["ep"] = cand["ep"][:, None]
+        # the attention data-parallel degree: ep with attention DP, 1 without
+        h["attn_dp"] = np.where(cand["adp"] == 1, cand["ep"], 1.0)[:, None]
     if "cp" in cand:  # context-parallel prefill (objectives.perf.context)
         h["cp"] = cand["cp"][:, None]
     r = serve(Replica(d, h, a, s, tp, pp), batch, slo)
@@ -315,12 +319,19 @@ def select_train(
     tp, pp = cand["tp"][:, None], cand["pp"][:, None]
     cl = cluster[None, :]
     _links(d, h, tp, pp, cl)
-    group = tp * pp * cp_of(d["workload"])  # a replica spans tp x pp x cp GPUs
+    cp = cp_of(d["workload"])
+    group = tp * pp * cp  # a replica spans tp x pp x cp GPUs
     replicas = np.floor(cl / group)
+    searched_ep = "ep" in cand and bool(np.any(cand["ep"] != 1))
+    if searched_ep:  # workload.ep auto: experts over ep of the data x context-parallel ranks
+        h["ep"] = cand["ep"][:, None]
     r = train(d, h, a, s, (tp, pp), batch, replicas)
     usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
     mem_ratio = r["mem_need_bytes"] / usable
     fits = (mem_ratio <= 1) & (replicas >= 1)
+    if searched_ep:  # the expert-parallel group is a divisor of the dp x cp ranks
+        ranks = np.maximum(replicas, 1.0) * cp
+        fits = fits & (np.fmod(ranks, h["ep"]) == 0)
     topo = np.broadcast_to(h["topology_ok"], mem_ratio.shape)
     ttft_slo, tpot_slo = slo
     slo_excess = np.zeros_like(mem_ratio)

@@ -127,6 +127,10 @@ def _efficiencies(d: Mapping[str, Any], a: Arch, s: Serving) -> tuple[Any, Any, 
     if s.fp4 and s.scheduler == "continuous":  # NVFP4 GEMMs: block scales, dequantization
         fp4_eff = tech(d, "cb_fp4_gemm_efficiency")
         ec, em = ec * fp4_eff, em * fp4_eff
+    if s.scheduler == "continuous":  # the serving stack's kernels against TensorRT-LLM's
+        stack = tech(d, "cb_stack_gemm_efficiency")
+        if np.any(stack != 1.0):
+            ec, em = ec * stack, em * stack
     return ec, em, ac, am, overhead
 
 
@@ -170,7 +174,9 @@ def mixed_step(
     layers_stage = np.ceil(a.layers / pp)
     ep = hw.get("ep")
     if ep is not None or not a.legacy:  # today's MoE models, expert parallelism, MLA
-        return _general_step(d, hw, a, s, tp, layers_stage, tokens, seqs, attention, ep, ce)
+        return _general_step(
+            d, hw, a, s, tp, layers_stage, tokens, seqs, attention, ep, ce, hw.get("attn_dp")
+        )
     ec, em, ac, am, overhead = _efficiencies(d, a, s)
     peak_f = hw["tflops_per_gpu"] * 1e12
     peak_bw = hw["hbm_tbps_per_gpu"] * 1e12
@@ -241,9 +247,11 @@ def _general_step(
     attention: list[tuple[Any, Any]],
     ep: Any,
     ce: float,
+    dp: Any = None,
 ) -> Step:
     """``mixed_step`` through ``objectives.perf.moe.layer`` (expert and attention data
-    parallelism, MLA, dense layers among MoE ones)."""
+    parallelism, MLA, dense layers among MoE ones); ``dp`` the attention data-parallel degree
+    (None: ep)."""
     ec, em, ac, am, overhead = _efficiencies(d, a, s)
     core, comm, flops, nbytes = moe.layer(
         d,
@@ -257,6 +265,7 @@ def _general_step(
         tokens=tokens,
         attention=attention,
         eff=(ec, em, ac, am),
+        dp=dp,
     )
     e = s.bytes_per_elem
     head_flops = seqs * (2 * a.hidden * a.vocab / tp)
@@ -271,7 +280,7 @@ def _general_step(
 
 
 def weights_and_kv_token(
-    a: Arch, s: Serving, tp: Any, pp: Any, ep: Any = None, cp: Any = None
+    a: Arch, s: Serving, tp: Any, pp: Any, ep: Any = None, cp: Any = None, dp: Any = None
 ) -> tuple[Any, Any]:
     """Per-GPU bytes of the bottleneck stage's weights, and of its KV cache per token of one
     sequence (expert and attention data parallelism: each attention group keeps only its own
@@ -286,8 +295,9 @@ def weights_and_kv_token(
         kv_token = layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
     else:
         ep = 1.0 if ep is None else ep
-        weights = moe.weight_elems_per_gpu(a, tp, ep, layers_stage, emb_copies) * e
-        per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, ep)) / ep
+        dp = ep if dp is None else dp  # attention data-parallel degree (ep with attention DP)
+        weights = moe.weight_elems_per_gpu(a, tp, dp, layers_stage, emb_copies) * e
+        per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, dp)) / dp
         kv_token = layers_stage * per_gpu * s.kv_elem
     if cp is not None:
         kv_token = kv_token / cp
@@ -303,9 +313,10 @@ def memory_need_bytes(
     micro: np.ndarray,
     ep: Any = None,
     cp: Any = None,
+    dp: Any = None,
 ) -> dict[str, np.ndarray]:
     """Per-GPU HBM need of the bottleneck stage: weights, KV cache, prefill activations."""
-    weights, kv_token = weights_and_kv_token(a, s, tp, pp, ep, cp)
+    weights, kv_token = weights_and_kv_token(a, s, tp, pp, ep, cp, dp)
     kv = batch * ((s.input_tokens + s.output_tokens) * kv_token)
     act = micro * s.input_tokens * (a.hidden + 2 * a.mlp_active_ffn / tp) * s.bytes_per_elem
     return {"weights": weights, "kv": kv, "act": act, "total": weights + kv + act}

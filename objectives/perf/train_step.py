@@ -54,6 +54,8 @@ def options(wl: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"recompute": recompute, "software": software}
     for key, lo, hi, default in _INTEGERS:
         raw = wl.get(key, default)
+        if key == "ep" and (raw is None or (isinstance(raw, str) and raw == "auto")):
+            raw = default  # auto: searched, the candidate's degree (Step.ep) replaces this
         try:
             v = np.asarray(default if raw is None else raw, dtype=float)
         except (TypeError, ValueError):
@@ -116,6 +118,19 @@ class Step:
     launch: Any
 
 
+def nvfp4_block_rate(d: Mapping[str, Any], bf16_rate: Any, fp8_rate: Any) -> Any:
+    """Achieved rate of a transformer block's linear layers under NVIDIA's NVFP4 training
+    recipe (Pretraining Large Language Models with NVFP4, arXiv 2509.25149; Transformer
+    Engine's NVFP4BlockScaling): fprop, dgrad and wgrad GEMMs in NVFP4 at
+    ``train_fp4_gemm_speedup`` x the FP8 rate, except the ``train_fp4_bf16_linear_fraction``
+    of linear layers kept in BF16 (most of them the last blocks'). Attention's batched GEMMs,
+    embeddings and the output head stay BF16 elsewhere in the step, as the recipe keeps them.
+    The FLOPs split, so the times add: a harmonic blend of the two rates."""
+    h = tech(d, "train_fp4_bf16_linear_fraction")
+    fp4_rate = fp8_rate * tech(d, "train_fp4_gemm_speedup")
+    return 1.0 / ((1.0 - h) / fp4_rate + h / bf16_rate)
+
+
 def make_step(
     d: Mapping[str, Any], hw: Mapping[str, np.ndarray], a: Arch, s: Serving, layout: Any
 ) -> Step:
@@ -124,11 +139,17 @@ def make_step(
     opt = options(d["workload"])
     cp, mbs = opt["cp"], opt["micro_batch"]
     moe = a.experts > 1
-    fp8 = s.bytes_per_elem < BF16
+    fp8 = s.bytes_per_elem < BF16  # FP8 or FP4 linear layers (both cast their inputs)
     peak = hw["tflops_per_gpu"] * 1e12
-    bf16_peak = peak / tech(d, "fp8_flops_multiplier") if fp8 else peak
+    if s.fp4:  # the GPU's own dense BF16 rate (objectives.perf.hardware)
+        bf16_peak = hw["bf16_tflops_per_gpu"] * 1e12
+    else:
+        bf16_peak = peak / tech(d, "fp8_flops_multiplier") if fp8 else peak
     gemm_eff, attn_eff, fp8_speedup = SOFTWARE[opt["software"]]
     gemm_rate = bf16_peak * tech(d, gemm_eff)
+    block_rate = gemm_rate * (tech(d, fp8_speedup) if fp8 else 1.0)
+    if s.fp4:
+        block_rate = nvfp4_block_rate(d, gemm_rate, block_rate)
     return Step(
         d=d,
         hw=hw,
@@ -138,7 +159,7 @@ def make_step(
         pp=pp,
         cp=cp,
         mbs=mbs,
-        ep=np.minimum(opt["ep"], a.experts) if moe else np.ones(1),
+        ep=np.minimum(hw["ep"] if "ep" in hw else opt["ep"], a.experts) if moe else np.ones(1),
         shard=np.maximum(replicas, 1.0) * cp,
         moe=moe,
         fp8=fp8,
@@ -147,7 +168,7 @@ def make_step(
         n_l=np.ceil(a.layers / pp),
         peak=peak,
         gemm_rate=gemm_rate,
-        block_rate=gemm_rate * (tech(d, fp8_speedup) if fp8 else 1.0),
+        block_rate=block_rate,
         attn_rate=bf16_peak * tech(d, attn_eff),
         hbm_rate=hw["hbm_tbps_per_gpu"] * 1e12 * tech(d, "train_elementwise_memory_efficiency"),
         alpha=tech(d, "collective_step_latency_s"),

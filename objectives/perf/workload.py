@@ -73,8 +73,12 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     phase = str(wl.get("phase"))
     if phase not in PHASES:
         raise unknown_name("workload.phase", phase, PHASES, what="phase")
-    if phase == "train" and precision == "fp4":
-        msg = "fp4 is modelled for serving (NVFP4/MXFP4 inference); train in bf16 or fp8"
+    software = str(wl.get("software", "megatron"))
+    if phase == "train" and precision == "fp4" and software != "megatron":
+        msg = (
+            "fp4 training is modelled as NVIDIA's NVFP4 recipe in Transformer Engine "
+            "(software: megatron); train this stack in bf16 or fp8"
+        )
         raise ContextError("workload.precision", msg)
     scheduler = str(wl.get("scheduler", "continuous"))
     if scheduler not in SCHEDULERS:
@@ -177,6 +181,12 @@ def _degrees(wl: Mapping[str, Any], key: str, choices: np.ndarray) -> np.ndarray
     return np.array([pinned])
 
 
+def ep_auto(wl: Mapping[str, Any]) -> bool:
+    """``workload.ep`` is ``auto`` (the default): the search picks the expert parallelism."""
+    v = wl.get("ep", "auto")
+    return v is None or (isinstance(v, str) and v == "auto")
+
+
 def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str, np.ndarray]:
     """The (tp, pp, ep, batch) grid, flattened to one small candidate axis (ep: expert
     parallelism within the tp group, objectives.perf.moe; 1 for a dense model)."""
@@ -189,12 +199,16 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
     if pp.size == 0:
         raise ContextError("workload.pp", f"must not exceed the model's {a.layers} layers")
     training = str(wl.get("phase")) == "train"
-    if training:  # training spreads experts over the data-parallel group (training.py reads
-        ep = np.array([1.0])  # workload.ep, which may differ per design)
+    # auto tries 1 (no expert parallelism) and every tensor-parallel degree tried
+    ep_choices = np.union1d([1.0], np.asarray(tech(d, "tp_choices"), dtype=float).reshape(-1))
+    if training:  # training spreads experts over the data-parallel group: searched when auto
+        # (the candidate axis), else training.py reads workload.ep, which may vary per design
+        auto = ep_auto(wl) and a.experts > 1
+        ep = ep_choices[ep_choices <= a.experts] if auto else np.array([1.0])
     else:
-        ep = _degrees(wl, "ep", np.asarray(tech(d, "tp_choices"), dtype=float).reshape(-1))
+        ep = _degrees(wl, "ep", ep_choices)
     if not training and a.experts <= 1:
-        if np.all(ep > 1):
+        if not ep_auto(wl) and np.all(ep > 1):
             msg = "expert parallelism needs a mixture-of-experts model (this one is dense)"
             raise ContextError("workload.ep", msg)
         ep = np.array([1.0])
@@ -212,12 +226,17 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
         pinned = _positive(wl, "batch")
         # A batch that varies per design is no candidate axis: the evaluator reads it per design.
         batch = np.array([1.0 if np.ndim(pinned) else pinned])
-    grid = np.meshgrid(tp, pp, ep, batch, indexing="ij")
-    out = {k: g.reshape(-1) for k, g in zip(("tp", "pp", "ep", "batch"), grid, strict=True)}
-    if ep.size > 1 or ep[0] != 1:  # ep divides tp: experts spread over the TP group
+    adp = _attention_dp(wl) if not training and a.experts > 1 else np.array([1.0])
+    grid = np.meshgrid(tp, pp, ep, batch, adp, indexing="ij")
+    names = ("tp", "pp", "ep", "batch", "adp")
+    out = {k: g.reshape(-1) for k, g in zip(names, grid, strict=True)}
+    if not training and (ep.size > 1 or ep[0] != 1):  # ep divides tp: experts over the TP group
         keep = out["tp"] % out["ep"] == 0
         if not keep.any():
             raise ContextError("workload.ep", "must divide a tensor-parallel degree tried (tp)")
+        out = {k: v[keep] for k, v in out.items()}
+    if adp.size > 1:  # with ep 1 there is no attention DP to choose: one candidate, not two
+        keep = (out["ep"] > 1) | (out["adp"] == 1)
         out = {k: v[keep] for k, v in out.items()}
     # a replica's GPUs: tp x pp, times the context-parallel groups of a long-prompt prefill
     cp = 1.0 if training else _context_parallel(wl)
@@ -225,6 +244,22 @@ def candidates(d: Mapping[str, Any], wl: Mapping[str, Any], a: Arch) -> dict[str
     if cp != 1:
         out["cp"] = np.full(out["tp"].shape, cp)
     return out
+
+
+ATTENTION_DP = ("auto", True, False)
+
+
+def _attention_dp(wl: Mapping[str, Any]) -> np.ndarray:
+    """Attention data parallelism with expert parallelism (1: each of the ep groups of tp / ep
+    GPUs runs attention on its own sequences, tokens dispatched to their experts and back; 0:
+    attention tensor-parallel over all tp GPUs, MoE outputs all-reduced): ``auto`` searches
+    both, as TensorRT-LLM and SGLang serve DeepSeek either way (enable_attention_dp)."""
+    v = wl.get("attention_dp", "auto")
+    if v is None or (isinstance(v, str) and v == "auto"):
+        return np.array([1.0, 0.0])
+    if v in (True, False, 0, 1) and not isinstance(v, float):
+        return np.array([1.0 if v else 0.0])
+    raise ContextError("workload.attention_dp", f"expected auto, true or false, got {v!r}")
 
 
 def _context_parallel(wl: Mapping[str, Any]) -> float:

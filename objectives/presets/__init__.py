@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import copy
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from objectives.errors import ContextError, unknown_name
-from objectives.params import PARAMS
+from objectives.params import HBM_AUTO_ORDER, HBM_KEY_PREFIX, PARAMS
 from objectives.presets.files import PresetFile, builtin_files, search_dirs, user_files
 from objectives.presets.schema import (
     ModelPreset,
@@ -35,6 +36,14 @@ from objectives.presets.schema import (
 )
 
 DEFAULT_TECHNOLOGY = "n4"
+#: ``technology: auto`` (or no technology): the node the GPU preset ships on (its ``technology``)
+AUTO_TECHNOLOGY = "auto"
+
+
+class NodeMismatchWarning(UserWarning):
+    """A spec pins a technology node other than the one its GPU preset ships on."""
+
+
 DEFAULT_GPU = "h100-sxm"
 TECHNOLOGY_SECTIONS = ("common", "nodes")
 
@@ -263,14 +272,67 @@ def catalog(dirs: tuple[str, ...] = ()) -> Catalog:
             _named(c, cat, pf, "model", ModelPreset, cat.models)
     for name, gpu in cat.gpus.items():
         tech = gpu.get("technology") or DEFAULT_TECHNOLOGY
+        pf = cat.origin[("GPU", name)]
         if tech not in cat.technology:
-            pf = cat.origin[("GPU", name)]
             c.add(pf, (name, "technology"), _unknown(tech, cat.technology, "technology node"))
+            continue
+        problem = _hbm_beyond_generation(gpu, cat.technology[tech])
+        if problem is not None and not c.known((name, problem[0])):
+            c.add(pf, (name, problem[0]), problem[1])
     (wpf,) = builtin_files("workload")
     cat.workload = c.strip(wpf, (), _top_mapping(c, wpf))
     c.validate(wpf, (), WorkloadPreset, cat.workload, "workload")
     c.raise_if_any()
     return cat
+
+
+def _hbm_beyond_generation(
+    gpu: Mapping[str, Any], node: Mapping[str, Any]
+) -> tuple[str, str] | None:
+    """(field, problem) when a GPU preset's HBM stacks exceed what their generation builds
+    (a 36 GB stack is 12-high HBM3e, not 8-high HBM3e's 24 GB), else None: the preset check
+    holds every preset to it, where the cost evaluator's ``hbm_fits_generation`` is a metric."""
+    try:
+        gb = float(gpu.get("hbm_gb_per_stack", 0.0))
+        tbps = float(gpu.get("hbm_tbps_per_stack", 0.0))
+    except (TypeError, ValueError):
+        return None  # the schema says what is wrong with the value
+    gen = str(gpu.get("hbm_generation") or "auto")
+    if gen == "auto":
+        gen = str(node.get("hbm_generation") or "auto")
+
+    def limits(g: str) -> tuple[float, float]:
+        p = HBM_KEY_PREFIX[g]
+        return float(node[f"{p}_max_gb_per_stack"]), float(node[f"{p}_max_tbps_per_stack"])
+
+    def holds(g: str) -> bool:
+        max_gb, max_tbps = limits(g)
+        return gb <= max_gb * (1 + 1e-9) and tbps <= max_tbps * (1 + 1e-9)
+
+    fitting = [g for g in HBM_AUTO_ORDER if holds(g)]
+    if gen == "auto":
+        if fitting:
+            return None
+        max_gb, max_tbps = limits(HBM_AUTO_ORDER[-1])
+        return (
+            "hbm_gb_per_stack",
+            f"{gb:g} GB at {tbps:g} TB/s per stack is beyond every HBM generation "
+            f"(the largest, {HBM_AUTO_ORDER[-1]}, holds {max_gb:g} GB at {max_tbps:g} TB/s)",
+        )
+    if gen not in HBM_KEY_PREFIX or holds(gen):
+        return None  # an unknown generation is the schema's to report
+    max_gb, max_tbps = limits(gen)
+    field_, have, cap, unit = (
+        ("hbm_gb_per_stack", gb, max_gb, "GB")
+        if gb > max_gb * (1 + 1e-9)
+        else ("hbm_tbps_per_stack", tbps, max_tbps, "TB/s")
+    )
+    hint = f"; {fitting[0]} holds it" if fitting else ""
+    return (
+        field_,
+        f"{have:g} {unit} per stack exceeds {gen}'s {cap:g} {unit}: set hbm_generation to a "
+        f"generation that builds such stacks{hint}",
+    )
 
 
 def _unknown(name: Any, choices: Any, what: str) -> str:
@@ -383,8 +445,20 @@ def resolve_context(
     out.update({k: v for k, v in gpu.items() if k in PARAMS})
     out["gpu"] = gpu_name
     tech_default = cat.gpus[gpu_name].get("technology") or DEFAULT_TECHNOLOGY
+    pinned = fixed.pop("technology", None)
+    pinned_name = pinned.get("preset") if isinstance(pinned, Mapping) else pinned
+    if pinned_name == AUTO_TECHNOLOGY:  # the node the GPU ships on
+        pinned = {**pinned, "preset": tech_default} if isinstance(pinned, Mapping) else None
+    elif pinned_name in cat.technology and pinned_name != tech_default:
+        warnings.warn(
+            f"GPU {gpu_name!r} ships on technology {tech_default!r} but the spec pins "
+            f"{pinned_name!r}: evaluating it on {pinned_name!r} (drop `technology:` for the "
+            "GPU as it ships)",
+            NodeMismatchWarning,
+            stacklevel=2,
+        )
     out["technology"] = _resolve_named(
-        fixed.pop("technology", None),
+        pinned,
         path="technology",
         presets=cat.technology,
         default=tech_default,

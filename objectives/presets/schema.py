@@ -120,6 +120,7 @@ PARAM_TYPES: dict[str, Any] = {
     "link_type": Literal[LINK_TYPES],
     "clock_ghz": Positive,
     "cooling": Literal[COOLING],
+    "power_limit_w": NonNegative,
     "cluster_size": _int(ge=1),
     "disaggregated": bool | Literal[0, 1],
     "spare_fraction": NonNegative,
@@ -238,7 +239,8 @@ class WorkloadPreset(_Forbid):
     tpot_slo_s: Positive | None = None  # type: ignore[valid-type]
     tp: _int(ge=1) | Literal["auto"]  # type: ignore[valid-type]
     pp: _int(ge=1) | Literal["auto"]  # type: ignore[valid-type]
-    ep: _int(ge=1) | Literal["auto"] = 1  # type: ignore[valid-type]
+    ep: _int(ge=1) | Literal["auto"] = "auto"  # type: ignore[valid-type]
+    attention_dp: bool | Literal["auto"] = "auto"
     mtp_tokens: _int(ge=0) = 0  # type: ignore[valid-type]
     mtp_acceptance: Fraction = 0.85  # type: ignore[valid-type]
     recompute: Literal["none", "selective", "full", "auto"]

@@ -108,14 +108,14 @@ def _ds(ep: object, fabric: str = "auto", **wl: object) -> dict:
 
 def test_expert_parallelism_splits_the_mla_cache_and_pays_its_all_to_all_on_the_fabric():
     tp8 = evaluate_perf(_ds(1))
-    ep8 = evaluate_perf(_ds(8))
+    ep8 = evaluate_perf(_ds(8, attention_dp=True))
     assert float(ep8["ep"]) == 8 and float(tp8["ep"]) == 1
     # the MLA latent is replicated on all 8 GPUs under TP, split by sequence under EP + ADP:
     # the same 256 sequences take far less HBM
     assert float(ep8["memory_used_fraction"]) < float(tp8["memory_used_fraction"])
     # a direct 3D torus of 8 copper-linked GPUs: the all-to-all crosses more links than on
     # the NVLink switch, so the same step takes longer
-    on_torus = evaluate_perf(_ds(8, fabric="direct"))
+    on_torus = evaluate_perf(_ds(8, fabric="direct", attention_dp=True))
     assert float(on_torus["tpot_s"]) > float(ep8["tpot_s"])
 
 

@@ -54,9 +54,11 @@ def test_fit_split_is_declared_and_disjoint(res):
     assert fit and all(
         (row.src in vp.FIT_SOURCES and row.kind == "tput" and not row.section)
         or (row.row, row.src) in vp.BLACKWELL_MOE_FIT
+        or (row.row, row.src) in vp.AMD_FIT
         for row in fit
     )
-    assert {(row.row, row.src) for row in fit if row.section} == set(vp.BLACKWELL_MOE_FIT)
+    sectioned = {(row.row, row.src) for row in fit if row.section}
+    assert sectioned == set(vp.BLACKWELL_MOE_FIT) | set(vp.AMD_FIT)
     assert len({(row.row, row.kind) for row in vp.ROWS}) == len(vp.ROWS)
 
 
@@ -68,15 +70,13 @@ def test_validation_median_within_15_percent(res):
 
 
 def test_mlperf_maxq_cap_binds_and_energy_rows(res):
-    """The 450 W MaxQ cap binds: with the serving power fitted on measured H100 power
-    (benchmarks/calibrate_power.py; ML.ENERGY 70B/405B runs, not these rows) the uncapped GPUs
-    draw ~525 W at the MLPerf operating point, so the capped clock is below the uncapped one and
-    the throughput drops. Row 180 (ML.ENERGY 8B, GPU energy) is within issue 13's +/-25 %
-    (-14 %). The MaxQ rows are not: tokens per joule +29 % / +51 %, because the predicted
-    throughput is high (uncapped +21 % on the MaxP row 134, and the cap costs 6 % in the model
-    against 19 % measured); the wall power, with the node's non-GPU power measured on other
-    MLPerf MaxQ runs of the same DGX (host_power_per_gpu_watt), is 6-10 % high. Kept here as
-    over-predictions within [+15 %, +70 %] so a change that moves them is seen."""
+    """The 450 W MaxQ cap (``power_limit_w``, round 10) binds: the package's full-load power
+    is held to 450 W by a lower clock, and the throughput drops by about what MLPerf measured
+    (rows 139 / 134: 0.794 vs 0.805). Row 180 (ML.ENERGY 8B, GPU energy) is within issue 13's
+    +/-25 % (-14 %). The MaxQ energy rows are not: tokens per joule +35 % / +58 %, because the
+    serving power is fitted on vLLM runs (benchmarks/calibrate_power.py) whose GPUs draw less
+    than MLPerf's power-limited ones, and the uncapped throughput is high (+21 %, row 134).
+    Kept here as over-predictions within [+15 %, +70 %] so a change that moves them is seen."""
     vp, r = res
     rows = {x["row"].row: x for x in r if x["row"].group == "energy"}
     assert sorted(rows) == [178, 179, 180]
@@ -85,17 +85,17 @@ def test_mlperf_maxq_cap_binds_and_energy_rows(res):
         row = rows[n]["row"]
         capped = rows[n]["m"]
         free = vp.evaluate(dataclasses.replace(row, power_cap_w=None))
-        assert free["gpu_power_w"] > row.power_cap_w  # the cap binds ...
-        assert capped["gpu_power_w"] == pytest.approx(row.power_cap_w, rel=1e-3)
-        assert capped["clock_eff_ghz"] < free["clock_eff_ghz"]  # ... by lowering the clock
+        assert free["package_power_w"] == pytest.approx(700, rel=1e-3)
+        assert capped["package_power_w"] == pytest.approx(row.power_cap_w, rel=1e-6)
+        assert capped["gpu_power_w"] <= row.power_cap_w
+        assert capped["clock_eff_ghz"] < free["clock_eff_ghz"]  # the cap lowers the clock
         assert capped["tokens_per_s"] < free["tokens_per_s"]
         assert 0.15 <= rows[n]["err"] <= 0.70, n
-        # the node under the cap keeps the uncapped design's host and network share: 8 GPUs at
-        # the cap + their NVSwitch share + host/network per W of the uncapped 700 W TDP
+        # the node under the cap keeps the host and network share of the package as built: 8
+        # GPUs at their power + their NVSwitch share + host/network per W of the 700 W TDP
         t = vp.context(row)["technology"]
         per_w = t["host_power_per_gpu_watt"] + t["network_power_per_gpu_watt"]
-        assert free["package_power_w"] == pytest.approx(700, rel=1e-3)
-        by_hand = 8 * (row.power_cap_w + 3.6e12 * 9.8e-12 + per_w * free["package_power_w"])
+        by_hand = 8 * (capped["gpu_power_w"] + 3.6e12 * 9.8e-12 + per_w * 700.0)
         assert capped["cluster_power_w"] == pytest.approx(by_hand, rel=1e-3)
         assert capped["tokens_per_joule"] == pytest.approx(
             capped["tokens_per_s"] / by_hand, rel=1e-3
@@ -298,3 +298,20 @@ def test_fp4_factor_is_the_software_stacks(res):
         assert row.tech["kv_cache_free_fraction"] == frac
     for n in (151, 152, 160):
         assert abs(rows[n]["err"]) <= 0.10
+
+
+def test_by_gpu_family_is_reported_and_kept(res):
+    """Issue 36's target is median <= 15 % and p90 <= 30 % per family on the validation
+    serving-throughput rows. Reached (round 10): Blackwell meets it (median 7.7 %, p90 29.1 %);
+    Hopper meets the median (10.6 %) but not the p90 (45 %: the old v0.10/v0.12/v0.13 rows and
+    the MLPerf Server rows); AMD does not (3 rows: 11.5 %, 22.7 %, 176 %, docs/validation.md
+    Known deviations). Kept at what is reached, so a change that loses ground is seen."""
+    vp, r = res
+    fam = vp.by_family(r)
+    assert set(fam) == {"Hopper", "Blackwell", "AMD"}
+    assert fam["Blackwell"]["median"] <= 0.15 and fam["Blackwell"]["p90"] <= 0.30
+    assert fam["Hopper"]["median"] <= 0.15 and fam["Hopper"]["p90"] <= 0.50
+    assert fam["AMD"]["n"] == 3 and fam["AMD"]["median"] <= 0.25
+    doc = vp.DOC.read_text(encoding="utf-8")
+    for name, v in fam.items():
+        assert f"| {name} | {v['n']} | {v['median']:.1%} | {v['p90']:.1%} |" in doc
