@@ -31,7 +31,7 @@ sys.path.insert(0, root)
 import objectives
 assert objectives.__file__.startswith(root), objectives.__file__
 from dse import api
-from dse.search.sweep import _sample_chunks
+from dse.search.sweep.sweep import _sample_chunks
 specs = sorted(glob.glob(root + "/spaces/*.yaml"))
 specs += sorted(glob.glob(root + "/spaces/paper/*.yaml"))
 res = {}

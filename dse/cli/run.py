@@ -41,7 +41,7 @@ def run_command(
     import warnings
 
     from dse import api
-    from dse.search.local_processes import jobs_problem
+    from dse.search.study.local_processes import jobs_problem
     from dse.spec.errors import DseError
 
     why = jobs_problem(jobs)

@@ -39,7 +39,7 @@ from dse.model.pareto import as_min, hypervolume, reference_point
 from dse.results.records import load_study
 from dse.search.storage import existing_study_dir
 from dse.search.stored import read_lock
-from dse.search.sweep import read_sweep
+from dse.search.sweep.sweep import read_sweep
 from dse.spec.errors import DseError
 
 QUALITY_JSON = "quality.json"

@@ -12,10 +12,10 @@ from optuna.trial import TrialState
 
 from dse.model.testing import ConformanceError
 from dse.search.optuna_private import storage_of, study_id, suggest, trial_id
-from dse.search.recovery import FINISHED, claim_trials, enqueue_trials, study_load
 from dse.search.storage import batched, claim_lock, flush, open_storage, storage_problem, sync
 from dse.search.storage_plugin import backend_for
 from dse.search.stored import METRICS_ATTR, WORKER_ATTR
+from dse.search.study.recovery import FINISHED, claim_trials, enqueue_trials, study_load
 
 
 def check_storage(url: str, *, study: str = "dse-storage-check") -> None:

@@ -131,7 +131,7 @@ class ObjectiveSpec(_Model):
     )
 
 
-#: Entry-point group of samplers (dse.search.sampler_plugin): the built-ins and installed ones.
+#: Entry-point group of samplers (dse.search.samplers.plugin): the built-ins and installed ones.
 SAMPLER_GROUP = "dse.samplers"
 
 

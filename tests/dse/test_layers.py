@@ -14,7 +14,7 @@ DSE = ROOT / "dse"
 #: Layer rank per top-level part of ``dse``; a module may import only ranks <= its own.
 #: ``dse`` itself (the package, holding ``__version__``) is importable from anywhere; ``api``
 #: is the public facade over every layer, imported only by the CLI; ``testing`` re-exports
-#: ``dse.model.testing`` and ``dse.search.testing``.
+#: ``dse.model.testing`` and ``dse.search.samplers.testing``.
 LAYERS = {"spec": 0, "model": 1, "search": 2, "testing": 2, "results": 3, "inspect": 4}
 LAYERS |= {"api": 5, "cli": 6, "__main__": 7}
 #: ``heap`` is process set-up (the allocator), importing no other dse module.
@@ -113,8 +113,8 @@ def test_checker_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
     assert find_cycle({"a": ["b"], "b": ["c"], "c": []}) is None
     probe = tmp_path / "probe.py"
     probe.write_text(
-        "def f():\n    from dse.search import runner\n    from ..results import records\n"
+        "def f():\n    from dse.search.study import runner\n    from ..results import records\n"
     )
     found = imports_of(probe, "dse.model.probe")
-    assert found == [("dse.search.runner", 2), ("dse.results.records", 3)]
+    assert found == [("dse.search.study.runner", 2), ("dse.results.records", 3)]
     assert all(rank(t) > rank("dse.model.probe") for t, _ in found)

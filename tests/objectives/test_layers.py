@@ -34,7 +34,8 @@ def test_the_walk_sees_objectives_imports(tmp_path: Path) -> None:
     # The checker itself on a probe: function-level, relative and forbidden imports all seen.
     probe = tmp_path / "probe.py"
     probe.write_text(
-        "import optuna\ndef f():\n    from dse.search import runner\n    from ..units import u\n"
+        "import optuna\ndef f():\n"
+        "    from dse.search.study import runner\n    from ..units import u\n"
     )
     found = imports_of(probe, "objectives.perf.probe", packages=("optuna", "dse", "objectives"))
-    assert found == [("optuna", 1), ("dse.search.runner", 3), ("objectives.units", 4)]
+    assert found == [("optuna", 1), ("dse.search.study.runner", 3), ("objectives.units", 4)]

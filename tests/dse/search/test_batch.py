@@ -14,10 +14,10 @@ from dse import api
 from dse.model.batched import evaluate_trials
 from dse.model.guarded import evaluate_trial
 from dse.model.study_model import EvaluationError
-from dse.search.batch import BatchPlanner
-from dse.search.runner import run_study
-from dse.search.sampler_plugin import sampler_of
-from dse.search.sweep_chunks import SweepPlan
+from dse.search.samplers.plugin import sampler_of
+from dse.search.study.batch import BatchPlanner
+from dse.search.study.runner import run_study
+from dse.search.sweep.chunks import SweepPlan
 from tests.conftest import SPACES
 
 # A vectorized evaluator that fails some designs three ways: it raises for the whole batch
@@ -123,8 +123,8 @@ def test_a_batch_is_the_rest_of_the_generation(tmp_path: Path, studies_dir: Path
 
 
 def test_concurrent_workers_share_a_generation(tmp_path: Path, studies_dir: Path) -> None:
-    from dse.search.runner import create_or_load
-    from dse.search.samplers import distribution
+    from dse.search.samplers.factory import distribution
+    from dse.search.study.runner import create_or_load
 
     spec = _flaky_spec(tmp_path, "share", "nsga2", 25)
     model = api.load(spec)

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from dse.model.testing import ConformanceError
-from dse.search.sampler_plugin import Sampler
+from dse.search.samplers.plugin import Sampler
 from dse.spec.schema import installed_samplers
 from dse.testing import check_sampler
 from tests.conftest import ROOT, run_dse

@@ -22,8 +22,8 @@ import pandas as pd
 import pytest
 
 from dse import api
-from dse.search.sweep import sweep
-from dse.search.sweep_chunks import CHUNKS_DIR
+from dse.search.sweep.chunks import CHUNKS_DIR
+from dse.search.sweep.sweep import sweep
 from tests.conftest import ROOT, run_dse
 from tests.dse.search.test_sweep import SMALL_SPACE, _small_spec
 

@@ -24,10 +24,11 @@ import psutil
 import pytest
 
 from dse import api
-from dse.search import sweep_chunks, sweep_local
-from dse.search.sweep import sweep
-from dse.search.sweep_chunks import CHUNKS_DIR
-from dse.search.sweep_local import WorkerDiedError
+from dse.search.sweep import _local as sweep_local
+from dse.search.sweep import chunks as sweep_chunks
+from dse.search.sweep._local import WorkerDiedError
+from dse.search.sweep.chunks import CHUNKS_DIR
+from dse.search.sweep.sweep import sweep
 from tests.conftest import run_dse
 from tests.dse.search.test_sweep import _small_spec
 from tests.dse.search.test_sweep_dask import MID_SPACE

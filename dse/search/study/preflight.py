@@ -11,7 +11,7 @@ import os
 
 from dse.model.study_model import StudyModel
 from dse.search import journal_read
-from dse.search.samplers import make_sampler
+from dse.search.samplers.factory import make_sampler
 from dse.search.storage import (
     JOURNAL_FILE,
     absolute_url,

@@ -34,13 +34,13 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from dse.model.study_model import StudyModel
-from dse.search.local_processes import (
+from dse.search.study.local_processes import (
     children_cpu_s,
     main_script_hidden,
     preload_modules,
     start_method,
 )
-from dse.search.sweep_chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
+from dse.search.sweep.chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
 from dse.spec.errors import DseError
 
 #: Tasks sent ahead per worker: one running, one waiting, so a worker never waits for this

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import cloudpickle
 
 from dse.model.study_model import StudyModel
-from dse.search.sweep_chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
+from dse.search.sweep.chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
 from dse.spec.errors import DseError
 
 if TYPE_CHECKING:

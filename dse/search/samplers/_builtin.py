@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import optuna
 
-from dse.search.recovery import enqueue_trials
-from dse.search.sampler_plugin import Sampler
+from dse.search.samplers.plugin import Sampler
 from dse.search.stored import STALE_ATTR
+from dse.search.study.recovery import enqueue_trials
 from dse.spec.errors import did_you_mean
 from dse.spec.schema import CategoricalParam, IntParam, ParamSpec
 

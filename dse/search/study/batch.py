@@ -40,7 +40,7 @@ from dse.search.optuna_private import (
     suggest,
 )
 from dse.search.optuna_private import trial_id as private_trial_id
-from dse.search.sampler_plugin import Sampler
+from dse.search.samplers.plugin import Sampler
 from dse.search.storage import batched, flush, set_trials_user_attrs
 from dse.search.stored import (
     FAIL_ATTR,

@@ -23,9 +23,8 @@ import pandas as pd
 
 from dse.model.pareto import as_min, reference_point
 from dse.model.study_model import StudyModel
-from dse.search.scheduler_address import check_scheduler
 from dse.search.storage import study_dir
-from dse.search.sweep_chunks import (
+from dse.search.sweep.chunks import (
     ChunkFront,
     ChunkStore,
     SweepPlan,
@@ -36,6 +35,7 @@ from dse.search.sweep_chunks import (
     halton,
     sweep_key,
 )
+from dse.search.sweep.scheduler_address import check_scheduler
 from dse.spec.atomic import write_text_atomic
 from dse.spec.errors import DseError
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, ParamSpec
@@ -199,8 +199,8 @@ def sweep(
     every finished chunk's front is kept under ``sweep_chunks/`` until the sweep completes, so
     an interrupted sweep resumes from its finished chunks (``resume``). ``jobs > 1`` runs the
     chunks on that many processes of this machine, this one included
-    (:mod:`dse.search.sweep_local`), ``scheduler`` (``tcp://host:port``) on an existing Dask
-    cluster; the front is the same in every case (:mod:`dse.search.sweep_chunks`).
+    (:mod:`dse.search.sweep._local`), ``scheduler`` (``tcp://host:port``) on an existing Dask
+    cluster; the front is the same in every case (:mod:`dse.search.sweep.chunks`).
     """
     plan = _plan(model, samples=samples, chunk=chunk, seed=seed, jobs=jobs)
     if scheduler is not None:  # before the study folder is made
@@ -307,7 +307,7 @@ def _run_chunks(
             on_chunk(evaluate_chunk(model, plan, index))
         return {}
     if scheduler is None:
-        from dse.search.sweep_local import run_chunks_local
+        from dse.search.sweep._local import run_chunks_local
 
         run = run_chunks_local(model, plan, todo, on_chunk, jobs=jobs)
         return {
@@ -317,7 +317,7 @@ def _run_chunks(
             "chunks_in_client": run.chunks_in_client,
             "worker_restarts": run.restarts,
         }
-    from dse.search.sweep_dask import run_chunks_dask
+    from dse.search.sweep._dask import run_chunks_dask
 
     dask = run_chunks_dask(model, plan, todo, on_chunk, scheduler=scheduler, key=key)
     return {

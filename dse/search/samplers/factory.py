@@ -1,6 +1,6 @@
 """Building a study's sampler, and what it searches: Optuna distributions and warm start.
 
-The sampler comes from the plug-in point (:mod:`dse.search.sampler_plugin`); the seed is always
+The sampler comes from the plug-in point (:mod:`dse.search.samplers.plugin`); the seed is always
 explicit (Optuna 5 changed the defaults) and the spec's options are checked against the
 factory's parameters, listing the valid ones.
 """
@@ -22,12 +22,12 @@ from optuna.distributions import (
 )
 
 from dse.model.study_model import EvaluationError, StudyModel
-from dse.search.builtin_samplers import GA_DEFAULTS as GA_DEFAULTS  # the default search's
 from dse.search.optuna_private import genetic_sampler
-from dse.search.recovery import enqueue_trials
-from dse.search.sampler_plugin import Sampler, load_sampler
+from dse.search.samplers._builtin import GA_DEFAULTS as GA_DEFAULTS  # the default search's
+from dse.search.samplers.plugin import Sampler, load_sampler
 from dse.search.stored import plain
-from dse.search.sweep import warm_start_designs
+from dse.search.study.recovery import enqueue_trials
+from dse.search.sweep.sweep import warm_start_designs
 from dse.spec.errors import EvaluatorError, Problem, SpecError, short_repr
 from dse.spec.schema import FloatParam, IntParam, ParamSpec, SearchSpec
 from dse.spec.yamlio import Loc
@@ -219,7 +219,7 @@ def warm_start_samples(model: StudyModel) -> int:
 
 
 def enqueue_warm_start(model: StudyModel, study: optuna.Study) -> None:
-    """Seed a new study's first population from a coarse vectorized sweep (dse.search.sweep).
+    """Seed a new study's first population from a coarse vectorized sweep (dse.search.sweep.sweep).
 
     The designs are stored in the study before the first is enqueued, so a run killed while
     enqueueing leaves the rest to the next run, which enqueues what is missing; a study that
