@@ -47,7 +47,7 @@ from dse.model.outcome import Outcome
 from dse.model.study_model import StudyModel
 from dse.results.quality import front_hypervolume, hypervolume_history, reference_point
 from dse.search.samplers.factory import distribution, make_sampler, sampler_options
-from dse.search.sweep.sweep import warm_start_designs
+from dse.search.study.warm_start import warm_start_designs
 from dse.spec.schema import SearchSpec
 
 CHECKPOINTS = [100, 250, 500, 1000, 2000, 4000]

@@ -21,7 +21,7 @@ from optuna.storages.journal import JournalFileBackend
 
 from dse.model.load import load
 from dse.search.samplers.factory import make_sampler, sampler_options
-from dse.search.sweep.sweep import warm_start_designs
+from dse.search.study.warm_start import warm_start_designs
 from dse.spec.schema import CategoricalParam, IntParam
 
 

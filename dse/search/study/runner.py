@@ -27,12 +27,7 @@ from dse.model.outcome import Outcome
 from dse.model.pareto import ParetoArchive
 from dse.model.study_model import StudyModel
 from dse.search.optuna_private import storage_of, study_id
-from dse.search.samplers.factory import (
-    distribution,
-    enqueue_warm_start,
-    make_sampler,
-    warm_start_samples,
-)
+from dse.search.samplers.factory import distribution, make_sampler
 from dse.search.samplers.plugin import sampler_of
 from dse.search.spec_check import check_spec
 from dse.search.storage import (
@@ -54,6 +49,7 @@ from dse.search.study.recovery import (
     recover_stale_trials,
     study_load,
 )
+from dse.search.study.warm_start import enqueue_warm_start, warm_start_samples
 from dse.spec.schema import SearchSpec
 
 #: How often a worker re-checks a study whose last trials run elsewhere.

@@ -243,7 +243,7 @@ def test_cli_robust_run_records_beside_nominal(spec: Path, studies_dir: Path) ->
 def test_robust_run_of_a_population_sampler_gets_no_warm_start(tmp_path: Path) -> None:
     """The default warm start sweeps batches; a robust model scores one design at a time, so
     ``--robust`` on an NSGA-II spec (spaces/paper/robust.yaml) runs without one."""
-    from dse.search.samplers.factory import warm_start_samples
+    from dse.search.study.warm_start import warm_start_samples
 
     nominal = api.load(ROOT_SPACES / "paper" / "robust.yaml")
     assert warm_start_samples(nominal) > 0 or nominal.spec.search.warm_start == 0
