@@ -15,6 +15,7 @@ import numpy as np
 from dse.model.exit_guard import ExitCalled, exit_raises
 from dse.model.quiet_stdout import stdout_to_stderr
 from dse.model.registry import Evaluator, MetricInfo
+from dse.spec import safe_yaml
 from dse.spec.errors import (
     DesignError,
     DseError,
@@ -24,7 +25,6 @@ from dse.spec.errors import (
 )
 from dse.spec.expr import Expr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec, ParamSpec
-from objectives import safe_yaml
 
 #: Every evaluated design carries a fresh scratch dict under this key, so evaluators that call
 #: one another (a TCO model needing the performance model) can compute shared parts once.
@@ -181,7 +181,7 @@ _UNBOUNDED = ("nested deeper", "nested too deeply", "recursive alias", "once ali
 
 def parse_value(text: str) -> Any:
     """A ``--set`` value: YAML scalar typing (``8`` int, ``0.1`` float, ``abc`` str), read by
-    the guarded reader (objectives.safe_yaml): bounded depth and alias expansion."""
+    the guarded reader (dse.spec.safe_yaml): bounded depth and alias expansion."""
     try:
         return safe_yaml.parse(text, "--set").data
     except safe_yaml.YamlReadError as exc:

@@ -7,10 +7,9 @@ the event stream before anything is built (no RecursionError, no "billion laughs
 loader only, and duplicate keys reported (YAML keeps the last silently). Every problem names
 the file and, where it has one, the line.
 
-It lives here, not in ``dse``, because ``objectives`` must not import the engine while the
-engine may use any module of the distribution that knows nothing of its domain: this one is
-plain YAML. ``dse.spec.yamlio`` turns its errors into spec problems, the preset loader into
-preset problems.
+It lives in the engine, which never imports the domain; the domain's preset loader imports it
+(plain YAML, with no other import from ``dse``). ``dse.spec.yamlio`` turns its errors into spec
+problems, the preset loader into preset problems.
 """
 
 from __future__ import annotations
