@@ -139,6 +139,7 @@ def test_a_module_may_export_an_evaluator_object(tmp_path: Path) -> None:
     assert float(model.evaluate({"x": 0.25})["mine.y"]) == 0.5
 
 
+@pytest.mark.slow
 def test_a_typo_on_a_spec_evaluator_is_one_line(tmp_path: Path, studies_dir: Path) -> None:
     spec = _spec(tmp_path, "obj_mod:typo")
     res = run_dse("validate", str(spec), env={"DSE_STUDIES_DIR": str(studies_dir)})

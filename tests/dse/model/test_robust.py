@@ -215,6 +215,7 @@ def test_robust_needs_distributions(tmp_path: Path) -> None:
         robust_model(api.load(p), k=4, statistic="mean")
 
 
+@pytest.mark.slow
 def test_cli_robust_run_records_beside_nominal(spec: Path, studies_dir: Path) -> None:
     r = run_dse("run", str(spec), "--no-progress")
     assert r.returncode == 0, r.stderr

@@ -55,6 +55,7 @@ def test_bad_robust_settings_are_spec_errors(tmp_path: Path) -> None:
         api.load(robust_spec(tmp_path, samples=4, statistic="median"))
 
 
+@pytest.mark.slow
 def test_jobs_run_a_robust_study_from_the_spec_and_from_the_flag(
     tmp_path: Path, studies_dir: Path
 ) -> None:

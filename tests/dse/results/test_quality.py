@@ -49,6 +49,7 @@ def test_hypervolume_history_and_igd_plus() -> None:
     assert igd_plus(exact[1:] + [0.2, 0.0], exact, MAX) > igd_plus(exact[1:], exact, MAX)
 
 
+@pytest.mark.slow
 def test_pareto_quality_against_a_sweep(tmp_path: Path, studies_dir: Path) -> None:
     spec = _small_spec(tmp_path, name="qual")
     r = run_dse("run", str(spec), "--trials", "40", "--no-progress")

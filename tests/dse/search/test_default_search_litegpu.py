@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 import optuna
+import pytest
 
 from dse import api
 from dse.model.outcome import Outcome
@@ -27,6 +28,8 @@ from dse.search.samplers.factory import distribution, make_sampler, sampler_opti
 from dse.search.sweep.sweep import sweep
 from dse.spec.schema import SearchSpec
 from tests.conftest import SPACES
+
+pytestmark = pytest.mark.slow
 
 
 def test_default_search_keeps_99_percent_of_the_hypervolume_on_litegpu() -> None:

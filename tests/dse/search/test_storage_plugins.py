@@ -30,6 +30,7 @@ def test_the_builtin_storages_are_registered_in_the_entry_point_group() -> None:
     assert backend_for("no-such-scheme:/x") is None
 
 
+@pytest.mark.slow
 def test_every_builtin_storage_passes_the_conformance_check(
     tmp_path: Path, studies_dir: Path, postgres_url: str
 ) -> None:
@@ -55,6 +56,7 @@ def test_an_outside_storage_by_import_path_passes_the_check(
     sys.modules.pop("dse_outside_storage", None)
 
 
+@pytest.mark.slow
 def test_a_study_runs_end_to_end_on_an_outside_storage(tmp_path: Path, studies_dir: Path) -> None:
     """Registered by the outside package's own entry points: ``dse run`` (two workers, a storage
     without claim lock), ``dse status`` and the records read it."""
@@ -76,6 +78,7 @@ def test_a_study_runs_end_to_end_on_an_outside_storage(tmp_path: Path, studies_d
         sys.modules.pop("dse_outside_storage", None)
 
 
+@pytest.mark.slow
 def test_an_unknown_scheme_lists_the_installed_ones(tmp_path: Path, studies_dir: Path) -> None:
     spec = slow_spec(tmp_path, study="nope", trials=2, sleep_s=0.0)
     res = run_dse("run", str(spec), "--storage", "nowhere:/x")

@@ -27,6 +27,8 @@ from dse.search.sweep.sweep import sweep
 from tests.conftest import ROOT, run_dse
 from tests.dse.search.test_sweep import SMALL_SPACE, _small_spec
 
+pytestmark = pytest.mark.slow
+
 # 380 die areas x 8 HBM x 2 optics x 33 cluster sizes = 200,640 designs.
 MID_SPACE = {
     **SMALL_SPACE,
