@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dse.errors import DseError, Problem, SpecError
 from dse.model.load import check, evaluate, load, load_for_evaluate, lock_dict
 from dse.model.study_model import StudyModel
 from dse.results.counts import counts_line, trial_counts
 from dse.results.run_result import NothingToRun, RunResult, write_run_records
-from dse.spec.errors import DseError, Problem, SpecError
 
 if TYPE_CHECKING:
     import optuna

@@ -99,7 +99,7 @@ def sweep_command(
 
 def _check_options(*, grid: bool, samples: int | None, jobs: int, scheduler: str | None) -> None:
     """One line for options that cannot go together, before the spec is even read."""
-    from dse.search.sweep.sweep import SweepError
+    from dse.errors import SweepError
 
     if grid and samples is not None:
         raise SweepError("give either --grid or --samples N, not both")

@@ -23,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from dse.errors import YamlReadError
+
 Loc = tuple[str | int, ...]
 
 #: Bounded work for any input. A spec or preset file is a few hundred nodes, a lock file a few
@@ -36,14 +38,6 @@ _FORBIDDEN = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
 _BOM = b"\xef\xbb\xbf"
-
-
-class YamlReadError(ValueError):
-    """A YAML file cannot be used: where (file, 1-based line or None, dotted field) and why."""
-
-    def __init__(self, file: str, line: int | None, message: str, *, field: str = "") -> None:
-        self.file, self.line, self.field, self.message = file, line, field, message
-        super().__init__(f"{file}:{line}: {message}" if line else f"{file}: {message}")
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dse.spec.errors import Problem, SpecError
-from dse.spec.safe_yaml import YamlDoc, YamlReadError, parse, read_yaml
+from dse.errors import Problem, SpecError, YamlReadError
+from dse.spec.safe_yaml import YamlDoc, parse, read_yaml
 
 Loc = tuple[str | int, ...]
 

@@ -16,8 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from dse.errors import YamlReadError
 from dse.spec import safe_yaml
-from dse.spec.safe_yaml import YamlDoc, YamlReadError
+from dse.spec.safe_yaml import YamlDoc
 from objectives.presets.schema import PresetError, PresetProblem
 
 ENV_VAR = "DSE_PRESETS"

@@ -20,6 +20,8 @@ LAYERS = {"spec": 0, "model": 1, "search": 2, "testing": 2, "results": 3, "inspe
 LAYERS |= {"api": 5, "cli": 6, "__main__": 7}
 #: ``heap`` is process set-up (the allocator), importing no other dse module.
 LAYERS |= {"heap": 0}
+#: ``errors`` holds every exception type; it imports only ``dse.spec.messages``.
+LAYERS |= {"errors": 0}
 
 
 def module_name(path: Path) -> str:
@@ -160,3 +162,22 @@ def test_private_modules_are_imported_only_from_their_own_folder() -> None:
         if t in private and t.rpartition(".")[0] != m.rpartition(".")[0]
     ]
     assert private and not outside
+
+
+def test_every_exception_type_is_defined_and_imported_from_dse_errors() -> None:
+    # Private control-flow exceptions of the guards around user code stay with the guards.
+    errors = ast.parse((DSE / "errors.py").read_text(encoding="utf-8"))
+    public = {n.name for n in errors.body if isinstance(n, ast.ClassDef)} - {"Problem"}
+    elsewhere = []
+    for path in [*MODULES, *sorted((ROOT / "objectives").rglob("*.py"))]:
+        me = module_name(path)
+        if me == "dse.errors":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name in public:
+                elsewhere.append(f"{me}: defines {node.name}")
+            elif isinstance(node, ast.ImportFrom) and node.module != "dse.errors":
+                names = [a.name for a in node.names if a.name in public]
+                elsewhere += [f"{me}: imports {n} from {node.module}" for n in names]
+    assert len(public) >= 15
+    assert not elsewhere

@@ -16,7 +16,7 @@ import optuna
 from dse.search.samplers.plugin import Sampler
 from dse.search.stored import STALE_ATTR
 from dse.search.study.recovery import enqueue_trials
-from dse.spec.errors import did_you_mean
+from dse.spec.messages import did_you_mean
 from dse.spec.schema import CategoricalParam, IntParam, ParamSpec
 
 #: The default search (docs/search.md, "Which sampler, and why"): NSGA-II with a small

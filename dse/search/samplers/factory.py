@@ -21,10 +21,11 @@ from optuna.distributions import (
     IntDistribution,
 )
 
+from dse.errors import EvaluatorError, Problem, SpecError
 from dse.model.study_model import StudyModel
 from dse.search.samplers._builtin import GA_DEFAULTS as GA_DEFAULTS  # the default search's
 from dse.search.samplers.plugin import Sampler, load_sampler
-from dse.spec.errors import EvaluatorError, Problem, SpecError, short_repr
+from dse.spec.messages import short_repr
 from dse.spec.schema import FloatParam, IntParam, ParamSpec, SearchSpec
 from dse.spec.yamlio import Loc
 

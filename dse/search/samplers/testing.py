@@ -20,11 +20,10 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial
 
-from dse.model.testing import ConformanceError
+from dse.errors import ConformanceError, Problem, SpecError
 from dse.search.samplers.factory import build_sampler, distribution
 from dse.search.samplers.plugin import Sampler, installed, load_sampler
 from dse.search.study.batch import BatchPlanner
-from dse.spec.errors import Problem, SpecError
 from dse.spec.schema import (
     CategoricalParam,
     FloatParam,

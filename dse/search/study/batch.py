@@ -28,10 +28,10 @@ from optuna.distributions import BaseDistribution
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import FrozenTrial, TrialState
 
+from dse.errors import EvaluationError, EvaluationTimeout
 from dse.model.batched import evaluate_trials
-from dse.model.guarded import EvaluationTimeout
 from dse.model.outcome import Outcome
-from dse.model.study_model import EvaluationError, StudyModel
+from dse.model.study_model import StudyModel
 from dse.search.optuna_private import (
     generation_key,
     genetic_sampler,

@@ -13,8 +13,9 @@ import moocore
 import numpy as np
 import optuna
 
+from dse.errors import EvaluationError
 from dse.model.pareto import as_min, reference_point
-from dse.model.study_model import EvaluationError, StudyModel
+from dse.model.study_model import StudyModel
 from dse.search.optuna_private import genetic_sampler
 from dse.search.samplers.factory import make_sampler, sampler_options
 from dse.search.stored import plain

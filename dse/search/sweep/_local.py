@@ -33,6 +33,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from dse.errors import WorkerDiedError
 from dse.model.study_model import StudyModel
 from dse.search.study.local_processes import (
     children_cpu_s,
@@ -41,7 +42,6 @@ from dse.search.study.local_processes import (
     start_method,
 )
 from dse.search.sweep.chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
-from dse.spec.errors import DseError
 
 #: Tasks sent ahead per worker: one running, one waiting, so a worker never waits for this
 #: process (busy with a chunk of its own when a result arrives).
@@ -56,10 +56,6 @@ MAX_CHUNKS_PER_TASK = 4
 MAX_WORKER_RESTARTS = 3
 #: Seconds a worker told to stop gets to exit before it is killed.
 STOP_GRACE_S = 10.0
-
-
-class WorkerDiedError(DseError):
-    """Local sweep workers kept dying (out of memory? killed?)."""
 
 
 @dataclass

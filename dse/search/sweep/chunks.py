@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dse.errors import DseError
 from dse.model.outcome import Outcome
 from dse.model.pareto import ParetoArchive, nondominated_mask
 from dse.model.study_model import StudyModel
-from dse.spec.errors import DseError
 from dse.spec.schema import CategoricalParam, IntParam, ParamSpec
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dse.errors import SweepError
 from dse.model.study_model import StudyModel
 from dse.search.storage import study_dir
 from dse.search.sweep.chunks import (
@@ -37,7 +38,6 @@ from dse.search.sweep.chunks import (
 )
 from dse.search.sweep.scheduler_address import check_scheduler
 from dse.spec.atomic import write_text_atomic
-from dse.spec.errors import DseError
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, ParamSpec
 
 SWEEP_FRONT_CSV = "sweep_front.csv"
@@ -47,17 +47,12 @@ __all__ = [
     "DEFAULT_CHUNK",
     "SWEEP_FRONT_CSV",
     "SWEEP_JSON",
-    "SweepError",
     "SweepResult",
     "grid_axes",
     "halton",
     "read_sweep",
     "sweep",
 ]
-
-
-class SweepError(DseError):
-    """A sweep cannot be set up (continuous parameter on a grid, bad sizes)."""
 
 
 @dataclass

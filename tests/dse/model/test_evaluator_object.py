@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from dse import api
+from dse.errors import ConformanceError, EvaluatorError
 from dse.model.registry import HOOKS, Evaluator, MetricInfo, builtin_evaluators, evaluator
-from dse.spec.errors import EvaluatorError
-from dse.testing import ConformanceError, check_evaluator
+from dse.testing import check_evaluator
 from tests.conftest import run_dse
 
 #: The hooks the engine uses anywhere (dse/ reads them from Evaluator's members only).

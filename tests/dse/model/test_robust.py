@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dse import api
+from dse.errors import SpecError
 from dse.model.robust import (
     Uncertain,
     evaluate_under,
@@ -16,7 +17,6 @@ from dse.model.robust import (
     robust_model,
     sample,
 )
-from dse.spec.errors import SpecError
 from tests.conftest import SPACES as ROOT_SPACES
 from tests.conftest import run_dse
 
@@ -203,7 +203,7 @@ def test_workload_assumption_is_vectorized(spec: Path, tmp_path: Path) -> None:
 
 
 def test_robust_needs_distributions(tmp_path: Path) -> None:
-    from dse.spec.errors import DseError
+    from dse.errors import DseError
 
     p = tmp_path / "plain.yaml"
     p.write_text(

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from dse import api
+from dse.errors import SpecError
 from dse.model.robust import RobustStudyModel
-from dse.spec.errors import SpecError
 from tests.conftest import run_dse
 from tests.dse.model.test_robust import SPEC
 

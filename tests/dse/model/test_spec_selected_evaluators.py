@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from dse import api
-from dse.spec.errors import SpecError
+from dse.errors import SpecError
 from dse.testing import check_evaluator
 from tests.conftest import ROOT, run_dse
 

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from dse.errors import DseError
 from dse.results.quality import front_hypervolume, hypervolume_history, igd_plus, reference_point
-from dse.spec.errors import DseError
 from tests.conftest import run_dse
 from tests.dse.search.test_sweep import _small_spec
 

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from dse import api
+from dse.errors import EvaluationError
 from dse.model.batched import evaluate_trials
 from dse.model.guarded import evaluate_trial
-from dse.model.study_model import EvaluationError
 from dse.search.samplers.plugin import sampler_of
 from dse.search.study.batch import BatchPlanner
 from dse.search.study.runner import run_study

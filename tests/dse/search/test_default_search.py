@@ -112,8 +112,8 @@ def _second_generation(spec: str) -> list[list[float]]:
 
 
 def test_ga_operators_are_named_in_the_spec(tmp_path) -> None:
+    from dse.errors import SpecError
     from dse.search.samplers.factory import GA_DEFAULTS
-    from dse.spec.errors import SpecError
 
     model = api.load(_with_search(tmp_path))
     sampler = make_sampler(model)

@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from dse import api
+from dse.errors import SpecError, StorageError
 from dse.search.storage import open_storage
 from dse.search.stored import STALE_ATTR, WORKER_ATTR
 from dse.search.study.recovery import recover_stale_trials
-from dse.spec.errors import SpecError, StorageError
 
 SPEC = {
     "study": "r",

@@ -13,7 +13,7 @@ import optuna
 import pandas as pd
 import pytest
 
-from dse.model.testing import ConformanceError
+from dse.errors import ConformanceError
 from dse.search.samplers.plugin import Sampler
 from dse.spec.schema import installed_samplers
 from dse.testing import check_sampler

@@ -11,8 +11,9 @@ from pathlib import Path
 import optuna
 import pytest
 
+from dse.errors import ConformanceError
 from dse.search.storage_plugin import backend_for, installed
-from dse.testing import ConformanceError, check_storage
+from dse.testing import check_storage
 from tests.cli.test_crash_resume import assert_exact, slow_spec
 from tests.conftest import run_dse
 

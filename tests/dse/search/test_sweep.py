@@ -11,10 +11,11 @@ import pytest
 import yaml
 
 from dse import api
+from dse.errors import SweepError
 from dse.model.pareto import nondominated_mask
 from dse.results.quality import front_hypervolume, reference_point
 from dse.search.study.warm_start import warm_start_designs
-from dse.search.sweep.sweep import SweepError, grid_axes, halton, sweep
+from dse.search.sweep.sweep import grid_axes, halton, sweep
 from tests.conftest import SPACES, run_dse
 
 SMALL_SPACE = {

@@ -24,9 +24,9 @@ import psutil
 import pytest
 
 from dse import api
+from dse.errors import WorkerDiedError
 from dse.search.sweep import _local as sweep_local
 from dse.search.sweep import chunks as sweep_chunks
-from dse.search.sweep._local import WorkerDiedError
 from dse.search.sweep.chunks import CHUNKS_DIR
 from dse.search.sweep.sweep import sweep
 from tests.conftest import run_dse
