@@ -27,7 +27,10 @@ sys.path.insert(0, root)
 import objectives
 assert objectives.__file__.startswith(root), objectives.__file__
 from dse import api
-from dse.search.sweep import _sample_chunks
+try:
+    from dse.search.sweep.sweep import _sample_chunks
+except ImportError:  # a checkout from before dse/search/sweep/
+    from dse.search.sweep import _sample_chunks
 model = api.load(sys.argv[2])
 chunks = [p for _, p in _sample_chunks(dict(model.spec.space), int(sys.argv[3]), 65536, 0)]
 def all_three(p):

@@ -31,7 +31,10 @@ sys.path.insert(0, root)
 import objectives
 assert objectives.__file__.startswith(root), objectives.__file__
 from dse import api
-from dse.search.sweep import _sample_chunks
+try:
+    from dse.search.sweep.sweep import _sample_chunks
+except ImportError:  # a checkout from before dse/search/sweep/
+    from dse.search.sweep import _sample_chunks
 specs = sorted(glob.glob(root + "/spaces/*.yaml"))
 specs += sorted(glob.glob(root + "/spaces/paper/*.yaml"))
 res = {}

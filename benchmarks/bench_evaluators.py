@@ -22,7 +22,7 @@ from typing import Any
 
 from dse import api
 from dse.model.study_model import StudyModel
-from dse.search.sweep import _sample_chunks
+from dse.search.sweep.sweep import _sample_chunks
 
 #: The clock: wall time, or this process's CPU time (``--cpu``: the per-core figure on a
 #: machine busy with other work, where wall time counts the other work's share too).

@@ -10,7 +10,7 @@ fraction of the reference front's hypervolume, with the same reference point:
   front's hypervolume in closed form, reference point the specs' thresholds (1.1 each).
 
 pymoo's NSGA-II at equal evaluations is the outside reference. ``default`` is the engine's
-default search (``sampler: nsga2`` without options, dse.search.samplers.GA_DEFAULTS);
+default search (``sampler: nsga2`` without options, dse.search.samplers.factory.GA_DEFAULTS);
 ``nsga2-optuna`` is Optuna's own NSGA-II defaults.
 
 Samplers whose choice does not depend on trials still running (NSGA-II/III within a generation,
@@ -46,8 +46,8 @@ from dse import api
 from dse.model.outcome import Outcome
 from dse.model.study_model import StudyModel
 from dse.results.quality import front_hypervolume, hypervolume_history, reference_point
-from dse.search.samplers import distribution, make_sampler, sampler_options
-from dse.search.sweep import warm_start_designs
+from dse.search.samplers.factory import distribution, make_sampler, sampler_options
+from dse.search.study.warm_start import warm_start_designs
 from dse.spec.schema import SearchSpec
 
 CHECKPOINTS = [100, 250, 500, 1000, 2000, 4000]
@@ -168,7 +168,7 @@ def run_pymoo(model: StudyModel, seed: int, evaluations: int, *, pop: int = 50) 
     from pymoo.core.problem import Problem
     from pymoo.optimize import minimize
 
-    from dse.search.sweep import _from_unit
+    from dse.search.sweep.sweep import _from_unit
 
     space = dict(model.spec.space)
     names = list(space)

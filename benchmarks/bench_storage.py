@@ -1,6 +1,6 @@
 """Benchmark 2: storage overhead per trial (in-memory, journal file, SQLite).
 
-Runs the runner's own trial path (``dse.search.runner.run_trial``: ask, evaluate, one user
+Runs the runner's own trial path (``dse.search.study.runner.run_trial``: ask, evaluate, one user
 attribute per metric, constraints, tell) with a trivial custom evaluator that returns ``--metrics``
 constants (78 is what ``spaces/litegpu.yaml`` records per trial), a random sampler, and each
 storage. Evaluation costs microseconds, so the time per trial is the storage and Optuna overhead.
@@ -19,9 +19,9 @@ from pathlib import Path
 import optuna
 
 from dse import api
-from dse.search.runner import run_trial
-from dse.search.samplers import distribution
+from dse.search.samplers.factory import distribution
 from dse.search.storage import open_storage
+from dse.search.study.runner import run_trial
 
 EVALUATOR = """
 def trivial(design):

@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dse.model.load import load  # noqa: E402
-from dse.search.sweep import DEFAULT_CHUNK, sweep  # noqa: E402
-from dse.search.sweep_chunks import SweepPlan, evaluate_chunk  # noqa: E402
+from dse.search.sweep.chunks import SweepPlan, evaluate_chunk  # noqa: E402
+from dse.search.sweep.sweep import DEFAULT_CHUNK, sweep  # noqa: E402
 
 SPEC = ROOT / "spaces" / "litegpu.yaml"
 #: What docs/search.md advises for `dask worker` processes running sweep chunks.
@@ -226,7 +226,7 @@ def main() -> None:
     )
     print(f"Each pair of runs, sweep s with --jobs 1/2, in order: {per_run}.")
     if args.scaling == "grid":
-        from dse.search.sweep import grid_axes
+        from dse.search.sweep.sweep import grid_axes
 
         axes = grid_axes(dict(model.spec.space))
         total = 1

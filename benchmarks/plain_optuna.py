@@ -20,8 +20,8 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
 from dse.model.load import load
-from dse.search.samplers import make_sampler, sampler_options
-from dse.search.sweep import warm_start_designs
+from dse.search.samplers.factory import make_sampler, sampler_options
+from dse.search.study.warm_start import warm_start_designs
 from dse.spec.schema import CategoricalParam, IntParam
 
 

@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dse.errors import DseError, Problem, SpecError
 from dse.model.load import check, evaluate, load, load_for_evaluate, lock_dict
 from dse.model.study_model import StudyModel
 from dse.results.counts import counts_line, trial_counts
 from dse.results.run_result import NothingToRun, RunResult, write_run_records
-from dse.spec.errors import DseError, Problem, SpecError
 
 if TYPE_CHECKING:
     import optuna
@@ -31,15 +31,15 @@ if TYPE_CHECKING:
 
     from dse.inspect.report import ReportResult
     from dse.results.quality import QualityReport
-    from dse.search.runner import Progress
     from dse.search.stored import RecordedStudy
-    from dse.search.sweep import SweepResult
+    from dse.search.study.runner import Progress
+    from dse.search.sweep.sweep import SweepResult
 
 
 def validate(spec: str | Path) -> tuple[StudyModel | None, list[Problem]]:
     """Every problem of a spec in one pass, sorted by line (``dse validate``): schema, presets,
     evaluators, metric names, constraints and sampler options. Nothing is created."""
-    from dse.search.preflight import preflight
+    from dse.search.study.preflight import preflight
 
     model, problems = check(spec)
     if model is not None:
@@ -65,11 +65,11 @@ def run(
     runs nothing, and the result's ``note`` says so (also as a :class:`NothingToRun` warning).
     ``on_begin(finished_before, total)`` runs once the study is open and its spec accepted
     (the CLI starts its progress bar there, so a refused run never shows one). ``worker``
-    options go to :func:`dse.search.workers.run_worker`, the one run path of ``dse run``,
+    options go to :func:`dse.search.study.workers.run_worker`, the one run path of ``dse run``,
     ``--jobs`` and ``dse worker`` (seed_offset, heartbeat_s, should_stop, ...).
     """
-    from dse.search import workers
-    from dse.search.preflight import preflight
+    from dse.search.study import workers
+    from dse.search.study.preflight import preflight
 
     model = spec_or_model if isinstance(spec_or_model, StudyModel) else load(spec_or_model)
     preflight(model, storage=storage)  # before anything is created
@@ -100,8 +100,8 @@ def run_jobs(
     as in :func:`dse.model.load.load` (the spec's ``robust:`` otherwise); once
     ``should_stop()`` the workers give their trials back and stop, and the records are
     written as the study stands."""
-    from dse.search import workers
-    from dse.search.preflight import preflight
+    from dse.search.study import workers
+    from dse.search.study.preflight import preflight
 
     model = load(spec, robust=robust)
     preflight(model, storage=storage)
@@ -130,9 +130,9 @@ def run_worker(
     **options: Any,
 ) -> tuple[optuna.Study, int]:
     """``dse worker``: join the spec's study and run until its study-wide total; ``options``
-    go to ``dse.search.workers.run_worker``. Returns the study and that total."""
-    from dse.search import workers
-    from dse.search.preflight import preflight
+    go to ``dse.search.study.workers.run_worker``. Returns the study and that total."""
+    from dse.search.study import workers
+    from dse.search.study.preflight import preflight
 
     model = load(spec, robust=robust)
     preflight(model, storage=options.get("storage"))
@@ -234,10 +234,10 @@ def sweep(
     on_progress: Callable[[int, int, int], None] | None = None,
 ) -> SweepResult:
     """``dse sweep``: the whole grid (or ``samples`` quasi-random designs) in vectorized chunks,
-    recording the exact feasible front (:func:`dse.search.sweep.sweep`). A spec path is
+    recording the exact feasible front (:func:`dse.search.sweep.sweep.sweep`). A spec path is
     loaded with its nominal assumptions (``load(spec, nominal=True)``)."""
-    from dse.search.sweep import DEFAULT_CHUNK
-    from dse.search.sweep import sweep as _sweep
+    from dse.search.sweep.sweep import DEFAULT_CHUNK
+    from dse.search.sweep.sweep import sweep as _sweep
 
     model = spec if isinstance(spec, StudyModel) else load(spec, nominal=True)
     return _sweep(

@@ -92,11 +92,13 @@ def _run(args: list[str], folder: Path, where: str) -> None:
     assert "Traceback" not in res.stderr, f"{where}:\n{res.stderr[-3000:]}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [b for b in RUN if b.lang != "python"], ids=lambda b: b.where)
 def test_shell_block_runs(block: Block, fresh: Path) -> None:
     _run(["bash", "-euo", "pipefail", "-c", block.code], fresh, block.where)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "page",
     sorted({b.page for b in RUN if b.lang == "python"}),

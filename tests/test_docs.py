@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 
+@pytest.mark.slow
 def test_mkdocs_builds_strict(tmp_path: Path) -> None:
     site = tmp_path / "site"
     res = subprocess.run(

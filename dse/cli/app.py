@@ -23,7 +23,8 @@ from dse.cli.options import (
     SpecArg,
     StorageOpt,
 )
-from dse.spec.errors import DseError, SpecError, shorten
+from dse.errors import DseError, SpecError
+from dse.spec.messages import shorten
 
 app = typer.Typer(
     help="Declarative design-space explorer for AI clusters.",

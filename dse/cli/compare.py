@@ -53,8 +53,8 @@ def compare_command(
     Feasibility and violated constraints first, then the objectives, then every metric with
     its unit. --set values apply to every design."""
     from dse import api
+    from dse.errors import DesignError
     from dse.inspect.compare import to_csv
-    from dse.spec.errors import DesignError
 
     evaluated, rows = api.compare(designs, labels=label, sets=set_, metrics=metric)
     if csv_path is not None and str(csv_path) == "-":

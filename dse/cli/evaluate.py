@@ -10,7 +10,7 @@ import typer
 
 from dse.cli.console import out
 from dse.cli.options import JsonOpt, SetOpt, SpecArg
-from dse.spec.errors import DseError
+from dse.errors import DseError
 
 #: Bounded work for --simulate: runs are vectorized, so memory grows with runs x years.
 MAX_RUNS = 1_000_000

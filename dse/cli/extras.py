@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from dse.spec.errors import DseError
-
-
-class MissingExtra(DseError):
-    """A command needs an optional dependency that is not installed (exit 2)."""
+from dse.errors import MissingExtra
 
 
 def require(extra: str, module: str, what: str) -> None:

@@ -41,8 +41,8 @@ def run_command(
     import warnings
 
     from dse import api
-    from dse.search.local_processes import jobs_problem
-    from dse.spec.errors import DseError
+    from dse.errors import DseError
+    from dse.search.study.local_processes import jobs_problem
 
     why = jobs_problem(jobs)
     if why:  # before the spec is read: nothing is made

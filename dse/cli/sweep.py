@@ -1,4 +1,4 @@
-"""``dse sweep SPEC``: the vectorized sweep of :mod:`dse.search.sweep`, with its progress."""
+"""``dse sweep SPEC``: the vectorized sweep of :mod:`dse.search.sweep.sweep`, with its progress."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import typer
 from dse.cli.options import JsonOpt, ProgressOpt
 
 if TYPE_CHECKING:
-    from dse.search.sweep import SweepResult
+    from dse.search.sweep.sweep import SweepResult
 
-#: dse.search.sweep.DEFAULT_CHUNK, repeated so that ``dse --help`` needs no numpy (a test
+#: dse.search.sweep.sweep.DEFAULT_CHUNK, repeated so that ``dse --help`` needs no numpy (a test
 #: checks that the two agree).
 DEFAULT_CHUNK = 1 << 17
 
@@ -51,12 +51,12 @@ def sweep_command(
     from dse.cli.console import note
     from dse.cli.progress import Progress
     from dse.search.storage import check_study_dir
-    from dse.search.sweep import space_size
+    from dse.search.sweep.sweep import space_size
 
     _check_options(grid=grid, samples=samples, jobs=jobs, scheduler=scheduler)
     model = api.load(spec, nominal=True)
     if scheduler is not None:  # one line, before anything is said or made
-        from dse.search.scheduler_address import check_scheduler
+        from dse.search.sweep.scheduler_address import check_scheduler
 
         check_scheduler(scheduler)
     check_study_dir(model.spec.study)
@@ -99,11 +99,11 @@ def sweep_command(
 
 def _check_options(*, grid: bool, samples: int | None, jobs: int, scheduler: str | None) -> None:
     """One line for options that cannot go together, before the spec is even read."""
-    from dse.search.sweep import SweepError
+    from dse.errors import SweepError
 
     if grid and samples is not None:
         raise SweepError("give either --grid or --samples N, not both")
-    from dse.search.local_processes import jobs_problem
+    from dse.search.study.local_processes import jobs_problem
 
     why = jobs_problem(jobs)
     if why:

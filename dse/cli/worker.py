@@ -1,4 +1,4 @@
-"""``dse worker SPEC``: one worker process on a shared study (see :mod:`dse.search.workers`)."""
+"""``dse worker SPEC``: one worker process on a shared study (:mod:`dse.search.study.workers`)."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ def worker_command(
     total is reached; run one per core, on as many hosts as share the storage."""
     from dse import api
     from dse.cli.console import note, optuna_logging, progress_line, verbosity
-    from dse.search.recovery import finished_count
-    from dse.search.workers import WorkerProgress, progress_hooks
+    from dse.search.study.recovery import finished_count
+    from dse.search.study.workers import WorkerProgress, progress_hooks
 
     optuna_logging()
     if parent is not None:

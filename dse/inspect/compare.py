@@ -18,9 +18,9 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dse.errors import DesignError
 from dse.inspect.design import design_view, select_metrics
 from dse.model.load import evaluate, load_for_evaluate
-from dse.spec.errors import DesignError
 
 SEP = "::"
 

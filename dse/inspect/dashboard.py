@@ -31,6 +31,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import yaml
 from optuna_dashboard import save_note, save_plotly_graph_object, wsgi
 
+from dse.errors import DseError
 from dse.inspect.dashboard_front import feasible_front_app
 from dse.inspect.formatting import fmt
 from dse.inspect.study_view import (
@@ -48,7 +49,6 @@ from dse.search import optuna_private
 from dse.search.optuna_private import storage_of
 from dse.search.optuna_private import study_id as private_study_id
 from dse.search.optuna_private import trial_id as private_trial_id
-from dse.spec.errors import DseError
 
 FRONT_FIGURE_ID = "dse-feasible-pareto-front"
 PARAMETER_FIGURE_ID = "dse-objectives-by-parameter"

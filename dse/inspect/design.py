@@ -12,8 +12,9 @@ import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from dse.errors import DesignError
 from dse.model import outcome
-from dse.spec.errors import DesignError, did_you_mean
+from dse.spec.messages import did_you_mean
 
 
 def select_metrics(names: Sequence[str], patterns: Iterable[str] | None) -> list[str]:

@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from dse.errors import DseError
 from dse.model.robust import Uncertain, evaluate_under, vectorizable
 from dse.model.study_model import StudyModel
-from dse.spec.errors import DseError, choices_text
+from dse.spec.messages import choices_text
 
 __all__ = [
     "METHODS",

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 import yaml
 from plotly.offline import get_plotlyjs
 
+from dse.errors import DseError
 from dse.inspect.formatting import fmt
 from dse.inspect.global_sensitivity import global_html
 from dse.inspect.param_figures import (
@@ -42,7 +43,6 @@ from dse.inspect.study_view import (
 )
 from dse.search.storage import existing_study_dir
 from dse.spec.atomic import write_text_atomic
-from dse.spec.errors import DseError
 
 REPORT_FILE = "report.html"
 MAX_TITLE_NUMBERS = 20  # front trial numbers listed in the figure title up to this many

@@ -13,8 +13,8 @@ from typing import Any
 import optuna
 
 from dse.results.records import front_frame, trials_frame
-from dse.search.recovery import counts_toward_total
 from dse.search.stored import STALE_ATTR, WORKER_ATTR, open_study
+from dse.search.study.recovery import counts_toward_total
 
 
 def study_status(

@@ -25,11 +25,11 @@ import numpy as np
 import optuna
 import pandas as pd
 
+from dse.errors import DseError
 from dse.results.quality import HypervolumeBasis, hypervolume_history, study_basis
 from dse.results.records import front_frame, trials_frame
 from dse.search.storage import existing_study_dir
 from dse.search.stored import open_study
-from dse.spec.errors import DseError
 
 MIN_IMPORTANCE_TRIALS = 8
 

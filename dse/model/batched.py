@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from dse.errors import EvaluationError
 from dse.model.guarded import evaluate_trial
 from dse.model.outcome import Outcome
-from dse.model.study_model import EvaluationError, StudyModel
+from dse.model.study_model import StudyModel
 
 #: What a trial gets: its outcome, or the error that fails it.
 Result = Outcome | EvaluationError

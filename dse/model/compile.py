@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from dse.errors import EvaluatorError, ExprError, Problem, SpecError
 from dse.model.context import nominal_fixed, resolved_context, resolvers_of
 from dse.model.param_ranges import merge_probe_problems, param_range_problems
 from dse.model.probe import BATCH, ProbeFailed, ProbeTimeout, probe
@@ -20,14 +21,8 @@ from dse.model.study_model import (
     midpoint,
 )
 from dse.model.uncertain import check_paths
-from dse.spec.errors import (
-    EvaluatorError,
-    Problem,
-    SpecError,
-    choices_text,
-    did_you_mean,
-)
-from dse.spec.expr import ExprError, parse_expr
+from dse.spec.expr import parse_expr
+from dse.spec.messages import choices_text, did_you_mean
 from dse.spec.schema import LoadedSpec
 
 

@@ -12,16 +12,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from dse.errors import Problem, UncertainError
 from dse.model.quiet_stdout import stdout_to_stderr
 from dse.model.registry import Evaluator
 from dse.model.study_model import (
     apply_dotted,
 )
-from dse.model.uncertain import UncertainError, extract_uncertain
-from dse.spec.errors import (
-    Problem,
-    shorten,
-)
+from dse.model.uncertain import extract_uncertain
+from dse.spec.messages import shorten
 from dse.spec.schema import LoadedSpec
 
 

@@ -15,13 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from dse.errors import EvaluationError, EvaluationTimeout
 from dse.model.deadline import CallFailed, DeadlineCaller, DeadlineExceeded
 from dse.model.outcome import Outcome
-from dse.model.study_model import EvaluationError, StudyModel
-
-
-class EvaluationTimeout(EvaluationError):
-    """The evaluation ran past ``search.trial_timeout_s``; the design is not tried again."""
+from dse.model.study_model import StudyModel
 
 
 def evaluate_trial(model: StudyModel, params: Mapping[str, Any]) -> Outcome:

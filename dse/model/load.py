@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from dse.errors import Problem, SpecError
 from dse.model.compile import collect_model, compile_spec, select_evaluators
 from dse.model.robust import robust_model
 from dse.model.study_model import StudyModel, check_params, split_sets
 from dse.spec.collect import collect_spec, load_spec
-from dse.spec.errors import Problem, SpecError
 from dse.spec.schema import LoadedSpec
 
 __all__ = ["check", "evaluate", "load", "load_for_evaluate", "lock_dict"]

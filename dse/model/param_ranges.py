@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dse.errors import Problem
 from dse.model.registry import Evaluator
-from dse.spec.errors import Problem, short_repr
+from dse.spec.messages import short_repr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec
 
 #: A point inside a continuous range, away from round numbers (a golden-section point).

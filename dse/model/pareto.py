@@ -9,7 +9,7 @@ from typing import Any
 import moocore
 import numpy as np
 
-from dse.spec.errors import DseError
+from dse.errors import DseError
 
 #: The reference point's margin past the nadir, as a fraction of the front's range.
 REF_MARGIN = 0.1

@@ -22,7 +22,7 @@ import numpy as np
 from dse.model.deadline import CallFailed, DeadlineExceeded, call_with_deadline
 from dse.model.exit_guard import exit_raises
 from dse.model.quiet_stdout import stdout_to_stderr
-from dse.spec.errors import short_repr
+from dse.spec.messages import short_repr
 
 #: The probe's time limit when the spec sets no ``search.trial_timeout_s``: a model's midpoint
 #: design is one trial, and a probe that takes longer is better told than waited for.

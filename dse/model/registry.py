@@ -16,10 +16,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from dse.errors import EvaluatorError
 from dse.model.probe import hook_problem
 from dse.model.quiet_stdout import stdout_to_stderr
 from dse.spec.entry_points import installed_entry_points, load_entry_point
-from dse.spec.errors import EvaluatorError, choices_text, did_you_mean, short_repr
+from dse.spec.messages import choices_text, did_you_mean, short_repr
 
 ENTRY_POINT_GROUP = "dse.evaluators"
 F = TypeVar("F", bound=Callable[..., Any])

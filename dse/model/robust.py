@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from dse.model.study_model import EvaluationError, StudyModel, midpoint
+from dse.errors import DesignError, DseError, EvaluationError
+from dse.model.study_model import StudyModel, midpoint
 from dse.model.uncertain import (
     DISTRIBUTIONS,
     Uncertain,
@@ -27,7 +28,6 @@ from dse.model.uncertain import (
     extract_uncertain,
     sample,
 )
-from dse.spec.errors import DesignError, DseError
 
 __all__ = [
     "DISTRIBUTIONS",

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from dse.errors import DseError
 from dse.model.study_model import StudyModel
-from dse.spec.errors import DseError
 
 
 def simulation_summary(

@@ -12,27 +12,18 @@ from typing import Any
 
 import numpy as np
 
+from dse.errors import DesignError, DseError, EvaluationError, YamlReadError
 from dse.model.exit_guard import ExitCalled, exit_raises
 from dse.model.quiet_stdout import stdout_to_stderr
 from dse.model.registry import Evaluator, MetricInfo
-from dse.spec.errors import (
-    DesignError,
-    DseError,
-    choices_text,
-    did_you_mean,
-    short_repr,
-)
+from dse.spec import safe_yaml
 from dse.spec.expr import Expr
+from dse.spec.messages import choices_text, did_you_mean, short_repr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec, ParamSpec
-from objectives import safe_yaml
 
 #: Every evaluated design carries a fresh scratch dict under this key, so evaluators that call
 #: one another (a TCO model needing the performance model) can compute shared parts once.
 MEMO_KEY = "_memo"
-
-
-class EvaluationError(Exception):
-    """An evaluator raised or returned something unusable; fails the trial, never the study."""
 
 
 @dataclass
@@ -181,10 +172,10 @@ _UNBOUNDED = ("nested deeper", "nested too deeply", "recursive alias", "once ali
 
 def parse_value(text: str) -> Any:
     """A ``--set`` value: YAML scalar typing (``8`` int, ``0.1`` float, ``abc`` str), read by
-    the guarded reader (objectives.safe_yaml): bounded depth and alias expansion."""
+    the guarded reader (dse.spec.safe_yaml): bounded depth and alias expansion."""
     try:
         return safe_yaml.parse(text, "--set").data
-    except safe_yaml.YamlReadError as exc:
+    except YamlReadError as exc:
         if any(word in exc.message for word in _UNBOUNDED):
             raise DesignError(f"--set value {short_repr(text)}: {exc.message}") from None
         return text

@@ -17,12 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from dse.errors import ConformanceError, EvaluatorError
 from dse.model.registry import Evaluator
-from dse.spec.errors import EvaluatorError
-
-
-class ConformanceError(AssertionError):
-    """An evaluator breaks the contract; the message says which rule and which metric."""
 
 
 def check_evaluator(

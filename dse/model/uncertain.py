@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from dse.spec.errors import DseError, choices_text
+from dse.errors import UncertainError
+from dse.spec.messages import choices_text
 
 __all__ = [
     "DISTRIBUTIONS",
     "Uncertain",
-    "UncertainError",
     "check_paths",
     "extract_uncertain",
     "sample",
@@ -48,15 +48,6 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "triangular": ("low", "mode", "high"),
 }
 _Z = NormalDist()
-
-
-class UncertainError(DseError):
-    """A distribution in ``fixed`` is malformed (carries the spec location)."""
-
-    def __init__(self, loc: tuple[str, ...], message: str) -> None:
-        self.loc = loc
-        self.message = message
-        super().__init__(f"{'.'.join(loc)}: {message}")
 
 
 @dataclass(frozen=True)

@@ -58,8 +58,8 @@ def write_run_records(
     """Write the study's records (trials, front) under ``studies/<study>/`` and count what the
     run added; a run that added nothing warns :class:`NothingToRun` at the caller's caller."""
     from dse.results.records import write_records
-    from dse.search.recovery import finished_count
     from dse.search.storage import study_dir
+    from dse.search.study.recovery import finished_count
 
     directory = study_dir(model.spec.study, create=True)
     df, front = write_records(

@@ -12,8 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from dse.errors import Problem, StudyDamagedError
 from dse.search import optuna_private
-from dse.spec.errors import Problem, StudyDamagedError, short_repr
+from dse.spec.messages import short_repr
 
 #: Optuna's journal op codes (optuna.storages.journal JournalOperation, Optuna 5: 0..10).
 OP_CODES = optuna_private.journal_op_codes()

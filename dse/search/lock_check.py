@@ -18,7 +18,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from dse import __version__
-from dse.spec.errors import Problem, short_repr
+from dse.errors import Problem
+from dse.spec.messages import short_repr
 from dse.spec.schema import StudySpec
 from dse.spec.yamlio import LineMap
 

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 from optuna.storages import RDBStorage
 
+from dse.errors import StorageError
 from dse.search.journal_file import flocked
-from dse.spec.errors import StorageError
 
 T = TypeVar("T")
 

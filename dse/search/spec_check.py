@@ -9,8 +9,8 @@ from typing import Any
 
 import optuna
 
+from dse.errors import SpecMismatchError
 from dse.search.stored import META_KEY, plain
-from dse.spec.errors import SpecMismatchError
 
 #: Keys that may differ between workers of one study: how each reaches the storage, the
 #: total each is asked to reach (raising it extends the study), and the warm start.

@@ -23,17 +23,12 @@ import optuna
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages import JournalStorage, RDBStorage
 
+from dse.errors import StorageError, StudyNotFoundError
 from dse.search import optuna_private, optuna_private_rdb
 from dse.search.journal_file import JournalFileStorage
 from dse.search.rdb_storage import BatchedRDBStorage
 from dse.search.storage_reach import hide_password
-from dse.spec.errors import (
-    StorageError,
-    StudyNotFoundError,
-    choices_text,
-    did_you_mean,
-    shorten,
-)
+from dse.spec.messages import choices_text, did_you_mean, shorten
 from dse.spec.schema import STUDY_NAME_PATTERN
 
 JOURNAL_FILE = "journal.log"

@@ -19,9 +19,9 @@ from typing import Any
 
 import optuna
 
+from dse.errors import StorageError
 from dse.model.registry import import_object
 from dse.spec.entry_points import installed_entry_points, load_entry_point, wrap_plugin
-from dse.spec.errors import StorageError
 
 STORAGE_GROUP = "dse.storages"
 #: The schemes dse itself serves (checked by dse.search.storage, not by a plug-in).

@@ -10,16 +10,16 @@ from optuna.exceptions import UpdateFinishedTrialError
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
-from dse.model.testing import ConformanceError
+from dse.errors import ConformanceError
 from dse.search.optuna_private import storage_of, study_id, suggest, trial_id
-from dse.search.recovery import FINISHED, claim_trials, enqueue_trials, study_load
 from dse.search.storage import batched, claim_lock, flush, open_storage, storage_problem, sync
 from dse.search.storage_plugin import backend_for
 from dse.search.stored import METRICS_ATTR, WORKER_ATTR
+from dse.search.study.recovery import FINISHED, claim_trials, enqueue_trials, study_load
 
 
 def check_storage(url: str, *, study: str = "dse-storage-check") -> None:
-    """Raise :class:`~dse.testing.ConformanceError` naming the first rule ``url``'s backend
+    """Raise :class:`~dse.errors.ConformanceError` naming the first rule ``url``'s backend
     breaks. ``url`` must name an empty location the check may write (a study is created).
 
     Checked: a backend serves the URL and finds no problem with it; ``open`` returns an Optuna

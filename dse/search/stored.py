@@ -13,19 +13,13 @@ import optuna
 import yaml
 
 from dse import __version__
+from dse.errors import Problem, SpecError, StorageError, StudyDamagedError, StudyNotFoundError
 from dse.model.outcome import Outcome, feasible
 from dse.search import journal_lines, journal_read, lock_check
 from dse.search.storage import existing_study_dir, open_storage, storage_problem
 from dse.search.storage_reach import hide_password, reach_problem
 from dse.spec.atomic import write_text_atomic
-from dse.spec.errors import (
-    Problem,
-    SpecError,
-    StorageError,
-    StudyDamagedError,
-    StudyNotFoundError,
-    short_repr,
-)
+from dse.spec.messages import short_repr
 from dse.spec.yamlio import LineMap, load_yaml
 
 LOCK_FILE = "spec.lock.yaml"

@@ -1,2 +1,2 @@
 """Layer 1: the study spec: schema (pydantic), YAML with line numbers, constraint expressions,
-errors. Imports nothing else from ``dse``."""
+message words. Imports nothing else from ``dse`` but ``dse.errors``."""

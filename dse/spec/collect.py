@@ -10,7 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from dse.spec.errors import Problem, SpecError, choices_text
+from dse.errors import Problem, SpecError
+from dse.spec.messages import choices_text
 from dse.spec.pydantic_errors import pydantic_problems
 from dse.spec.ranges import range_problems
 from dse.spec.schema import LoadedSpec, StudySpec

@@ -8,7 +8,7 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from dse.spec.errors import DseError, EvaluatorError
+from dse.errors import DseError, EvaluatorError
 
 
 @cache

@@ -21,12 +21,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from dse.spec.errors import shorten
-
-
-class ExprError(ValueError):
-    """An expression uses something other than the allowed grammar."""
-
+from dse.errors import ExprError
+from dse.spec.messages import shorten
 
 _BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,

@@ -7,7 +7,8 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from dse.spec.errors import Problem, choices_text, did_you_mean, short_repr
+from dse.errors import Problem
+from dse.spec.messages import choices_text, did_you_mean, short_repr
 from dse.spec.schema import (
     CategoricalParam,
     FloatParam,

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dse.spec.errors import Problem, short_repr
+from dse.errors import Problem
+from dse.spec.messages import short_repr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec, SamplerRef
 from dse.spec.yamlio import Loc
 

@@ -23,8 +23,9 @@ from pydantic import (
     Tag,
 )
 
+from dse.errors import Problem
 from dse.spec.entry_points import installed_entry_points
-from dse.spec.errors import Problem, choices_text, did_you_mean
+from dse.spec.messages import choices_text, did_you_mean
 from dse.spec.yamlio import LineMap, Loc
 
 STUDY_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
@@ -131,7 +132,7 @@ class ObjectiveSpec(_Model):
     )
 
 
-#: Entry-point group of samplers (dse.search.sampler_plugin): the built-ins and installed ones.
+#: Entry-point group of samplers (dse.search.samplers.plugin): the built-ins and installed ones.
 SAMPLER_GROUP = "dse.samplers"
 
 

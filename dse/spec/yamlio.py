@@ -1,6 +1,6 @@
 """Reading a YAML file for the engine (specs, lock files) with the line of every key, so errors
 can point at it. The guards themselves (file type, byte cap, encoding, depth, aliases,
-duplicate keys) are the distribution's one reader, :mod:`objectives.safe_yaml`, which the
+duplicate keys) are the distribution's one reader, :mod:`dse.spec.safe_yaml`, which the
 preset loader uses too; this module turns its errors into :class:`SpecError` problems."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dse.spec.errors import Problem, SpecError
-from objectives.safe_yaml import YamlDoc, YamlReadError, parse, read_yaml
+from dse.errors import Problem, SpecError, YamlReadError
+from dse.spec.safe_yaml import YamlDoc, parse, read_yaml
 
 Loc = tuple[str | int, ...]
 

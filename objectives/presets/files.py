@@ -16,9 +16,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from objectives import safe_yaml
+from dse.errors import YamlReadError
+from dse.spec import safe_yaml
+from dse.spec.safe_yaml import YamlDoc
 from objectives.presets.schema import PresetError, PresetProblem
-from objectives.safe_yaml import YamlDoc, YamlReadError
 
 ENV_VAR = "DSE_PRESETS"
 SPEC_FOLDER = "presets"

@@ -163,7 +163,7 @@ def run_job(job: Job, scratch: str, user_sets: list[str], presets: str | None) -
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # this worker process's own logging
     from dse.results.quality import front_hypervolume
-    from dse.search.sweep import sweep
+    from dse.search.sweep.sweep import sweep
 
     t0 = time.process_time()
     model = api.load(class_spec(job, Path(scratch)), sets=_sets(job, user_sets))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from objectives.safe_yaml import MAX_FILE_BYTES
+from dse.spec.safe_yaml import MAX_FILE_BYTES
 from tests.cli.inprocess import run_in_process
 from tests.cli.test_bad_spec_corpus import (
     BOMB,

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dse.spec.expr import ExprError, parse_expr
+from dse.errors import ExprError
+from dse.spec.expr import parse_expr
 from tests.conftest import SPACES, run_dse
 
 

@@ -13,7 +13,7 @@ import yaml
 
 from dse import api
 from dse.model.load import load
-from dse.search.sweep import sweep
+from dse.search.sweep.sweep import sweep
 from tests.conftest import SPACES, run_dse
 
 LITE_DESIGN = [

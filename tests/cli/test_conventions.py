@@ -94,7 +94,7 @@ def test_enums_match_the_engines_lists() -> None:
     from dse.cli.sweep import DEFAULT_CHUNK
     from dse.inspect.global_sensitivity import METHODS
     from dse.model.robust import STATISTICS
-    from dse.search import sweep
+    from dse.search.sweep import sweep
 
     assert [s.value for s in Statistic] == list(STATISTICS)
     assert {m.value for m in SensitivityMethod} == {*METHODS, "tornado"}

@@ -44,6 +44,7 @@ def _faults(*argv: str, **env: str) -> int:
     return int(out.stdout)
 
 
+@pytest.mark.slow
 @linux_glibc
 def test_reused_arrays_do_not_fault_again() -> None:
     # 5 x 3 arrays of 512 pages: most fault again under glibc's defaults, none with the setting
@@ -51,6 +52,7 @@ def test_reused_arrays_do_not_fault_again() -> None:
     assert _faults("keep", DSE_KEEP_MALLOC="1") > 2000
 
 
+@pytest.mark.slow
 @linux_glibc
 def test_importing_objectives_leaves_the_allocator_alone() -> None:
     # a library import must not change the host process: glibc's defaults fault again

@@ -1,6 +1,7 @@
-"""The engine's layering (docs/architecture in DESIGN: spec -> model -> search -> results ->
-inspect -> cli): every import in ``dse/``, function-level ones included, points down or
-sideways within a layer, and no chain of imports comes back to where it started."""
+"""The engine's layering (spec -> model -> search -> results -> inspect -> cli, as
+docs/architecture.md draws it): every import in ``dse/``, function-level ones included, points
+down or sideways within a layer, none reaches the domain (``objectives/``), and no chain of
+imports, through the engine or the domain, comes back to where it started."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ DSE = ROOT / "dse"
 #: Layer rank per top-level part of ``dse``; a module may import only ranks <= its own.
 #: ``dse`` itself (the package, holding ``__version__``) is importable from anywhere; ``api``
 #: is the public facade over every layer, imported only by the CLI; ``testing`` re-exports
-#: ``dse.model.testing`` and ``dse.search.testing``.
+#: ``dse.model.testing`` and ``dse.search.samplers.testing``.
 LAYERS = {"spec": 0, "model": 1, "search": 2, "testing": 2, "results": 3, "inspect": 4}
 LAYERS |= {"api": 5, "cli": 6, "__main__": 7}
 #: ``heap`` is process set-up (the allocator), importing no other dse module.
 LAYERS |= {"heap": 0}
+#: ``errors`` holds every exception type; it imports only ``dse.spec.messages``.
+LAYERS |= {"errors": 0}
 
 
 def module_name(path: Path) -> str:
@@ -113,8 +116,68 @@ def test_checker_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
     assert find_cycle({"a": ["b"], "b": ["c"], "c": []}) is None
     probe = tmp_path / "probe.py"
     probe.write_text(
-        "def f():\n    from dse.search import runner\n    from ..results import records\n"
+        "def f():\n    from dse.search.study import runner\n    from ..results import records\n"
     )
     found = imports_of(probe, "dse.model.probe")
-    assert found == [("dse.search.runner", 2), ("dse.results.records", 3)]
+    assert found == [("dse.search.study.runner", 2), ("dse.results.records", 3)]
     assert all(rank(t) > rank("dse.model.probe") for t, _ in found)
+
+
+def test_the_engine_never_imports_the_domain() -> None:
+    # Function-level imports count: a lazy ``from objectives import x`` is still a dependency.
+    found = {
+        module_name(p): [
+            f"line {line}: {t}" for t, line in imports_of(p, packages=("objectives",))
+        ]
+        for p in MODULES
+    }
+    assert not {m: v for m, v in found.items() if v}
+
+
+def test_no_import_cycle_through_engine_and_domain() -> None:
+    domain = sorted((ROOT / "objectives").rglob("*.py"))
+    both = {
+        module_name(p): imports_of(p, packages=("dse", "objectives")) for p in MODULES + domain
+    }
+    edges = {m: sorted({t for t, _ in imps if t in both and t != m}) for m, imps in both.items()}
+    assert len(both) > len(GRAPH) + 20  # the domain is in the walk
+    assert find_cycle(edges) is None, " -> ".join(find_cycle(edges) or [])
+
+
+def test_checker_sees_a_lazy_import_of_the_domain(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("import yaml\ndef f():\n    from objectives.cost import evaluate_cost\n")
+    assert imports_of(probe, "dse.spec.probe", packages=("objectives",)) == [
+        ("objectives.cost", 3)
+    ]
+
+
+def test_private_modules_are_imported_only_from_their_own_folder() -> None:
+    # ``dse/search/sweep/_dask.py`` is the sweep folder's detail; its neighbours may use it.
+    private = {m for m in GRAPH if m.rpartition(".")[2].startswith("_") and "__" not in m}
+    outside = [
+        f"{m} line {line}: {t}"
+        for m, imps in GRAPH.items()
+        for t, line in imps
+        if t in private and t.rpartition(".")[0] != m.rpartition(".")[0]
+    ]
+    assert private and not outside
+
+
+def test_every_exception_type_is_defined_and_imported_from_dse_errors() -> None:
+    # Private control-flow exceptions of the guards around user code stay with the guards.
+    errors = ast.parse((DSE / "errors.py").read_text(encoding="utf-8"))
+    public = {n.name for n in errors.body if isinstance(n, ast.ClassDef)} - {"Problem"}
+    elsewhere = []
+    for path in [*MODULES, *sorted((ROOT / "objectives").rglob("*.py"))]:
+        me = module_name(path)
+        if me == "dse.errors":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name in public:
+                elsewhere.append(f"{me}: defines {node.name}")
+            elif isinstance(node, ast.ImportFrom) and node.module != "dse.errors":
+                names = [a.name for a in node.names if a.name in public]
+                elsewhere += [f"{me}: imports {n} from {node.module}" for n in names]
+    assert len(public) >= 15
+    assert not elsewhere

@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from dse.errors import ConformanceError
 from dse.model.registry import builtin_evaluators
-from dse.testing import ConformanceError, check_evaluator
+from dse.testing import check_evaluator
 from objectives import resolve_context
 
 DESIGN = resolve_context({"gpu": "h100-sxm", "cluster_size": 256})

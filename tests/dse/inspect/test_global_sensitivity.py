@@ -77,6 +77,7 @@ ROBUST_DESIGN = [
 ]
 
 
+@pytest.mark.slow
 def test_sobol_on_the_paper_robust_spec_reaches_the_report(tmp_path: Path) -> None:
     env = {"DSE_STUDIES_DIR": str(tmp_path / "studies")}
     spec = yaml.safe_load((SPACES / "paper" / "robust.yaml").read_text())

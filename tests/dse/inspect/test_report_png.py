@@ -27,6 +27,7 @@ def test_each_kind_of_trial_has_its_own_colour_and_marker() -> None:
     assert max(LOOK.values(), key=lambda v: v[4]) is LOOK["front"]  # z-order: front on top
 
 
+@pytest.mark.slow
 def test_pareto_pairs_zooms_on_the_front_and_counts_in_titles(
     studies_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -52,6 +53,7 @@ def test_pareto_pairs_zooms_on_the_front_and_counts_in_titles(
     assert any(t.startswith("knee: trial ") for t in texts)
 
 
+@pytest.mark.slow
 def test_figures_show_the_searched_parameters_in_the_specs_order(
     studies_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -60,6 +60,7 @@ def test_default_swings_are_technology_plus_minus_20_percent() -> None:
     assert worse.metric_at_low > worse.nominal > worse.metric_at_high
 
 
+@pytest.mark.slow
 def test_cli_json_and_table(spec: Path) -> None:
     r = run_dse("sensitivity", str(spec), "--design", ",".join(DESIGN), "--json")
     assert r.returncode == 0, r.stderr

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from dse import api
+from dse.errors import ConformanceError, EvaluatorError
 from dse.model.registry import HOOKS, Evaluator, MetricInfo, builtin_evaluators, evaluator
-from dse.spec.errors import EvaluatorError
-from dse.testing import ConformanceError, check_evaluator
+from dse.testing import check_evaluator
 from tests.conftest import run_dse
 
 #: The hooks the engine uses anywhere (dse/ reads them from Evaluator's members only).
@@ -139,6 +139,7 @@ def test_a_module_may_export_an_evaluator_object(tmp_path: Path) -> None:
     assert float(model.evaluate({"x": 0.25})["mine.y"]) == 0.5
 
 
+@pytest.mark.slow
 def test_a_typo_on_a_spec_evaluator_is_one_line(tmp_path: Path, studies_dir: Path) -> None:
     spec = _spec(tmp_path, "obj_mod:typo")
     res = run_dse("validate", str(spec), env={"DSE_STUDIES_DIR": str(studies_dir)})

@@ -77,6 +77,7 @@ def test_a_robust_trial_is_feasible_only_if_every_scenario_meets_the_constraints
     assert evaluate_trials(model, [design, {**design, "x1": 0.1}])[0] == out
 
 
+@pytest.mark.slow
 def test_a_stored_trial_gives_back_the_outcome_its_run_computed(
     tmp_path: Path, studies_dir: Path
 ) -> None:

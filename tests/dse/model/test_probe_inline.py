@@ -42,6 +42,7 @@ def _folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_evaluate_probes_and_evaluates_in_its_own_process(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     res = run_in_process(
@@ -57,6 +58,7 @@ def test_evaluate_probes_and_evaluates_in_its_own_process(tmp_path: Path) -> Non
     assert len(seen) == 2 and set(seen) == {str(os.getpid())}  # the probe, then the design
 
 
+@pytest.mark.slow
 def test_validate_still_probes_in_a_child(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     res = run_in_process(

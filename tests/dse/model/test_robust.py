@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dse import api
+from dse.errors import SpecError
 from dse.model.robust import (
     Uncertain,
     evaluate_under,
@@ -16,7 +17,6 @@ from dse.model.robust import (
     robust_model,
     sample,
 )
-from dse.spec.errors import SpecError
 from tests.conftest import SPACES as ROOT_SPACES
 from tests.conftest import run_dse
 
@@ -203,7 +203,7 @@ def test_workload_assumption_is_vectorized(spec: Path, tmp_path: Path) -> None:
 
 
 def test_robust_needs_distributions(tmp_path: Path) -> None:
-    from dse.spec.errors import DseError
+    from dse.errors import DseError
 
     p = tmp_path / "plain.yaml"
     p.write_text(
@@ -215,6 +215,7 @@ def test_robust_needs_distributions(tmp_path: Path) -> None:
         robust_model(api.load(p), k=4, statistic="mean")
 
 
+@pytest.mark.slow
 def test_cli_robust_run_records_beside_nominal(spec: Path, studies_dir: Path) -> None:
     r = run_dse("run", str(spec), "--no-progress")
     assert r.returncode == 0, r.stderr
@@ -243,7 +244,7 @@ def test_cli_robust_run_records_beside_nominal(spec: Path, studies_dir: Path) ->
 def test_robust_run_of_a_population_sampler_gets_no_warm_start(tmp_path: Path) -> None:
     """The default warm start sweeps batches; a robust model scores one design at a time, so
     ``--robust`` on an NSGA-II spec (spaces/paper/robust.yaml) runs without one."""
-    from dse.search.samplers import warm_start_samples
+    from dse.search.study.warm_start import warm_start_samples
 
     nominal = api.load(ROOT_SPACES / "paper" / "robust.yaml")
     assert warm_start_samples(nominal) > 0 or nominal.spec.search.warm_start == 0

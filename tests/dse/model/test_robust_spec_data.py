@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from dse import api
+from dse.errors import SpecError
 from dse.model.robust import RobustStudyModel
-from dse.spec.errors import SpecError
 from tests.conftest import run_dse
 from tests.dse.model.test_robust import SPEC
 
@@ -55,6 +55,7 @@ def test_bad_robust_settings_are_spec_errors(tmp_path: Path) -> None:
         api.load(robust_spec(tmp_path, samples=4, statistic="median"))
 
 
+@pytest.mark.slow
 def test_jobs_run_a_robust_study_from_the_spec_and_from_the_flag(
     tmp_path: Path, studies_dir: Path
 ) -> None:

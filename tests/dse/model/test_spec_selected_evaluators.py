@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from dse import api
-from dse.spec.errors import SpecError
+from dse.errors import SpecError
 from dse.testing import check_evaluator
 from tests.conftest import ROOT, run_dse
 
@@ -36,6 +36,7 @@ def test_zdt1_spec_runs_only_its_own_evaluator() -> None:
     assert model.context == {"scale": 1.0}  # no preset resolution, no GPU defaults
 
 
+@pytest.mark.slow
 def test_zdt1_fixed_scale_reaches_the_evaluator_and_records_hold_only_its_metrics(
     tmp_path: Path, studies_dir: Path
 ) -> None:

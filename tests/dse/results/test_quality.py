@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from dse.errors import DseError
 from dse.results.quality import front_hypervolume, hypervolume_history, igd_plus, reference_point
-from dse.spec.errors import DseError
 from tests.conftest import run_dse
 from tests.dse.search.test_sweep import _small_spec
 
@@ -49,6 +49,7 @@ def test_hypervolume_history_and_igd_plus() -> None:
     assert igd_plus(exact[1:] + [0.2, 0.0], exact, MAX) > igd_plus(exact[1:], exact, MAX)
 
 
+@pytest.mark.slow
 def test_pareto_quality_against_a_sweep(tmp_path: Path, studies_dir: Path) -> None:
     spec = _small_spec(tmp_path, name="qual")
     r = run_dse("run", str(spec), "--trials", "40", "--no-progress")

@@ -11,13 +11,13 @@ import pytest
 import yaml
 
 from dse import api
+from dse.errors import EvaluationError
 from dse.model.batched import evaluate_trials
 from dse.model.guarded import evaluate_trial
-from dse.model.study_model import EvaluationError
-from dse.search.batch import BatchPlanner
-from dse.search.runner import run_study
-from dse.search.sampler_plugin import sampler_of
-from dse.search.sweep_chunks import SweepPlan
+from dse.search.samplers.plugin import sampler_of
+from dse.search.study.batch import BatchPlanner
+from dse.search.study.runner import run_study
+from dse.search.sweep.chunks import SweepPlan
 from tests.conftest import SPACES
 
 # A vectorized evaluator that fails some designs three ways: it raises for the whole batch
@@ -82,6 +82,7 @@ def _run(spec: Path, tmp_path: Path, *, batch: bool, trials: int) -> optuna.Stud
     return run_study(model, storage_url=url, trials=trials, seed_offset=0, batch=batch)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler", ["nsga2", "random"])
 def test_batched_and_one_at_a_time_runs_record_the_same_trials(
     tmp_path: Path, studies_dir: Path, sampler: str
@@ -99,6 +100,7 @@ def test_batched_and_one_at_a_time_runs_record_the_same_trials(
     assert "forbidden band" in reasons and "not finite" in reasons
 
 
+@pytest.mark.slow
 def test_litegpu_nsga2_batched_equals_one_at_a_time(tmp_path: Path, studies_dir: Path) -> None:
     raw = yaml.safe_load((SPACES / "litegpu.yaml").read_text())
     raw["search"] = {"sampler": "nsga2", "seed": 3, "warm_start": 2000, "options": {}}
@@ -110,6 +112,7 @@ def test_litegpu_nsga2_batched_equals_one_at_a_time(tmp_path: Path, studies_dir:
     assert bat == seq
 
 
+@pytest.mark.slow
 def test_a_batch_is_the_rest_of_the_generation(tmp_path: Path, studies_dir: Path) -> None:
     spec = _flaky_spec(tmp_path, "gen", "nsga2", 25)
     model = api.load(spec)
@@ -122,9 +125,10 @@ def test_a_batch_is_the_rest_of_the_generation(tmp_path: Path, studies_dir: Path
     assert planner.size(study, 3) == min(3, rest)
 
 
+@pytest.mark.slow
 def test_concurrent_workers_share_a_generation(tmp_path: Path, studies_dir: Path) -> None:
-    from dse.search.runner import create_or_load
-    from dse.search.samplers import distribution
+    from dse.search.samplers.factory import distribution
+    from dse.search.study.runner import create_or_load
 
     spec = _flaky_spec(tmp_path, "share", "nsga2", 25)
     model = api.load(spec)
@@ -174,6 +178,7 @@ def _reason(model, design) -> str:  # noqa: ANN001
     return str(info.value)
 
 
+@pytest.mark.slow
 def test_a_batched_cli_run_keeps_the_exact_total(tmp_path: Path, studies_dir: Path) -> None:
     spec = _flaky_spec(tmp_path, "total", "nsga2", 37)
     res = api.run(spec)

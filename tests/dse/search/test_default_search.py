@@ -1,8 +1,8 @@
 """The default search is strong on plain problems: ZDT1 and DTLZ2 hypervolume within 1,000 trials.
 
 The example specs (spaces/zdt1, spaces/dtlz2) name only their own evaluator and leave the
-sampler's options to the engine's defaults (dse.search.samplers.GA_DEFAULTS). Each generation is
-asked, evaluated vectorized through the study model and told, as the runner does; the
+sampler's options to the engine's defaults (dse.search.samplers.factory.GA_DEFAULTS). Each
+generation is asked, evaluated vectorized through the study model and told, as the runner does; the
 hypervolume of every feasible design after 1,000 trials is compared with the true front's
 (reference point: the specs' thresholds, 1.1 per objective). Seed 0 as in the specs;
 benchmarks/bench_search.py measures more seeds (docs/search.md).
@@ -20,7 +20,7 @@ import pytest
 from dse import api
 from dse.model.pareto import reference_point
 from dse.results.quality import front_hypervolume
-from dse.search.samplers import distribution, make_sampler, sampler_options
+from dse.search.samplers.factory import distribution, make_sampler, sampler_options
 from tests.conftest import SPACES
 
 R = 1.1
@@ -112,8 +112,8 @@ def _second_generation(spec: str) -> list[list[float]]:
 
 
 def test_ga_operators_are_named_in_the_spec(tmp_path) -> None:
-    from dse.search.samplers import GA_DEFAULTS
-    from dse.spec.errors import SpecError
+    from dse.errors import SpecError
+    from dse.search.samplers.factory import GA_DEFAULTS
 
     model = api.load(_with_search(tmp_path))
     sampler = make_sampler(model)

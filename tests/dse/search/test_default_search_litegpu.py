@@ -1,7 +1,7 @@
 """The default search keeps >= 99 % of the hypervolume on ``spaces/litegpu.yaml`` (issue 16,
 item 8): NSGA-II with the engine's defaults (population 20, SBX + polynomial mutation,
-dse.search.samplers.GA_DEFAULTS), seed 0, 1,000 trials, constraints told as ``dse run`` tells
-them.
+dse.search.samplers.factory.GA_DEFAULTS), seed 0, 1,000 trials, constraints told as ``dse run``
+tells them.
 
 Reference: the feasible front of 2^20 quasi-random designs (``dse sweep --samples``, in-process,
 about 2 s), reference point its nadir pushed out by 10 % of its range
@@ -18,15 +18,18 @@ import warnings
 
 import numpy as np
 import optuna
+import pytest
 
 from dse import api
 from dse.model.outcome import Outcome
 from dse.model.pareto import reference_point
 from dse.results.quality import front_hypervolume
-from dse.search.samplers import distribution, make_sampler, sampler_options
-from dse.search.sweep import sweep
+from dse.search.samplers.factory import distribution, make_sampler, sampler_options
+from dse.search.sweep.sweep import sweep
 from dse.spec.schema import SearchSpec
 from tests.conftest import SPACES
+
+pytestmark = pytest.mark.slow
 
 
 def test_default_search_keeps_99_percent_of_the_hypervolume_on_litegpu() -> None:

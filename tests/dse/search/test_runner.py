@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from dse import api
-from dse.search.recovery import recover_stale_trials
+from dse.errors import SpecError, StorageError
 from dse.search.storage import open_storage
 from dse.search.stored import STALE_ATTR, WORKER_ATTR
-from dse.spec.errors import SpecError, StorageError
+from dse.search.study.recovery import recover_stale_trials
 
 SPEC = {
     "study": "r",
@@ -44,6 +44,7 @@ def _spec(tmp_path: Path, **search: object) -> Path:
     return p
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sampler,options",
     [
@@ -75,6 +76,7 @@ def test_each_sampler_runs_to_the_total(
     assert stored == dict(zip(complete["number"], complete["feasible"].astype(bool), strict=True))
 
 
+@pytest.mark.slow
 def test_same_seed_same_trials(tmp_path: Path, studies_dir: Path) -> None:
     a = api.run(_spec(tmp_path, sampler="random"))
     spec_b = tmp_path / "b.yaml"
@@ -84,6 +86,7 @@ def test_same_seed_same_trials(tmp_path: Path, studies_dir: Path) -> None:
     assert a.trials[cols].equals(b.trials[cols])
 
 
+@pytest.mark.slow
 def test_grid_sampler_stops_when_the_grid_is_exhausted(tmp_path: Path, studies_dir: Path) -> None:
     p = tmp_path / "g.yaml"
     data = {
@@ -96,6 +99,7 @@ def test_grid_sampler_stops_when_the_grid_is_exhausted(tmp_path: Path, studies_d
     assert sorted(res.trials["params.die_area_mm2"]) == [200.0, 400.0, 600.0, 800.0]
 
 
+@pytest.mark.slow
 def test_grid_needs_steps_and_unknown_options_are_listed(tmp_path: Path) -> None:
     data = {**SPEC, "search": {"sampler": "grid", "trials": 5, "seed": 0}}
     data["space"] = {"die_area_mm2": {"type": "float", "low": 200, "high": 800}}
@@ -107,6 +111,7 @@ def test_grid_needs_steps_and_unknown_options_are_listed(tmp_path: Path) -> None
         api.run(_spec(tmp_path, options={"populaton_size": 4}))
 
 
+@pytest.mark.slow
 def test_gp_sampler_needs_its_extra(tmp_path: Path, studies_dir: Path) -> None:
     spec = _spec(tmp_path, sampler="gp", trials=3)
     if importlib.util.find_spec("torch") is None:
@@ -116,6 +121,7 @@ def test_gp_sampler_needs_its_extra(tmp_path: Path, studies_dir: Path) -> None:
         assert len(api.run(spec).trials) == 3
 
 
+@pytest.mark.slow
 def test_dead_workers_running_trials_are_requeued(tmp_path: Path, studies_dir: Path) -> None:
     spec = _spec(tmp_path, sampler="random", trials=6)
     api.run(spec)  # creates the study with 6 finished trials
@@ -170,6 +176,7 @@ def test_custom_scalar_evaluator_is_looped_in_batches(tmp_path: Path) -> None:
     assert float(one["cost.die_yield"]) == pytest.approx(float(out["cost.die_yield"][1]))
 
 
+@pytest.mark.slow
 def test_relative_storage_paths_are_recorded_absolute(
     tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,8 +13,8 @@ import optuna
 import pandas as pd
 import pytest
 
-from dse.model.testing import ConformanceError
-from dse.search.sampler_plugin import Sampler
+from dse.errors import ConformanceError
+from dse.search.samplers.plugin import Sampler
 from dse.spec.schema import installed_samplers
 from dse.testing import check_sampler
 from tests.conftest import ROOT, run_dse
@@ -97,6 +97,7 @@ def _strata(values: pd.Series, k: int) -> list[int]:
     return sorted(np.floor(values.to_numpy() * k).astype(int).tolist())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "search",
     [
@@ -121,6 +122,7 @@ def test_an_outside_sampler_runs_a_study_end_to_end(
             assert _strata(rnd[axis], 8) == list(range(8))
 
 
+@pytest.mark.slow
 def test_an_outside_samplers_bad_option_is_one_line(tmp_path: Path, studies_dir: Path) -> None:
     spec = _spec(tmp_path, "lhs-bad", "{sampler: lhs, trials: 4, options: {round_sise: 8}}")
     env = {"DSE_STUDIES_DIR": str(studies_dir), "PYTHONPATH": str(PLUGINS)}
@@ -135,6 +137,7 @@ def test_an_outside_samplers_bad_option_is_one_line(tmp_path: Path, studies_dir:
     assert res.returncode == 2 and "unknown sampler 'lhs'" in res.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("search", "line"),
     [
@@ -175,6 +178,7 @@ def test_the_pymoo_sampler_passes_the_check(monkeypatch: pytest.MonkeyPatch) -> 
         check_sampler(pymoo_sampler, options={"algorithm": "nsga4"})
 
 
+@pytest.mark.slow
 def test_the_pymoo_example_spec_runs_pymoos_nsga2(tmp_path: Path, studies_dir: Path) -> None:
     """spaces/zdt1/pymoo.yaml through ``dse run`` records exactly the designs pymoo's own
     NSGA-II asks for when driven directly on ZDT1 with the same seed (three generations)."""

@@ -11,8 +11,9 @@ from pathlib import Path
 import optuna
 import pytest
 
+from dse.errors import ConformanceError
 from dse.search.storage_plugin import backend_for, installed
-from dse.testing import ConformanceError, check_storage
+from dse.testing import check_storage
 from tests.cli.test_crash_resume import assert_exact, slow_spec
 from tests.conftest import run_dse
 
@@ -30,6 +31,7 @@ def test_the_builtin_storages_are_registered_in_the_entry_point_group() -> None:
     assert backend_for("no-such-scheme:/x") is None
 
 
+@pytest.mark.slow
 def test_every_builtin_storage_passes_the_conformance_check(
     tmp_path: Path, studies_dir: Path, postgres_url: str
 ) -> None:
@@ -55,6 +57,7 @@ def test_an_outside_storage_by_import_path_passes_the_check(
     sys.modules.pop("dse_outside_storage", None)
 
 
+@pytest.mark.slow
 def test_a_study_runs_end_to_end_on_an_outside_storage(tmp_path: Path, studies_dir: Path) -> None:
     """Registered by the outside package's own entry points: ``dse run`` (two workers, a storage
     without claim lock), ``dse status`` and the records read it."""
@@ -76,6 +79,7 @@ def test_a_study_runs_end_to_end_on_an_outside_storage(tmp_path: Path, studies_d
         sys.modules.pop("dse_outside_storage", None)
 
 
+@pytest.mark.slow
 def test_an_unknown_scheme_lists_the_installed_ones(tmp_path: Path, studies_dir: Path) -> None:
     spec = slow_spec(tmp_path, study="nope", trials=2, sleep_s=0.0)
     res = run_dse("run", str(spec), "--storage", "nowhere:/x")

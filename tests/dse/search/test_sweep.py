@@ -11,9 +11,11 @@ import pytest
 import yaml
 
 from dse import api
+from dse.errors import SweepError
 from dse.model.pareto import nondominated_mask
 from dse.results.quality import front_hypervolume, reference_point
-from dse.search.sweep import SweepError, grid_axes, halton, sweep, warm_start_designs
+from dse.search.study.warm_start import warm_start_designs
+from dse.search.sweep.sweep import grid_axes, halton, sweep
 from tests.conftest import SPACES, run_dse
 
 SMALL_SPACE = {
@@ -130,6 +132,7 @@ def test_halton_is_low_discrepancy_and_seeded() -> None:
     assert not np.array_equal(u, halton(0, 1024, 3, seed=2))
 
 
+@pytest.mark.slow
 def test_cli_sweep_writes_records_and_rejects_bad_input(tmp_path: Path, studies_dir: Path) -> None:
     spec = _small_spec(tmp_path, name="clisweep")
     r = run_dse("sweep", str(spec), "--samples", "500", "--chunk", "128", "--no-progress")
@@ -168,6 +171,7 @@ def test_warm_start_designs_are_the_coarse_front_subset_of_most_volume(
         assert best >= front_hypervolume(values[other], ref, model.maximize)
 
 
+@pytest.mark.slow
 def test_dse_run_seeds_its_first_population_from_a_coarse_sweep(
     tmp_path: Path, studies_dir: Path
 ) -> None:
@@ -194,6 +198,7 @@ def test_dse_run_seeds_its_first_population_from_a_coarse_sweep(
     assert got == {tuple(float(d[n]) for n in sorted(d)) for d in expected}
 
 
+@pytest.mark.slow
 def test_a_sweep_starts_no_more_processes_than_it_has_chunks(
     tmp_path: Path, studies_dir: Path
 ) -> None:

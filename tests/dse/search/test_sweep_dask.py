@@ -22,10 +22,12 @@ import pandas as pd
 import pytest
 
 from dse import api
-from dse.search.sweep import sweep
-from dse.search.sweep_chunks import CHUNKS_DIR
+from dse.search.sweep.chunks import CHUNKS_DIR
+from dse.search.sweep.sweep import sweep
 from tests.conftest import ROOT, run_dse
 from tests.dse.search.test_sweep import SMALL_SPACE, _small_spec
+
+pytestmark = pytest.mark.slow
 
 # 380 die areas x 8 HBM x 2 optics x 33 cluster sizes = 200,640 designs.
 MID_SPACE = {

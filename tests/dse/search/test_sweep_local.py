@@ -24,16 +24,18 @@ import psutil
 import pytest
 
 from dse import api
-from dse.search import sweep_chunks, sweep_local
-from dse.search.sweep import sweep
-from dse.search.sweep_chunks import CHUNKS_DIR
-from dse.search.sweep_local import WorkerDiedError
+from dse.errors import WorkerDiedError
+from dse.search.sweep import _local as sweep_local
+from dse.search.sweep import chunks as sweep_chunks
+from dse.search.sweep.chunks import CHUNKS_DIR
+from dse.search.sweep.sweep import sweep
 from tests.conftest import run_dse
 from tests.dse.search.test_sweep import _small_spec
 from tests.dse.search.test_sweep_dask import MID_SPACE
 from tests.held_evaluator import HOLD_S, Held, held_spec, start_dse
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])
 def test_local_workers_give_the_in_process_front_exactly(
     tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch, method: str
@@ -99,6 +101,7 @@ def _wait_dead(p: psutil.Process, timeout: float = 10.0) -> None:
         time.sleep(0.01)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["fork", "forkserver"])
 @pytest.mark.parametrize("settle", [False, True])
 def test_a_killed_local_worker_is_replaced_and_the_front_is_unchanged(
@@ -153,6 +156,7 @@ def _reply_then_die_halfway(indices: tuple[int, ...]) -> list:
     return fronts
 
 
+@pytest.mark.slow
 def test_a_worker_killed_halfway_through_a_reply_is_replaced(
     tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -193,6 +197,7 @@ def _die(indices: tuple[int, ...]) -> list:
     os._exit(3)
 
 
+@pytest.mark.slow
 def test_a_worker_that_always_dies_ends_the_sweep_with_one_clear_error(
     tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -216,6 +221,7 @@ def _raise(indices: tuple[int, ...]) -> list:
     raise ValueError(f"chunk {indices[0]} failed in a worker")
 
 
+@pytest.mark.slow
 def test_an_error_in_a_worker_is_raised_by_the_sweep_and_no_worker_is_left(
     tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -235,6 +241,7 @@ def _raise_os_error(indices: tuple[int, ...]) -> list:
     raise FileNotFoundError(f"chunk {indices[0]}: a file the evaluator reads is missing")
 
 
+@pytest.mark.slow
 def test_an_os_error_in_a_task_is_the_tasks_error_not_a_dead_worker(
     tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -311,6 +318,7 @@ def _chunks_on_disk(study: Path) -> int:
     return len(list(study.glob(f"{CHUNKS_DIR}/*/chunk-*.pkl")))
 
 
+@pytest.mark.slow
 def test_sigkilled_cli_sweep_with_jobs_leaves_no_worker_and_resumes(
     tmp_path: Path, studies_dir: Path
 ) -> None:
@@ -323,6 +331,7 @@ def test_sigkilled_cli_sweep_with_jobs_leaves_no_worker_and_resumes(
     _resumes_exactly(held, args, study, on_disk=_chunks_on_disk(study))
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_jobs_sweep_cleanly_and_it_resumes(
     tmp_path: Path, studies_dir: Path
 ) -> None:

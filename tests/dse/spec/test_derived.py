@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dse import api
-from dse.spec.errors import SpecError
+from dse.errors import SpecError
 from dse.spec.expr import parse_expr
 from tests.dse.spec.test_spec_errors import GOOD
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dse.spec.expr import ExprError, parse_expr
+from dse.errors import ExprError
+from dse.spec.expr import parse_expr
 
 
 def test_names_are_dotted_metrics_and_params() -> None:

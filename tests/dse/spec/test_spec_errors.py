@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from dse import api
+from dse.errors import SpecError
 from dse.spec.collect import load_spec
-from dse.spec.errors import SpecError
 from dse.spec.schema import json_schema
 
 GOOD = """\

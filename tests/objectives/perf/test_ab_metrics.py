@@ -4,6 +4,7 @@ against itself (every metric of the shipped specs on a few designs) finding noth
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.bench_scripts import load
 from tests.conftest import ROOT
@@ -21,6 +22,7 @@ def test_differ_within_rtol_and_nan_equals_nan() -> None:
     assert ab.differ(old, new, 1e-8) == ["c"]
 
 
+@pytest.mark.slow
 def test_this_tree_against_itself_is_identical(tmp_path) -> None:
     ab = load("ab_metrics")
     one = ab._metrics(ROOT, 64, tmp_path / "one.npz")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -11,7 +10,6 @@ import pytest
 from objectives.perf import evaluate_perf
 from objectives.perf.model import arch_of
 from objectives.presets import model_presets, resolve_context
-from tests.conftest import SPACES, run_dse
 
 GIB = 1.073741824e9
 
@@ -130,28 +128,6 @@ def test_issue_form_works_for_every_model_precision_and_size(model, precision, g
         assert r["model_fits"] == 1 and r["tokens_per_s"] > 0 and r["batch"] >= 1
     elif weights_gb > 141 * GIB / 1e9 * gpus:
         assert r["model_fits"] == 0 and r["tokens_per_s"] == 0
-
-
-def test_issue_cli_command_end_to_end():
-    res = run_dse("evaluate", str(SPACES / "h100.yaml"), "--json", "--set", "gpu=h200",
-                  "--set", "cluster_size=1", "--set", "workload.model=llama3-70b",
-                  "--set", "workload.precision=fp8", "--set", "workload.phase=serve",
-                  "--set", "workload.input_tokens=1000", "--set", "workload.output_tokens=1000",
-                  "--set", "workload.batch=auto", "--set", "workload.tp=1",
-                  "--set", "workload.pp=1")  # fmt: skip
-    m = json.loads(res.stdout)["metrics"]
-    assert m["perf.model_fits"] == 1 and m["perf.batch"] > 1
-    assert m["perf.tokens_per_s"] == pytest.approx(
-        perf(
-            "h200",
-            model="llama3-70b",
-            precision="fp8",
-            tp=1,
-            pp=1,
-            input_tokens=1000,
-            output_tokens=1000,
-        )["tokens_per_s"]
-    )
 
 
 def test_disaggregated_design_parameter_varies_per_design():

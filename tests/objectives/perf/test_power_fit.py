@@ -53,6 +53,7 @@ def test_each_fit_row_within_12_percent(fit_errors):
     assert np.median(err) <= 0.05
 
 
+@pytest.mark.slow
 def test_preset_is_the_fits_fixed_point(cp):
     got = cp.fit()
     assert got[cp.FLOOR] == pytest.approx(0.52, abs=0.005)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from objectives.presets import (
 )
 from objectives.presets.files import ENV_VAR, parse, search_dirs
 from objectives.presets.schema import PARAM_TYPES, PresetError
-from tests.conftest import ROOT, run_dse
+from tests.conftest import ROOT
 
 H100_FIELDS = {
     "description": "my test GPU",
@@ -256,26 +255,6 @@ def _spec(folder: Path, gpu: str, model: str) -> Path:
         )
     )
     return path
-
-
-def test_cli_uses_user_presets_and_reports_their_errors(tmp_path: Path) -> None:
-    folder = tmp_path / "study"
-    _write(folder / "presets", "gpus.yaml", {"my-lite": H100_FIELDS})
-    _write(folder / "presets", "models.yaml", {"tiny-1b": MODEL_FIELDS})
-    spec = _spec(folder, "my-lite", "tiny-1b")
-    res = run_dse("evaluate", str(spec), "--json", "--set", "die_area_mm2=204")
-    assert res.returncode == 0, res.stderr
-    metrics = json.loads(res.stdout)["metrics"]
-    assert metrics["perf.tokens_per_s"] > 0
-    # The same spec with a bad user preset: one line FILE:LINE: field: problem, exit 2.
-    bad = _write(folder / "presets", "gpus.yaml", {"my-lite": {**H100_FIELDS, "lane_gbps": -1}})
-    res = run_dse("evaluate", str(spec), "--json", "--set", "die_area_mm2=204")
-    assert res.returncode == 2, res.stderr
-    assert "Traceback" not in res.stderr
-    line = next(i for i, t in enumerate(bad.read_text().splitlines(), 1) if "lane_gbps" in t)
-    assert res.stderr.strip() == (
-        f"{bad}:{line}: my-lite.lane_gbps: input should be greater than 0, got -1"
-    )
 
 
 def test_docs_describe_the_user_preset_path() -> None:

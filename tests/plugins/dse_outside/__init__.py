@@ -21,7 +21,7 @@ from optuna.distributions import (
     IntDistribution,
 )
 
-from dse.search.sampler_plugin import Sampler
+from dse.search.samplers.plugin import Sampler
 
 
 class LatinHypercubeSampler(optuna.samplers.BaseSampler):

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 
+from dse.errors import Problem, SpecError, StorageError, StudyDamagedError
 from dse.model.study_model import StudyModel
 from dse.search import journal_read
-from dse.search.samplers import make_sampler
+from dse.search.samplers.factory import make_sampler
 from dse.search.storage import (
     JOURNAL_FILE,
     absolute_url,
@@ -20,7 +21,7 @@ from dse.search.storage import (
     study_dir,
 )
 from dse.search.storage_reach import hide_password, reach_problem
-from dse.spec.errors import Problem, SpecError, StorageError, StudyDamagedError, shorten
+from dse.spec.messages import shorten
 
 
 def preflight(model: StudyModel, *, storage: str | None = None, ready: bool = True) -> None:

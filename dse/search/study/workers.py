@@ -22,13 +22,13 @@ from typing import Any
 
 import optuna
 
+from dse.errors import DseError
 from dse.model.load import lock_dict
 from dse.model.study_model import StudyModel
-from dse.search.recovery import FINISHED, finished_count, study_load, worker_id
-from dse.search.runner import FrontTracker, Progress, run_study
 from dse.search.storage import HEARTBEAT_S, open_storage, storage_url, study_dir
 from dse.search.stored import write_lock_atomic
-from dse.spec.errors import DseError
+from dse.search.study.recovery import FINISHED, finished_count, study_load, worker_id
+from dse.search.study.runner import FrontTracker, Progress, run_study
 
 #: The storage URL ``dse run --jobs`` hands its workers (the environment, not argv).
 JOBS_STORAGE_ENV = "DSE_JOBS_STORAGE"

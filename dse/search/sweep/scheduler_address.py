@@ -10,14 +10,10 @@ from __future__ import annotations
 import socket
 from urllib.parse import urlsplit
 
-from dse.spec.errors import DseError
+from dse.errors import SchedulerAddressError
 
 SCHEMES = ("tcp", "tls", "ws", "wss")
 CONNECT_TIMEOUT_S = 5.0
-
-
-class SchedulerAddressError(DseError):
-    """A ``--scheduler`` value is malformed or nothing listens there."""
 
 
 def check_scheduler(address: str, *, timeout_s: float = CONNECT_TIMEOUT_S) -> None:

@@ -1,6 +1,6 @@
-"""Building a study's sampler, and what it searches: Optuna distributions and warm start.
+"""Building a study's sampler, and what it searches: Optuna distributions.
 
-The sampler comes from the plug-in point (:mod:`dse.search.sampler_plugin`); the seed is always
+The sampler comes from the plug-in point (:mod:`dse.search.samplers.plugin`); the seed is always
 explicit (Optuna 5 changed the defaults) and the spec's options are checked against the
 factory's parameters, listing the valid ones.
 """
@@ -21,14 +21,11 @@ from optuna.distributions import (
     IntDistribution,
 )
 
-from dse.model.study_model import EvaluationError, StudyModel
-from dse.search.builtin_samplers import GA_DEFAULTS as GA_DEFAULTS  # the default search's
-from dse.search.optuna_private import genetic_sampler
-from dse.search.recovery import enqueue_trials
-from dse.search.sampler_plugin import Sampler, load_sampler
-from dse.search.stored import plain
-from dse.search.sweep import warm_start_designs
-from dse.spec.errors import EvaluatorError, Problem, SpecError, short_repr
+from dse.errors import EvaluatorError, Problem, SpecError
+from dse.model.study_model import StudyModel
+from dse.search.samplers._builtin import GA_DEFAULTS as GA_DEFAULTS  # the default search's
+from dse.search.samplers.plugin import Sampler, load_sampler
+from dse.spec.messages import short_repr
 from dse.spec.schema import FloatParam, IntParam, ParamSpec, SearchSpec
 from dse.spec.yamlio import Loc
 
@@ -182,66 +179,3 @@ def _option_problems(
         for k, v in options.items()
         if k not in sampler.convert and (why := _option_type_problem(params[k], v))
     ]
-
-
-#: Study attributes: the warm start's designs (stored before any is enqueued), and that all
-#: of them were enqueued.
-WARM_START_ATTR = "dse.warm_start"
-WARM_START_DONE_ATTR = "dse.warm_start_done"
-
-
-#: The warm start a spec gets when it sets none and the search can afford one (the sweep
-#: the shipped example spec of three objectives sets). On that space NSGA-II without it
-#: stalled on the thin feasible front for some seeds (worst of 100 seeds 48 % of the exact
-#: hypervolume at 1,000 trials); with it the worst of 50 seeds reached 98.9 %
-#: (benchmarks/RESULTS.md, issue 28).
-AUTO_WARM_START = 20_000
-
-
-def warm_start_samples(model: StudyModel) -> int:
-    """How many designs the warm start sweeps: the spec's ``warm_start``, else
-    :data:`AUTO_WARM_START` when the sweep is cheap and useful (every evaluator vectorized,
-    no per-trial time limit, not robust, a sampler with a first population), else 0 (off)."""
-    from dse.model.robust import RobustStudyModel
-
-    search = model.spec.search
-    if isinstance(model, RobustStudyModel):
-        return 0  # a robust model scores one design at a time over its scenarios: no sweep
-    if search.warm_start is not None:
-        return search.warm_start
-    if search.trial_timeout_s is not None or model.spec.robust is not None:
-        return 0  # each design alone in a deadline child / many draws per design
-    if not model.evaluators or not all(ev.vectorized for ev in model.evaluators.values()):
-        return 0
-    if genetic_sampler(make_sampler(model)) is None:
-        return 0
-    return AUTO_WARM_START
-
-
-def enqueue_warm_start(model: StudyModel, study: optuna.Study) -> None:
-    """Seed a new study's first population from a coarse vectorized sweep (dse.search.sweep).
-
-    The designs are stored in the study before the first is enqueued, so a run killed while
-    enqueueing leaves the rest to the next run, which enqueues what is missing; a study that
-    has trials but no stored designs predates warm start and gets none.
-    """
-    attrs = study.user_attrs
-    if attrs.get(WARM_START_DONE_ATTR):
-        return
-    designs = attrs.get(WARM_START_ATTR)
-    if designs is None:
-        if study.get_trials(deepcopy=False):
-            return
-        search = model.spec.search
-        options = sampler_options(search, spec_dir=model.loaded.path.parent)
-        k = int(options.get("population_size", 50))
-        try:
-            samples = warm_start_samples(model)
-            designs = plain(warm_start_designs(model, samples=samples, k=k, seed=search.seed))
-        except EvaluationError:
-            if search.warm_start is not None:
-                raise
-            designs = []  # the automatic one skips an evaluator that fails on some designs
-        study.set_user_attr(WARM_START_ATTR, designs)
-    enqueue_trials(study, designs)
-    study.set_user_attr(WARM_START_DONE_ATTR, True)

@@ -2,7 +2,7 @@
 
 The evaluators take numpy arrays, so a grid (every ``step``/choice combination) or N
 quasi-random samples are evaluated in chunks with the same :meth:`StudyModel.evaluate` that
-serves one trial. Only the running non-dominated feasible set is kept (moocore), so memory is
+serves one trial. Only the running non-dominated feasible set is kept, so memory is
 bounded by the chunk size plus the front, whatever the size of the space. The grid front is the
 yardstick for the samplers' search quality (:mod:`dse.results.quality`).
 """
@@ -17,15 +17,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import moocore
 import numpy as np
 import pandas as pd
 
-from dse.model.pareto import as_min, reference_point
+from dse.errors import SweepError
 from dse.model.study_model import StudyModel
-from dse.search.scheduler_address import check_scheduler
 from dse.search.storage import study_dir
-from dse.search.sweep_chunks import (
+from dse.search.sweep.chunks import (
+    DEFAULT_CHUNK,
     ChunkFront,
     ChunkStore,
     SweepPlan,
@@ -33,34 +32,27 @@ from dse.search.sweep_chunks import (
     _choices,
     _from_unit,
     evaluate_chunk,
+    front_frame,
     halton,
     sweep_key,
 )
+from dse.search.sweep.scheduler_address import check_scheduler
 from dse.spec.atomic import write_text_atomic
-from dse.spec.errors import DseError
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, ParamSpec
 
 SWEEP_FRONT_CSV = "sweep_front.csv"
 SWEEP_JSON = "sweep.json"
-#: Designs per vectorized call: per-call costs of the evaluators (thousands of small numpy
-#: calls) are ~12 % of a 65,536-design chunk, ~5 % of this (benchmarks/RESULTS.md).
-DEFAULT_CHUNK = 1 << 17
 
 __all__ = [
+    "DEFAULT_CHUNK",
     "SWEEP_FRONT_CSV",
     "SWEEP_JSON",
-    "SweepError",
     "SweepResult",
     "grid_axes",
     "halton",
     "read_sweep",
     "sweep",
-    "warm_start_designs",
 ]
-
-
-class SweepError(DseError):
-    """A sweep cannot be set up (continuous parameter on a grid, bad sizes)."""
 
 
 @dataclass
@@ -199,8 +191,8 @@ def sweep(
     every finished chunk's front is kept under ``sweep_chunks/`` until the sweep completes, so
     an interrupted sweep resumes from its finished chunks (``resume``). ``jobs > 1`` runs the
     chunks on that many processes of this machine, this one included
-    (:mod:`dse.search.sweep_local`), ``scheduler`` (``tcp://host:port``) on an existing Dask
-    cluster; the front is the same in every case (:mod:`dse.search.sweep_chunks`).
+    (:mod:`dse.search.sweep._local`), ``scheduler`` (``tcp://host:port``) on an existing Dask
+    cluster; the front is the same in every case (:mod:`dse.search.sweep.chunks`).
     """
     plan = _plan(model, samples=samples, chunk=chunk, seed=seed, jobs=jobs)
     if scheduler is not None:  # before the study folder is made
@@ -229,7 +221,7 @@ def sweep(
     seconds = time.perf_counter() - t0
     client_cpu_s = time.process_time() - c0
 
-    front = _front_frame(tally, model.objective_names)
+    front = front_frame(tally, model.objective_names)
     if on_progress:  # the bar's last count is the front as written (a design found twice: once)
         on_progress(tally.designs, plan.total, len(front))
     result = SweepResult(
@@ -307,7 +299,7 @@ def _run_chunks(
             on_chunk(evaluate_chunk(model, plan, index))
         return {}
     if scheduler is None:
-        from dse.search.sweep_local import run_chunks_local
+        from dse.search.sweep._local import run_chunks_local
 
         run = run_chunks_local(model, plan, todo, on_chunk, jobs=jobs)
         return {
@@ -317,7 +309,7 @@ def _run_chunks(
             "chunks_in_client": run.chunks_in_client,
             "worker_restarts": run.restarts,
         }
-    from dse.search.sweep_dask import run_chunks_dask
+    from dse.search.sweep._dask import run_chunks_dask
 
     dask = run_chunks_dask(model, plan, todo, on_chunk, scheduler=scheduler, key=key)
     return {
@@ -336,60 +328,6 @@ def _write_result(model: StudyModel, result: SweepResult) -> Path:
         json.dumps({**result.summary(), "directory": str(directory)}, indent=2) + "\n",
     )
     return directory
-
-
-def _front_frame(tally: SweepTally, objectives: list[str]) -> pd.DataFrame:
-    """The front as a table, in an order independent of chunk scheduling: by the first
-    objective, ties by design number; a design found twice (samples) is listed once."""
-    archive = tally.archive
-    if not len(tally):
-        return pd.DataFrame()
-    order = archive.order(tie="id")
-    columns = archive.columns
-    params = [k for k in columns if k.startswith("params.")]
-    metrics = [k for k in columns if k != "id" and k not in params]
-    names = params + [k for k in objectives if k in metrics]
-    names += [k for k in metrics if k not in objectives]
-    df = pd.DataFrame({k: columns[k][order] for k in names})
-    if params:
-        df = df.drop_duplicates(subset=params)
-    return df.reset_index(drop=True)
-
-
-def warm_start_designs(
-    model: StudyModel, *, samples: int, k: int, seed: int | None = 0
-) -> list[dict[str, Any]]:
-    """Up to ``k`` designs of a coarse quasi-random sweep's feasible front, chosen for volume.
-
-    Enqueued as a sampler's first trials (``search.warm_start``), they start NSGA-II's first
-    generation on the front instead of at random: the vectorized sweep costs about a second
-    for 10^5 designs, while as many Optuna trials would take minutes. The ``k`` designs are
-    chosen by greedily dropping the design of least hypervolume contribution (moocore), with
-    the reference point of :func:`dse.model.pareto.reference_point` (thresholds, else the
-    coarse front's nadir + 10 %).
-    """
-    front = sweep(model, samples=samples, seed=seed, write=False).front
-    if front.empty or k < 1:
-        return []
-    names, maximize = model.objective_names, model.maximize
-    values = front[names].to_numpy(dtype=float)
-    ref = reference_point(
-        thresholds=[o.threshold for o in model.spec.objectives],
-        maximize=maximize,
-        reference_set=values,
-    )
-    pts, r = as_min(values, maximize), as_min(ref, maximize)[0]
-    idx = np.flatnonzero(np.all(pts < r, axis=1))
-    while len(idx) > k:
-        contrib = moocore.hv_contributions(pts[idx], ref=r)
-        idx = np.delete(idx, int(np.argmin(contrib)))
-    cols = {n: front[f"params.{n}"].to_numpy() for n in model.spec.space}
-    return [{n: _plain(v[i]) for n, v in cols.items()} for i in sorted(idx)]
-
-
-def _plain(v: Any) -> Any:
-    """numpy scalars -> Python values (Optuna checks enqueued params against distributions)."""
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def read_sweep(name: str) -> tuple[dict[str, Any], pd.DataFrame] | None:

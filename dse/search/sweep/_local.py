@@ -33,15 +33,15 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from dse.errors import WorkerDiedError
 from dse.model.study_model import StudyModel
-from dse.search.local_processes import (
+from dse.search.study.local_processes import (
     children_cpu_s,
     main_script_hidden,
     preload_modules,
     start_method,
 )
-from dse.search.sweep_chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
-from dse.spec.errors import DseError
+from dse.search.sweep.chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
 
 #: Tasks sent ahead per worker: one running, one waiting, so a worker never waits for this
 #: process (busy with a chunk of its own when a result arrives).
@@ -56,10 +56,6 @@ MAX_CHUNKS_PER_TASK = 4
 MAX_WORKER_RESTARTS = 3
 #: Seconds a worker told to stop gets to exit before it is killed.
 STOP_GRACE_S = 10.0
-
-
-class WorkerDiedError(DseError):
-    """Local sweep workers kept dying (out of memory? killed?)."""
 
 
 @dataclass

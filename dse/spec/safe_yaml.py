@@ -7,10 +7,9 @@ the event stream before anything is built (no RecursionError, no "billion laughs
 loader only, and duplicate keys reported (YAML keeps the last silently). Every problem names
 the file and, where it has one, the line.
 
-It lives here, not in ``dse``, because ``objectives`` must not import the engine while the
-engine may use any module of the distribution that knows nothing of its domain: this one is
-plain YAML. ``dse.spec.yamlio`` turns its errors into spec problems, the preset loader into
-preset problems.
+It lives in the engine, which never imports the domain; the domain's preset loader imports it
+(plain YAML, with no other import from ``dse``). ``dse.spec.yamlio`` turns its errors into spec
+problems, the preset loader into preset problems.
 """
 
 from __future__ import annotations
@@ -23,6 +22,8 @@ from functools import partial
 from typing import Any
 
 import yaml
+
+from dse.errors import YamlReadError
 
 Loc = tuple[str | int, ...]
 
@@ -37,14 +38,6 @@ _FORBIDDEN = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
 _BOM = b"\xef\xbb\xbf"
-
-
-class YamlReadError(ValueError):
-    """A YAML file cannot be used: where (file, 1-based line or None, dotted field) and why."""
-
-    def __init__(self, file: str, line: int | None, message: str, *, field: str = "") -> None:
-        self.file, self.line, self.field, self.message = file, line, field, message
-        super().__init__(f"{file}:{line}: {message}" if line else f"{file}: {message}")
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import optuna
 
-from dse.search.recovery import enqueue_trials
-from dse.search.sampler_plugin import Sampler
+from dse.search.samplers.plugin import Sampler
 from dse.search.stored import STALE_ATTR
-from dse.spec.errors import did_you_mean
+from dse.search.study.recovery import enqueue_trials
+from dse.spec.messages import did_you_mean
 from dse.spec.schema import CategoricalParam, IntParam, ParamSpec
 
 #: The default search (docs/search.md, "Which sampler, and why"): NSGA-II with a small

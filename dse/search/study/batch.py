@@ -28,10 +28,10 @@ from optuna.distributions import BaseDistribution
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import FrozenTrial, TrialState
 
+from dse.errors import EvaluationError, EvaluationTimeout
 from dse.model.batched import evaluate_trials
-from dse.model.guarded import EvaluationTimeout
 from dse.model.outcome import Outcome
-from dse.model.study_model import EvaluationError, StudyModel
+from dse.model.study_model import StudyModel
 from dse.search.optuna_private import (
     generation_key,
     genetic_sampler,
@@ -40,7 +40,7 @@ from dse.search.optuna_private import (
     suggest,
 )
 from dse.search.optuna_private import trial_id as private_trial_id
-from dse.search.sampler_plugin import Sampler
+from dse.search.samplers.plugin import Sampler
 from dse.search.storage import batched, flush, set_trials_user_attrs
 from dse.search.stored import (
     FAIL_ATTR,

@@ -6,7 +6,7 @@ Run it on your own sampler in your test suite::
     check_sampler(MY_SAMPLER, options={"population_size": 8})
 
 It runs small two-objective studies through the engine's own batching and checks what the
-engine relies on (:class:`dse.search.sampler_plugin.Sampler`): the factory builds an Optuna
+engine relies on (:class:`dse.search.samplers.plugin.Sampler`): the factory builds an Optuna
 sampler from the options, every proposal lies in the space, the same seed gives the same
 proposals and another seed other ones, a batched run proposes what a one-at-a-time run does,
 and a sampler that claims ``independent`` proposes the same whatever results it is told.
@@ -20,11 +20,10 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial
 
-from dse.model.testing import ConformanceError
-from dse.search.batch import BatchPlanner
-from dse.search.sampler_plugin import Sampler, installed, load_sampler
-from dse.search.samplers import build_sampler, distribution
-from dse.spec.errors import Problem, SpecError
+from dse.errors import ConformanceError, Problem, SpecError
+from dse.search.samplers.factory import build_sampler, distribution
+from dse.search.samplers.plugin import Sampler, installed, load_sampler
+from dse.search.study.batch import BatchPlanner
 from dse.spec.schema import (
     CategoricalParam,
     FloatParam,

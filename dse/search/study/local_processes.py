@@ -1,4 +1,4 @@
-"""Starting the worker processes of a local sweep (:mod:`dse.search.sweep_local`) cheaply, and
+"""Starting the worker processes of a local sweep (:mod:`dse.search.sweep._local`) cheaply, and
 measuring what they cost: the start method, a forkserver's preloaded modules, the main script
 hidden from spawned workers, and the CPU time of every process below this one."""
 
@@ -64,7 +64,7 @@ def main_script_hidden() -> Iterator[None]:
 
 def preload_modules(model: StudyModel) -> list[str]:
     """Modules a forkserver imports once for every worker: the sweep code and the evaluators'."""
-    names = {"numpy", "dse.search.sweep_local"}
+    names = {"numpy", "dse.search.sweep._local"}
     for ev in model.evaluators.values():
         names.add(getattr(ev.fn, "__module__", None) or "")
     return sorted(n for n in names if n and not n.startswith("__"))

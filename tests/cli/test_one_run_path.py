@@ -1,5 +1,5 @@
 """One run path (issue 16, item 3): ``api.run``, ``dse run``, ``dse run --jobs`` and
-``dse worker`` all go through ``dse.search.workers.run_worker``: the same storage resolution,
+``dse worker`` all go through ``dse.search.study.workers.run_worker``: the same storage resolution,
 the same atomic lock, the same exact total and the same records for one seed."""
 
 from __future__ import annotations
@@ -109,8 +109,8 @@ def _calls(name: str) -> list[str]:
 
 def test_the_study_loop_and_the_lock_have_one_call_site() -> None:
     # Every entry point reaches run_study and the lock write through workers.run_worker.
-    assert _calls("run_study") == ["dse/search/workers.py:run_worker"]
-    assert _calls("write_lock_atomic") == ["dse/search/workers.py:started"]
+    assert _calls("run_study") == ["dse/search/study/workers.py:run_worker"]
+    assert _calls("write_lock_atomic") == ["dse/search/study/workers.py:started"]
     # workers.run_worker from api.run and api.run_worker; api.run_worker from 'dse worker'
     # (which '--jobs' starts); 'dse run' calls api.run.
     assert _calls("run_worker") == [

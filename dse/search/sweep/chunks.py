@@ -21,18 +21,24 @@ import pickle
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dse.errors import DseError
 from dse.model.outcome import Outcome
 from dse.model.pareto import ParetoArchive, nondominated_mask
 from dse.model.study_model import StudyModel
-from dse.spec.errors import DseError
 from dse.spec.schema import CategoricalParam, IntParam, ParamSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Folder (inside the study folder) holding the finished chunk fronts of unfinished sweeps.
 CHUNKS_DIR = "sweep_chunks"
+#: Designs per vectorized call: per-call costs of the evaluators (thousands of small numpy
+#: calls) are ~12 % of a 65,536-design chunk, ~5 % of this (benchmarks/RESULTS.md).
+DEFAULT_CHUNK = 1 << 17
 
 
 # -- design generators (numpy only, index-addressable) ---------------------------------------
@@ -241,6 +247,27 @@ class SweepTally:
             cols = {"id": cf.ids, **{f"params.{k}": v for k, v in cf.params.items()}}
             cols.update(cf.metrics)
             self.archive.add(np.column_stack([cf.metrics[k] for k in self.objectives]), cols)
+
+
+def front_frame(tally: SweepTally, objectives: list[str]) -> pd.DataFrame:
+    """The front as a table, in an order independent of chunk scheduling: by the first
+    objective, ties by design number; a design found twice (samples) is listed once.
+    pandas is imported here, not by the module: worker processes never build the table."""
+    import pandas as pd
+
+    archive = tally.archive
+    if not len(tally):
+        return pd.DataFrame()
+    order = archive.order(tie="id")
+    columns = archive.columns
+    params = [k for k in columns if k.startswith("params.")]
+    metrics = [k for k in columns if k != "id" and k not in params]
+    names = params + [k for k in objectives if k in metrics]
+    names += [k for k in metrics if k not in objectives]
+    df = pd.DataFrame({k: columns[k][order] for k in names})
+    if params:
+        df = df.drop_duplicates(subset=params)
+    return df.reset_index(drop=True)
 
 
 def sweep_key(model: StudyModel, plan: SweepPlan) -> str:

@@ -1,5 +1,5 @@
 """The Optuna glue: the ask/tell loop that runs a study (samplers in dse.search.samplers, trial
-ownership and crash recovery in dse.search.recovery).
+ownership and crash recovery in dse.search.study.recovery).
 
 One trial = ask the sampler, evaluate the design with the same code path as ``dse evaluate``,
 store every metric as a user attribute, set constraints with ``trial.set_constraint``, tell.
@@ -26,24 +26,9 @@ from dse.model.guarded import trial_evaluator
 from dse.model.outcome import Outcome
 from dse.model.pareto import ParetoArchive
 from dse.model.study_model import StudyModel
-from dse.search.batch import BatchPlanner, run_batch
 from dse.search.optuna_private import storage_of, study_id
-from dse.search.recovery import (
-    FINISHED,
-    claim_trial,
-    claim_trials,
-    finished_count,
-    give_back_trial,
-    recover_stale_trials,
-    study_load,
-)
-from dse.search.sampler_plugin import sampler_of
-from dse.search.samplers import (
-    distribution,
-    enqueue_warm_start,
-    make_sampler,
-    warm_start_samples,
-)
+from dse.search.samplers.factory import distribution, make_sampler
+from dse.search.samplers.plugin import sampler_of
 from dse.search.spec_check import check_spec
 from dse.search.storage import (
     HEARTBEAT_S,
@@ -54,6 +39,17 @@ from dse.search.storage import (
     sync,
 )
 from dse.search.stored import STALE_ATTR, stored_outcome
+from dse.search.study.batch import BatchPlanner, run_batch
+from dse.search.study.recovery import (
+    FINISHED,
+    claim_trial,
+    claim_trials,
+    finished_count,
+    give_back_trial,
+    recover_stale_trials,
+    study_load,
+)
+from dse.search.study.warm_start import enqueue_warm_start, warm_start_samples
 from dse.spec.schema import SearchSpec
 
 #: How often a worker re-checks a study whose last trials run elsewhere.
@@ -180,7 +176,7 @@ def run_study(
 ) -> optuna.Study:
     """Run until the study holds ``trials`` finished trials in total (resuming, not adding).
 
-    Trials are asked, evaluated and told in batches (:mod:`dse.search.batch`: a generation
+    Trials are asked, evaluated and told in batches (:mod:`dse.search.study.batch`: a generation
     for NSGA-II/III, one vectorized evaluation); ``batch=False`` runs them one at a time.
 
     Safe with any number of workers on one study: each counts the finished and running trials

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 
+from dse.errors import SchedulerError
 from dse.model.study_model import StudyModel
-from dse.search.sweep_chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
-from dse.spec.errors import DseError
+from dse.search.sweep.chunks import ChunkFront, SweepPlan, chunks_per_task, evaluate_chunk
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -33,10 +33,6 @@ IN_FLIGHT_PER_THREAD = 2
 MAX_RESUBMITS = 3
 #: At most this many consecutive chunks per Dask task (each still its own chunk front).
 MAX_CHUNKS_PER_TASK = 8
-
-
-class SchedulerError(DseError):
-    """The Dask scheduler cannot be reached or has no workers."""
 
 
 #: The (model, plan) of the sweep a worker process last ran, by digest: unpickled once per

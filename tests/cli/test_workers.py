@@ -15,10 +15,10 @@ import optuna
 import yaml
 
 from dse import api
-from dse.search.recovery import recover_stale_trials
-from dse.search.runner import create_or_load
 from dse.search.storage import open_storage
 from dse.search.stored import STALE_ATTR, WORKER_ATTR
+from dse.search.study.recovery import recover_stale_trials
+from dse.search.study.runner import create_or_load
 from tests.cli.test_crash_resume import assert_exact, dse_popen, slow_spec
 from tests.components import require_component
 from tests.conftest import run_dse

@@ -3,7 +3,7 @@
 Samplers plug in the way evaluators do: an installed distribution registers one under the
 ``dse.samplers`` entry-point group and a spec names it (``sampler: nsga2``), or a spec gives an
 import path (``sampler: {path: 'module:factory', options: {...}}``). The built-ins
-(:mod:`dse.search.builtin_samplers`) are registered through the same group. An entry point or
+(:mod:`dse.search.samplers._builtin`) are registered through the same group. An entry point or
 path names a :class:`Sampler`, or a plain factory ``(*, seed, **options) -> optuna sampler``,
 which is wrapped as ``Sampler(build=factory)``. ``dse.testing.check_sampler`` checks a sampler
 against this contract (docs/search.md, "Your own sampler").
@@ -20,10 +20,10 @@ from typing import Any
 
 import optuna
 
+from dse.errors import EvaluatorError
 from dse.model.registry import import_object
 from dse.model.study_model import StudyModel
 from dse.spec.entry_points import installed_entry_points, load_entry_point, wrap_plugin
-from dse.spec.errors import EvaluatorError
 from dse.spec.schema import SAMPLER_GROUP, ParamSpec, SearchSpec
 
 _EXPECTED = (
