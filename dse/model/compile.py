@@ -13,9 +13,14 @@ import numpy as np
 from dse.model.context import nominal_fixed, resolved_context, resolvers_of
 from dse.model.param_ranges import merge_probe_problems, param_range_problems
 from dse.model.probe import BATCH, ProbeFailed, ProbeTimeout, probe
-from dse.model.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_path
+from dse.model.registry import (
+    Evaluator,
+    MetricInfo,
+    builtin_evaluators,
+    load_import_path,
+    run_order,
+)
 from dse.model.study_model import (
-    MEMO_KEY,
     StudyModel,
     midpoint,
 )
@@ -88,6 +93,12 @@ def select_evaluators(loaded: LoadedSpec) -> tuple[dict[str, Evaluator], list[Pr
             problems.append(loaded.problem(loc, str(exc)))
     if not evaluators and not problems:
         problems.append(loaded.problem(("evaluators",), "the spec selects no evaluator"))
+    for name, ev in list(evaluators.items()):
+        try:
+            run_order({name: ev}, installed={**installed, **evaluators})
+        except EvaluatorError as exc:
+            problems.append(loaded.problem(("evaluators", name), str(exc)))
+            del evaluators[name]
     return evaluators, problems
 
 
@@ -187,8 +198,8 @@ def _name_problems(
     every evaluator says which params it reads (then those params are returned, else None)."""
     spec = loaded.spec
     problems: list[Problem] = []
-    known_params = set().union(*(e.params for e in evaluators.values()))
-    all_declare = all(e.params for e in evaluators.values()) and not broken
+    known_params = set().union(*(e.domain.params for e in evaluators.values()))
+    all_declare = all(e.domain.params for e in evaluators.values()) and not broken
     for name in spec.space:
         if all_declare and name not in known_params:
             problems.append(
@@ -384,10 +395,27 @@ def _probe(
     inline: bool = False,
 ) -> list[str]:
     """The metric names ``ev`` returns on the midpoint design, its answer checked against the
-    contract (:mod:`dse.model.probe`); a vectorized one is also asked about a batch of two."""
+    contract (:mod:`dse.model.probe`); a vectorized one is also asked about a batch of two.
+    An evaluator that needs others is called as the engine calls it, after them."""
     batch = None
     if ev.vectorized and params:
         pair = {k: np.asarray([v] * BATCH) for k, v in params.items()}
-        batch = {**model.design(pair), MEMO_KEY: {}}
-    design = {**model.design(params), MEMO_KEY: {}}
-    return probe(ev.fn, design, batch=batch, timeout_s=timeout_s, inline=inline)
+        batch = model.design(pair)
+    design = model.design(params)
+    chain = run_order({ev.name: ev}, installed={**builtin_evaluators(), **model.evaluators})
+    fn = _AfterNeeds(tuple(chain)) if ev.needs else ev.fn
+    return probe(fn, design, batch=batch, timeout_s=timeout_s, inline=inline)
+
+
+class _AfterNeeds:
+    """The last evaluator of ``chain`` called as the engine calls it: after the others (the
+    evaluators it needs, in order), each given the metrics it needs."""
+
+    def __init__(self, chain: tuple[Evaluator, ...]) -> None:
+        self.chain = chain
+
+    def __call__(self, design: Mapping[str, Any]) -> Mapping[str, Any]:
+        results: dict[str, Mapping[str, Any]] = {}
+        for ev in self.chain:
+            results[ev.name] = ev.fn(design, **{n: results[n] for n in ev.needs})
+        return results[self.chain[-1].name]

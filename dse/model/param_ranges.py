@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dse.model.registry import Evaluator
+from dse.model.registry import Evaluator, domains_of
 from dse.spec.errors import Problem, short_repr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec
 
@@ -22,7 +22,8 @@ _INSIDE = 0.381966
 
 
 def _checker(evaluators: Iterable[Evaluator]) -> Callable[[str, Any], str | None]:
-    checks = list(dict.fromkeys(e.check_value for e in evaluators if e.check_value is not None))
+    found = (d.check_value for d in domains_of(evaluators) if d.check_value is not None)
+    checks = list(dict.fromkeys(found))
 
     def why(name: str, value: Any) -> str | None:
         for check in checks:

@@ -3,8 +3,10 @@
 ``evaluate_cost(design)`` prices a (batch of) design(s): known-good dies from wafer geometry and
 defect yield, HBM, the 2.5D package with its compounded assembly yield, GPU-side optics, a
 per-GPU share of host, board and datacentre, the scale-up/scale-out network, and energy and
-maintenance over the lifetime. Throughput and power come from the performance model, called
-directly. ``cost_breakdown(design, perf)`` is the same arithmetic on given perf figures.
+maintenance over the lifetime. Throughput and power come from the performance model and the
+delivered fraction from the availability model: the engine passes their metrics
+(``evaluate_cost(design, perf=..., availability=...)``), a direct call without them computes
+them. ``cost_breakdown(design, perf)`` is the arithmetic that needs perf only.
 
 Money lines add up exactly (tests check it):
 
@@ -216,14 +218,25 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
     return broadcast(out)
 
 
-@builtin_evaluator(metrics=METRICS)
-def evaluate_cost(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Cost metrics of a (batch of) design(s); throughput and power from the perf model."""
+@builtin_evaluator(metrics=METRICS, needs=("perf", "availability"))
+def evaluate_cost(
+    design: Mapping[str, Any],
+    *,
+    perf: Mapping[str, Any] | None = None,
+    availability: Mapping[str, Any] | None = None,
+) -> dict[str, np.ndarray]:
+    """Cost metrics of a (batch of) design(s), given the perf and availability metrics of the
+    same designs (computed when not given)."""
     from objectives.availability import delivered_fraction, evaluate_availability
-    from objectives.perf import evaluate_perf  # the perf model prices nothing; no cycle
 
-    out = cost_breakdown(design, evaluate_perf(design))
-    lost = delivered_fraction(design, evaluate_availability(design))
+    if perf is None:
+        from objectives.perf import evaluate_perf  # the perf model prices nothing; no cycle
+
+        perf = evaluate_perf(design)
+    if availability is None:
+        availability = evaluate_availability(design, perf=perf)
+    out = cost_breakdown(design, perf)
+    lost = delivered_fraction(design, availability)
     out["usd_per_mtok_delivered"] = out["usd_per_mtok"] / np.maximum(lost, 1e-12)
     return broadcast(out)
 

@@ -19,6 +19,8 @@ LAYERS = {"spec": 0, "model": 1, "search": 2, "testing": 2, "results": 3, "inspe
 LAYERS |= {"api": 5, "cli": 6, "__main__": 7}
 #: ``heap`` is process set-up (the allocator), importing no other dse module.
 LAYERS |= {"heap": 0}
+#: ``plugin`` is the public plug-in contract, beside the model layer that consumes it.
+LAYERS |= {"plugin": 1}
 
 
 def module_name(path: Path) -> str:
