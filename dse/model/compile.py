@@ -19,6 +19,7 @@ from dse.model.registry import (
     builtin_evaluators,
     load_import_path,
     run_order,
+    with_needs,
 )
 from dse.model.study_model import (
     StudyModel,
@@ -402,20 +403,5 @@ def _probe(
         pair = {k: np.asarray([v] * BATCH) for k, v in params.items()}
         batch = model.design(pair)
     design = model.design(params)
-    chain = run_order({ev.name: ev}, installed={**builtin_evaluators(), **model.evaluators})
-    fn = _AfterNeeds(tuple(chain)) if ev.needs else ev.fn
+    fn = with_needs(ev, installed={**builtin_evaluators(), **model.evaluators})
     return probe(fn, design, batch=batch, timeout_s=timeout_s, inline=inline)
-
-
-class _AfterNeeds:
-    """The last evaluator of ``chain`` called as the engine calls it: after the others (the
-    evaluators it needs, in order), each given the metrics it needs."""
-
-    def __init__(self, chain: tuple[Evaluator, ...]) -> None:
-        self.chain = chain
-
-    def __call__(self, design: Mapping[str, Any]) -> Mapping[str, Any]:
-        results: dict[str, Mapping[str, Any]] = {}
-        for ev in self.chain:
-            results[ev.name] = ev.fn(design, **{n: results[n] for n in ev.needs})
-        return results[self.chain[-1].name]

@@ -7,9 +7,10 @@ docs/evaluators.md), and a study runs only the evaluators its spec selects
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from dse.plugin import (
     HOOKS,
@@ -39,6 +40,7 @@ __all__ = [
     "import_object",
     "load_import_path",
     "run_order",
+    "with_needs",
 ]
 
 ENTRY_POINT_GROUP = "dse.evaluators"
@@ -100,3 +102,26 @@ def run_order(
     for ev in evaluators.values():
         visit(ev)
     return list(order.values())
+
+
+def with_needs(
+    ev: Evaluator, *, installed: Mapping[str, Evaluator] | None = None
+) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
+    """``ev`` as a function of the design alone, called as the engine calls it: after the
+    evaluators it needs (from ``installed``, default the installed ones), with their metrics."""
+    if not ev.needs:
+        return ev.fn
+    return _AfterNeeds(tuple(run_order({ev.name: ev}, installed=installed)))
+
+
+class _AfterNeeds:
+    """The last evaluator of ``chain`` after the others, each given the metrics it needs."""
+
+    def __init__(self, chain: tuple[Evaluator, ...]) -> None:
+        self.chain = chain
+
+    def __call__(self, design: Mapping[str, Any]) -> Mapping[str, Any]:
+        results: dict[str, Mapping[str, Any]] = {}
+        for ev in self.chain:
+            results[ev.name] = ev.fn(design, **{n: results[n] for n in ev.needs})
+        return results[self.chain[-1].name]
