@@ -166,6 +166,32 @@ def _network(d: Mapping[str, Any], installed: Any, is_cpo: Any) -> tuple[Any, An
     return net_list / tech(d, "network_list_markup") * tech(d, "network_price_markup"), tiers
 
 
+#: Below this many designs, a batch is priced as it is (finding its distinct dies costs more).
+_DEDUP_MIN = 64
+
+
+def _silicon_once_per_die(d: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """``silicon_lines`` computed once per distinct compute die of the batch.
+
+    A batch of a million designs holds a few hundred die sizes, and the harvested yield's
+    incomplete beta function is the costliest line of the cost model; every design gets
+    exactly what it would get priced alone. Only the die area varies here: a batch whose
+    aspect ratio or technology constants vary per design (a robust study's) is priced as it is.
+    """
+    area = np.asarray(d["die_area_mm2"])
+    if area.ndim != 1 or area.size < _DEDUP_MIN or area.dtype.kind != "f":
+        return silicon_lines(d)
+    if np.ndim(d.get("die_aspect_ratio")) or any(
+        isinstance(v, np.ndarray) and v.ndim for v in d["technology"].values()
+    ):
+        return silicon_lines(d)
+    dies, inv = np.unique(area, return_inverse=True)
+    if dies.size * 4 > area.size:  # mostly distinct: nothing to share
+        return silicon_lines(d)
+    once = silicon_lines({**d, "die_area_mm2": dies})
+    return {k: v[inv] if np.ndim(v) == 1 else v for k, v in once.items()}
+
+
 _SILICON_METRICS = (
     "dies_per_wafer",
     "die_yield",
@@ -182,7 +208,7 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
     facility_power_w.
     """
     d = design
-    si = silicon_lines(d)
+    si = _silicon_once_per_die(d)
     g = gpu_lines(d, si, perf["tflops_per_gpu"])
     is_cpo = g.pop("_is_cpo")
 
