@@ -181,7 +181,7 @@ def _silicon_once_per_die(d: Mapping[str, Any]) -> dict[str, np.ndarray]:
     area = np.asarray(d["die_area_mm2"])
     if area.ndim != 1 or area.size < _DEDUP_MIN or area.dtype.kind != "f":
         return silicon_lines(d)
-    if np.ndim(d.get("die_aspect_ratio")) or any(
+    if np.ndim(d.get("die_aspect_ratio", 1.0)) or any(
         isinstance(v, np.ndarray) and v.ndim for v in d["technology"].values()
     ):
         return silicon_lines(d)
