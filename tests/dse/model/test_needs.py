@@ -119,6 +119,7 @@ def test_builtins_flow_perf_availability_cost_and_share_one_domain() -> None:
     assert domain.resolve is not None and "die_area_mm2" in domain.params
     model = api.load("spaces/litegpu.yaml")
     assert [e.name for e in model.run_order] == ["perf", "availability", "cost"]
+    assert api.list_evaluators()["cost"]["needs"] == ["perf", "availability"]  # dse evaluators
 
 
 def test_a_needed_installed_evaluator_runs_unpublished(tmp_path: Path) -> None:
