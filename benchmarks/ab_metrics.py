@@ -3,7 +3,9 @@
 A refactor must leave every figure as it was. This evaluates all metrics of ``spaces/*.yaml``
 and ``spaces/paper/*.yaml`` on the same quasi-random designs (and every serving validation
 prediction of ``benchmarks/validate_perf.py``) in a child process of each checkout, and lists
-what differs by more than ``--rtol`` (NaN equals NaN).
+what differs by more than ``--rtol`` (NaN equals NaN). Each evaluator of ``spaces/litegpu.yaml``
+is also called directly, ``fn(design)`` as a Python user imports it (``direct|`` keys): it must
+give what the engine gives.
 
     mkdir /tmp/base && git archive <commit> | tar -x -C /tmp/base
     python benchmarks/ab_metrics.py --old /tmp/base [--designs 20000] [--rtol 1e-12]
@@ -43,6 +45,11 @@ for spec in specs:
     for _, p in _sample_chunks(dict(model.spec.space), n, n, 0):
         for k, v in model.evaluate(p, strict=False).items():
             res[spec[len(root):] + "|" + k] = np.asarray(v, dtype=float)
+    if spec.endswith("/spaces/litegpu.yaml"):  # each evaluator called alone, as a user would
+        for _, p in _sample_chunks(dict(model.spec.space), min(n, 4096), n, 1):
+            for name, ev in model.evaluators.items():
+                for k, v in ev.fn(model.design(p)).items():
+                    res[f"direct|{name}.{k}"] = np.asarray(v, dtype=float)
 sys.path.insert(0, root + "/benchmarks")
 import validate_perf as vp
 for x in vp.results():

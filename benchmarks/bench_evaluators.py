@@ -1,23 +1,20 @@
 """Benchmark 1: evaluator throughput, vectorized vs the per-trial scalar path.
 
-Designs/s for ``cost``, ``perf``, ``availability`` (each called on its own, as the engine calls
-it) and all three through ``StudyModel.evaluate`` (+ constraint violations, as a sweep does), on
-10^6 quasi-random designs of the spec's space in chunks, vs the per-trial path (one design per
-call, as ``dse run`` evaluates a trial) on a few hundred designs. Single process, one core.
+Designs/s for ``perf``, ``availability``, ``cost`` (each called as the engine calls it: given
+the metrics of the evaluators it ``needs``, computed beforehand and not timed), each one called
+alone as a Python user calls it (``fn(design)``: it computes what it needs itself), and all
+three through ``StudyModel.evaluate`` (+ constraint violations, as a sweep does), on 10^6
+quasi-random designs of the spec's space in chunks, vs the per-trial path (one design per call,
+as ``dse run`` evaluates a trial) on a few hundred designs. Single process, one core.
 
     python benchmarks/bench_evaluators.py [--designs 1000000] [--scalar 300] [--spec ...] [--cpu]
-
-``--what-if-perf-memo`` also measures all three with ``objectives.perf.evaluate_perf`` memoized
-per design object for the duration of the run (cost and availability each call the perf model
-internally, so a plain evaluation runs it three times); it patches nothing on disk.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from dse import api
@@ -36,11 +33,42 @@ def _rate(fn: Callable[[], Any], n: int) -> float:
     return n / (clock() - t0)
 
 
+def _given(model: StudyModel, designs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every evaluator's metrics of each design batch (what the engine passes on)."""
+    out: list[dict[str, Any]] = []
+    for d in designs:
+        results: dict[str, Mapping[str, Any]] = {}
+        for ev in model.run_order:
+            results[ev.name] = ev.fn(d, **{n: results[n] for n in ev.needs})
+        out.append(results)
+    return out
+
+
+def _each(model: StudyModel, designs: list[dict[str, Any]], n: int) -> dict[str, float]:
+    """Each evaluator as the engine calls it (given its needs), then alone (computing them)."""
+    given = _given(model, designs)
+    rates: dict[str, float] = {}
+    for ev in model.run_order:
+
+        def engine(ev: Any = ev) -> None:
+            for d, g in zip(designs, given, strict=True):
+                ev.fn(d, **{k: g[k] for k in ev.needs})
+
+        rates[ev.name] = _rate(engine, n)
+    for ev in model.run_order:
+        if ev.needs:
+
+            def alone(ev: Any = ev) -> None:
+                for d in designs:
+                    ev.fn(d)
+
+            rates[f"{ev.name} alone (computes {', '.join(ev.needs)})"] = _rate(alone, n)
+    return rates
+
+
 def vectorized(model: StudyModel, n: int, chunk: int) -> dict[str, float]:
     chunks = list(_sample_chunks(dict(model.spec.space), n, chunk, 0))
-    rates: dict[str, float] = {}
-    for name, ev in model.evaluators.items():
-        rates[name] = _rate(lambda ev=ev: [ev.fn(model.design(p)) for _, p in chunks], n)
+    rates = _each(model, [model.design(p) for _, p in chunks], n)
 
     def all_three() -> None:
         for _, p in chunks:
@@ -53,9 +81,7 @@ def vectorized(model: StudyModel, n: int, chunk: int) -> dict[str, float]:
 def scalar(model: StudyModel, n: int) -> dict[str, float]:
     (_, p), *_ = _sample_chunks(dict(model.spec.space), n, n, 1)
     designs = [{k: v[i].item() for k, v in p.items()} for i in range(n)]
-    rates: dict[str, float] = {}
-    for name, ev in model.evaluators.items():
-        rates[name] = _rate(lambda ev=ev: [ev.fn(model.design(d)) for d in designs], n)
+    rates = _each(model, [model.design(d) for d in designs], n)
 
     def all_three() -> None:
         for d in designs:
@@ -64,29 +90,6 @@ def scalar(model: StudyModel, n: int) -> dict[str, float]:
 
     rates["all three (StudyModel.evaluate + constraints)"] = _rate(all_three, n)
     return rates
-
-
-def _memoize_perf(model: StudyModel) -> Callable[[], None]:
-    """Memoize the perf model per design object (what-if); returns the undo function."""
-    perf_ev = model.evaluators["perf"]
-    module = importlib.import_module(perf_ev.fn.__module__)
-    original = module.evaluate_perf
-    last: list[Any] = [None, None]  # (design, result); holding the design keeps its id unique
-
-    def memo(design: Any) -> Any:
-        if last[0] is not design:
-            last[:] = [design, original(design)]
-        return last[1]
-
-    module.evaluate_perf = memo
-    old_fn = perf_ev.fn
-    object.__setattr__(perf_ev, "fn", memo)  # Evaluator is a frozen dataclass
-
-    def undo() -> None:
-        module.evaluate_perf = original
-        object.__setattr__(perf_ev, "fn", old_fn)
-
-    return undo
 
 
 def main() -> None:
@@ -98,7 +101,6 @@ def main() -> None:
     ap.add_argument("--designs", type=int, default=1_000_000)
     ap.add_argument("--scalar", type=int, default=300)
     ap.add_argument("--chunk", type=int, default=1 << 16)
-    ap.add_argument("--what-if-perf-memo", action="store_true")
     ap.add_argument(
         "--cpu", action="store_true", help="rates per CPU-second of this process, not per wall s"
     )
@@ -107,20 +109,15 @@ def main() -> None:
         CLOCK["clock"] = time.process_time
     model = api.load(args.spec)
     print(f"{args.spec}: {args.designs:,} designs vectorized (chunks of {args.chunk:,}), ")
-    print(f"{args.scalar} designs one per call; designs/s on one core")
+    clock = "CPU" if args.cpu else "wall"
+    print(f"{args.scalar} designs one per call; designs per {clock} second on one core")
     vec = vectorized(model, args.designs, args.chunk)
     sca = scalar(model, args.scalar)
     print(f"{'evaluator':48s} {'vectorized':>12s} {'per-trial':>10s} {'ratio':>7s}")
     for k in vec:
         print(f"{k:48s} {vec[k]:12,.0f} {sca[k]:10,.0f} {vec[k] / sca[k]:7.0f}x")
-    if args.what_if_perf_memo:
-        undo = _memoize_perf(model)
-        try:
-            memo = vectorized(model, args.designs, args.chunk)
-        finally:
-            undo()
-        k = "all three (StudyModel.evaluate + constraints)"
-        print(f"what-if, perf memoized per design: all three {memo[k]:,.0f} designs/s")
+    for k in vec:
+        print(f"{k}: {args.designs:,} designs in {args.designs / vec[k]:.2f} s")
 
 
 if __name__ == "__main__":

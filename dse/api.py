@@ -205,6 +205,7 @@ def list_evaluators() -> dict[str, dict[str, Any]]:
         name: {
             "origin": ev.origin,
             "vectorized": ev.vectorized,
+            "needs": list(ev.needs),
             "metrics": {
                 k: {"unit": m.unit, "description": m.description}
                 for k, m in (ev.metrics or {}).items()

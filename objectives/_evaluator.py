@@ -1,33 +1,28 @@
-"""The evaluator contract, as plain function attributes (no dependency on the engine).
+"""The evaluator contract as plain attributes (no dependency on the engine; dse.plugin reads
+them by duck typing, docs/evaluators.md).
 
-An evaluator is ``f(design: Mapping[str, Any]) -> dict[str, numpy.ndarray]``. The engine reads
-these optional attributes by duck typing, so a user's evaluator can set them by hand:
+Each built-in evaluator ``f(design, **needed) -> dict[str, numpy.ndarray]`` carries its own
+``metrics``, ``vectorized`` and ``needs`` (the evaluators whose metrics it consumes: cost needs
+perf and availability, availability needs perf; the engine evaluates them first, once per
+design, and passes their metrics as keyword arguments named after them). What the three share,
+how the spec's ``fixed`` context is read, is declared once on :data:`DOMAIN`:
 
-- ``metrics``: ``{name: (unit, one-line meaning)}`` for each metric it returns (published as
-  ``<evaluator>.<name>``);
-- ``vectorized``: True when every design value may be a numpy array and results broadcast;
 - ``params``: the design parameters it understands (for did-you-mean on spec typos);
-- ``resolve``: a function that expands the spec's ``fixed`` context (presets) before evaluation.
+- ``resolve``: expands the spec's ``fixed`` context (presets) before evaluation;
 - ``check_value``: ``(name, value) -> str | None``, why a value is physically impossible for a
-  design parameter (the engine checks fixed values and searched ranges with it).
+  design parameter (the engine checks fixed values and searched ranges with it);
 - ``context_path``: where a ``fixed`` path lands in the resolved context (GPU preset fields are
   spread to the top level);
 - ``as_mapping``: the mapping form of a preset given by name, so a dotted override can refine it;
 - ``assumptions``: the constants ``dse sensitivity`` swings +/-20 % when a spec declares no
   distribution (the technology node's numeric constants);
-- ``waterfall`` / ``simulate``: optional line-by-line breakdown and Monte Carlo hooks.
-
-The engine's side of the contract is ``dse.model.registry.Evaluator``, whose members document
-each hook (docs/evaluators.md); an attribute that is not a hook is an error there.
-
-Evaluators that call each other (cost and availability need perf) share work through an
-optional scratch dict in the design under ``MEMO_KEY``: the engine puts a fresh one in every
-design it evaluates, and a design without one is simply computed from scratch.
+- ``fixed_schema``: the JSON Schema of the ``fixed`` keys, for ``dse schema``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from types import SimpleNamespace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -39,9 +34,6 @@ from objectives.params import PARAMS
 from objectives.presets import resolve_context
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-#: Design key of the per-evaluation scratch dict (results must be treated as read-only).
-MEMO_KEY = "_memo"
 
 
 def context_path(path: tuple[str, ...]) -> tuple[str, ...]:
@@ -95,19 +87,31 @@ def _definition(key: str) -> bool:
     return key in NOT_UNCERTAIN or key.endswith(_DEFINITION_SUFFIXES)
 
 
-def builtin_evaluator(*, metrics: Mapping[str, tuple[str, str]]) -> Callable[[F], F]:
-    """Attach the contract attributes that every built-in evaluator carries."""
+#: The built-in domain (GPU clusters), declared once: every built-in evaluator points at it and
+#: the engine reads its hooks from here (dse.plugin.Domain), once for the three.
+DOMAIN = SimpleNamespace(
+    name="objectives",
+    params=frozenset(PARAMS),
+    resolve=resolve_context,
+    check_value=check_param_value,
+    context_path=context_path,
+    as_mapping=as_mapping,
+    assumptions=assumptions,
+    fixed_schema=fixed_json_schema,
+)
+
+
+def builtin_evaluator(
+    *, metrics: Mapping[str, tuple[str, str]], needs: tuple[str, ...] = ()
+) -> Callable[[F], F]:
+    """Attach the contract attributes of a built-in evaluator: its metrics, the evaluators it
+    needs, and the domain it belongs to."""
 
     def wrap(fn: F) -> F:
         fn.metrics = dict(metrics)  # type: ignore[attr-defined]
         fn.vectorized = True  # type: ignore[attr-defined]
-        fn.params = PARAMS  # type: ignore[attr-defined]
-        fn.resolve = resolve_context  # type: ignore[attr-defined]
-        fn.check_value = check_param_value  # type: ignore[attr-defined]
-        fn.context_path = context_path  # type: ignore[attr-defined]
-        fn.as_mapping = as_mapping  # type: ignore[attr-defined]
-        fn.assumptions = assumptions  # type: ignore[attr-defined]
-        fn.fixed_schema = fixed_json_schema  # type: ignore[attr-defined]
+        fn.needs = needs  # type: ignore[attr-defined]
+        fn.domain = DOMAIN  # type: ignore[attr-defined]
         return fn
 
     return wrap

@@ -10,8 +10,11 @@ constants of each named technology live in objectives/presets/technology/package
 package through this module, so today's single-die GPU on CoWoS-S and a two-die Blackwell on
 CoWoS-L, or eight XCDs on four IODs, are the same code.
 
-Every function broadcasts over designs; a generation or packaging that is the same for the whole
-batch is looked up once.
+:class:`Package` is the package of every design of a batch, read from the design once
+(``Package.of(design)``): the models take their parts from it instead of re-reading the flat
+mapping. The free functions below it are its parts, each for one question. Everything
+broadcasts over designs; a generation or packaging that is the same for the whole batch is
+looked up once.
 """
 
 from __future__ import annotations
@@ -203,3 +206,78 @@ def base_die_w(d: Mapping[str, Any]) -> np.ndarray:
     """Base (IO) die power, always on."""
     area = optional(d, "base_dies_per_gpu") * optional(d, "base_die_area_mm2")
     return area * tech(d, "base_die_w_per_mm2")
+
+
+#: The HBM constants a package carries: the stack's interface, footprint and shoreline, its
+#: price and limits, and its DRAM core die's capacity.
+PACKAGE_HBM_FIELDS = (*HBM_FIELDS, "die_gb")
+
+
+@dataclass(frozen=True)
+class Package:
+    """The GPU package each design of a batch describes, read from the design once.
+
+    Compute dies (``dies`` x ``die_area_mm2``), the base (IO) dies they sit on (0: none), the
+    HBM stacks with their generation's constants, the 2.5D packaging with its limits and costs,
+    and the die-to-die links. Arrays broadcast over the batch (0-d where one value serves it).
+    """
+
+    die_area_mm2: np.ndarray
+    dies: np.ndarray  # compute dies per GPU
+    base_dies: np.ndarray  # base (IO) dies per GPU, a whole number >= 0
+    base_die_area_mm2: np.ndarray
+    stacks: np.ndarray  # HBM stacks per GPU
+    hbm: dict[str, Any]  # the stacks' generation constants (PACKAGE_HBM_FIELDS)
+    hbm_fits: np.ndarray  # 1 where the stacks run within their generation's maximum
+    interposer: Interposer
+    d2d_tbps: np.ndarray
+    d2d_pj_per_bit: Any
+    d2d_gbps_per_mm_edge: Any
+    base_die_w_per_mm2: Any
+
+    @classmethod
+    def of(cls, d: Mapping[str, Any]) -> Package:
+        dies = value(d, "dies_per_gpu")
+        hbm = hbm_spec(d, PACKAGE_HBM_FIELDS)
+        return cls(
+            die_area_mm2=value(d, "die_area_mm2"),
+            dies=dies,
+            base_dies=check_base_dies(d),
+            base_die_area_mm2=optional(d, "base_die_area_mm2"),
+            stacks=dies * value(d, "hbm_stacks_per_die"),
+            hbm=hbm,
+            hbm_fits=hbm_stack_fits(d, hbm),
+            interposer=interposer_tech(d),
+            d2d_tbps=optional(d, "d2d_tbps"),
+            d2d_pj_per_bit=tech(d, "d2d_pj_per_bit"),
+            d2d_gbps_per_mm_edge=tech(d, "d2d_gbps_per_mm_edge"),
+            base_die_w_per_mm2=tech(d, "base_die_w_per_mm2"),
+        )
+
+    @property
+    def stacked(self) -> bool:
+        """Some design of the batch stacks its compute dies on base dies."""
+        return bool(np.any(self.base_dies > 0))
+
+    @property
+    def bridges(self) -> np.ndarray:
+        """Silicon bridges of a CoWoS-L package (:func:`bridges`)."""
+        dies = np.where(self.base_dies > 0, self.base_dies, self.dies)
+        return np.asarray(self.stacks, float) + np.maximum(dies - 1.0, 0.0)
+
+    @property
+    def d2d_w(self) -> np.ndarray:
+        """Die-to-die link power at full rate (:func:`d2d_w`)."""
+        return self.d2d_tbps * 8e12 * self.d2d_pj_per_bit * 1e-12
+
+    @property
+    def d2d_edge_mm(self) -> np.ndarray:
+        """Die edge one compute die gives its die-to-die PHYs (:func:`d2d_edge_mm`)."""
+        gbps = self.d2d_tbps * 8000.0
+        edge = 2.0 * gbps / self.dies / self.d2d_gbps_per_mm_edge
+        return np.where(self.dies > 1, edge, 0.0)
+
+    @property
+    def base_die_w(self) -> np.ndarray:
+        """Base (IO) die power, always on (:func:`base_die_w`)."""
+        return self.base_dies * self.base_die_area_mm2 * self.base_die_w_per_mm2

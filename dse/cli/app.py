@@ -159,7 +159,8 @@ def evaluators(as_json: JsonOpt = False) -> None:
     from rich.table import Table
 
     for name, ev in listing.items():
-        table = Table(title=f"{name}  ({ev['origin']}; vectorized={ev['vectorized']})")
+        needs = f"; needs {', '.join(ev['needs'])}" if ev["needs"] else ""
+        table = Table(title=f"{name}  ({ev['origin']}; vectorized={ev['vectorized']}{needs})")
         for c in ("metric", "unit", "meaning"):
             table.add_column(c)
         for k, m in ev["metrics"].items():

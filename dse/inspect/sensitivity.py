@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from dse.errors import DseError
+from dse.model.registry import domains_of
 from dse.model.robust import Uncertain, evaluate_under, vectorizable
 from dse.model.study_model import StudyModel
 from dse.spec.messages import choices_text
@@ -59,12 +60,13 @@ class Swing:
 
 
 def default_assumptions(model: StudyModel) -> dict[str, float]:
-    """``{dotted path: nominal}``: the selected evaluators' ``assumptions(context)``, merged."""
+    """``{dotted path: nominal}``: the ``assumptions(context)`` of the selected evaluators'
+    domains, merged."""
     out: dict[str, float] = {}
-    for ev in model.evaluators.values():
-        if ev.assumptions is None:
+    for domain in domains_of(model.evaluators.values()):
+        if domain.assumptions is None:
             continue
-        for key, v in ev.assumptions(model.context).items():
+        for key, v in domain.assumptions(model.context).items():
             if not isinstance(v, bool) and isinstance(v, int | float):
                 out.setdefault(str(key), v)
     return out

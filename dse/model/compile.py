@@ -14,9 +14,15 @@ from dse.errors import EvaluatorError, ExprError, Problem, SpecError
 from dse.model.context import nominal_fixed, resolved_context, resolvers_of
 from dse.model.param_ranges import merge_probe_problems, param_range_problems
 from dse.model.probe import BATCH, ProbeFailed, ProbeTimeout, probe
-from dse.model.registry import Evaluator, MetricInfo, builtin_evaluators, load_import_path
+from dse.model.registry import (
+    Evaluator,
+    MetricInfo,
+    builtin_evaluators,
+    load_import_path,
+    run_order,
+    with_needs,
+)
 from dse.model.study_model import (
-    MEMO_KEY,
     StudyModel,
     midpoint,
 )
@@ -83,6 +89,12 @@ def select_evaluators(loaded: LoadedSpec) -> tuple[dict[str, Evaluator], list[Pr
             problems.append(loaded.problem(loc, str(exc)))
     if not evaluators and not problems:
         problems.append(loaded.problem(("evaluators",), "the spec selects no evaluator"))
+    for name, ev in list(evaluators.items()):
+        try:
+            run_order({name: ev}, installed={**installed, **evaluators})
+        except EvaluatorError as exc:
+            problems.append(loaded.problem(("evaluators", name), str(exc)))
+            del evaluators[name]
     return evaluators, problems
 
 
@@ -182,8 +194,8 @@ def _name_problems(
     every evaluator says which params it reads (then those params are returned, else None)."""
     spec = loaded.spec
     problems: list[Problem] = []
-    known_params = set().union(*(e.params for e in evaluators.values()))
-    all_declare = all(e.params for e in evaluators.values()) and not broken
+    known_params = set().union(*(e.domain.params for e in evaluators.values()))
+    all_declare = all(e.domain.params for e in evaluators.values()) and not broken
     for name in spec.space:
         if all_declare and name not in known_params:
             problems.append(
@@ -379,10 +391,12 @@ def _probe(
     inline: bool = False,
 ) -> list[str]:
     """The metric names ``ev`` returns on the midpoint design, its answer checked against the
-    contract (:mod:`dse.model.probe`); a vectorized one is also asked about a batch of two."""
+    contract (:mod:`dse.model.probe`); a vectorized one is also asked about a batch of two.
+    An evaluator that needs others is called as the engine calls it, after them."""
     batch = None
     if ev.vectorized and params:
         pair = {k: np.asarray([v] * BATCH) for k, v in params.items()}
-        batch = {**model.design(pair), MEMO_KEY: {}}
-    design = {**model.design(params), MEMO_KEY: {}}
-    return probe(ev.fn, design, batch=batch, timeout_s=timeout_s, inline=inline)
+        batch = model.design(pair)
+    design = model.design(params)
+    fn = with_needs(ev, installed={**builtin_evaluators(), **model.evaluators})
+    return probe(fn, design, batch=batch, timeout_s=timeout_s, inline=inline)

@@ -1,6 +1,7 @@
 """A spec's ``fixed`` values as the design context: ``--set`` overrides applied, uncertain
-values taken out, presets expanded by the evaluators' ``resolve`` hooks; a rejected field is
-reported, dropped (its default takes over) and the rest still checked.
+values taken out, presets expanded by the ``resolve`` hooks of the evaluators' domains
+(:class:`dse.plugin.Domain`); a rejected field is reported, dropped (its default takes over) and
+the rest still checked.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from dse.errors import Problem, UncertainError
 from dse.model.quiet_stdout import stdout_to_stderr
-from dse.model.registry import Evaluator
+from dse.model.registry import Evaluator, domains_of
 from dse.model.study_model import (
     apply_dotted,
 )
@@ -95,12 +96,9 @@ def nominal_fixed(
 def resolvers_of(
     evaluators: Mapping[str, Evaluator],
 ) -> list[Callable[[Mapping[str, Any]], dict[str, Any]]]:
-    """Each distinct ``resolve`` hook once, in the evaluators' order."""
-    resolvers: list[Callable[[Mapping[str, Any]], dict[str, Any]]] = []
-    for ev in evaluators.values():
-        if ev.resolve is not None and ev.resolve not in resolvers:
-            resolvers.append(ev.resolve)
-    return resolvers
+    """Each distinct ``resolve`` hook of the evaluators' domains once, in their order."""
+    found = (d.resolve for d in domains_of(evaluators.values()) if d.resolve is not None)
+    return list(dict.fromkeys(found))
 
 
 def resolved_context(
@@ -115,8 +113,10 @@ def resolved_context(
     context = dict(fixed)
     context_ok = True
     for resolve in resolvers:
-        owners = {e.name for e in evaluators.values() if e.resolve is resolve}
-        foreign = set().union(*(e.params for e in evaluators.values() if e.name not in owners))
+        owners = {e.name for e in evaluators.values() if e.domain.resolve is resolve}
+        foreign = set().union(
+            *(e.domain.params for e in evaluators.values() if e.name not in owners)
+        )
         mine = {k: v for k, v in context.items() if k not in foreign}
         resolved, found = _run_resolver(loaded, resolve, mine, owner=min(owners))
         problems += found
@@ -171,5 +171,7 @@ def _hook_failed(loaded: LoadedSpec, owner: str, what: str) -> Problem:
 
 
 def first_hook(evaluators: Mapping[str, Evaluator], name: str) -> Any:
-    """The first selected evaluator's optional hook ``name`` (a member of Evaluator)."""
-    return next((getattr(e, name) for e in evaluators.values() if getattr(e, name)), None)
+    """The first selected evaluator's domain hook ``name`` (a member of dse.plugin.Domain)."""
+    return next(
+        (getattr(d, name) for d in domains_of(evaluators.values()) if getattr(d, name)), None
+    )

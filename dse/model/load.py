@@ -60,7 +60,7 @@ def load(
 
 def _split(loaded: LoadedSpec, sets: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     evaluators, _ = select_evaluators(loaded)  # their problems are reported by compile_spec
-    known = set().union(*(e.params for e in evaluators.values()))
+    known = set().union(*(e.domain.params for e in evaluators.values()))
     # The spec's own fixed keys (presets, say) can be replaced whole.
     return split_sets(loaded.spec.space, sets, known | set(loaded.spec.fixed))
 

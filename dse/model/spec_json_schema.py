@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dse.model.registry import builtin_evaluators
+from dse.model.registry import builtin_evaluators, domains_of
 from dse.model.uncertain import DIST_KEY, DISTRIBUTIONS
 from dse.spec.schema import json_schema
 
@@ -16,12 +16,9 @@ def spec_json_schema() -> dict[str, Any]:
     evaluators that describe their keys (their ``fixed_schema`` hook)."""
     schema = json_schema()
     fixed = schema["properties"]["fixed"]
-    seen: set[int] = set()
-    for ev in builtin_evaluators().values():
-        if ev.fixed_schema is None or id(ev.fixed_schema) in seen:
-            continue
-        seen.add(id(ev.fixed_schema))
-        part = ev.fixed_schema()
+    hooks = (d.fixed_schema for d in domains_of(builtin_evaluators().values()))
+    for fixed_schema in dict.fromkeys(h for h in hooks if h is not None):
+        part = fixed_schema()
         fixed.setdefault("properties", {}).update(part.get("properties", {}))
         schema.setdefault("$defs", {}).update(part.get("$defs", {}))
     _allow_distributions(fixed.get("properties", {}), schema)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -15,15 +16,11 @@ import numpy as np
 from dse.errors import DesignError, DseError, EvaluationError, YamlReadError
 from dse.model.exit_guard import ExitCalled, exit_raises
 from dse.model.quiet_stdout import stdout_to_stderr
-from dse.model.registry import Evaluator, MetricInfo
+from dse.model.registry import Evaluator, MetricInfo, run_order
 from dse.spec import safe_yaml
 from dse.spec.expr import Expr
 from dse.spec.messages import choices_text, did_you_mean, short_repr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec, ParamSpec
-
-#: Every evaluated design carries a fresh scratch dict under this key, so evaluators that call
-#: one another (a TCO model needing the performance model) can compute shared parts once.
-MEMO_KEY = "_memo"
 
 
 @dataclass
@@ -63,24 +60,32 @@ class StudyModel:
                 d[name] = env[name] = expr.evaluate(env)
         return d
 
+    @cached_property
+    def run_order(self) -> list[Evaluator]:
+        """The evaluators to run, each after the ones it needs (unselected needed ones
+        included: their metrics are passed on, not published)."""
+        return run_order(self.evaluators)
+
     def evaluate(self, params: Mapping[str, Any], *, strict: bool = True) -> dict[str, np.ndarray]:
         """All metrics of a design or a batch (params may be arrays of one shape).
 
-        With ``strict`` any non-finite value raises EvaluationError (a failed trial); otherwise
-        non-finite values are kept for the caller to drop (sweeps).
+        Each evaluator runs once, after the ones it ``needs``, and gets their metrics as
+        keyword arguments named after them. With ``strict`` any non-finite value raises
+        EvaluationError (a failed trial); otherwise non-finite values are kept for the caller
+        to drop (sweeps).
         """
         arrays = {k: np.asarray(v) for k, v in params.items()}
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
         design = self.design(arrays if shape else {k: v.item() for k, v in arrays.items()})
-        design[MEMO_KEY] = {}
-        out: dict[str, np.ndarray] = {}
-        for ev in self.evaluators.values():
+        results: dict[str, Mapping[str, Any]] = {}
+        for ev in self.run_order:
+            needed = {n: results[n] for n in ev.needs}
             try:
                 with stdout_to_stderr(), exit_raises():
                     if ev.vectorized or not shape:
-                        result = ev.fn(design)
+                        result = ev.fn(design, **needed)
                     else:
-                        result = _loop(ev.fn, design, arrays, shape)
+                        result = _loop(ev.fn, design, arrays, shape, needed)
             except (DseError, KeyboardInterrupt):  # Ctrl-C stops the study, as anywhere
                 raise
             except BaseException as exc:  # noqa: BLE001 - SystemExit in a model fails its design
@@ -91,6 +96,10 @@ class StudyModel:
                 raise EvaluationError(
                     f"evaluator {ev.name!r} returned {type(result).__name__}, expected a mapping"
                 )
+            results[ev.name] = result
+        out: dict[str, np.ndarray] = {}
+        for ev in self.evaluators.values():  # published in the spec's order
+            result = results[ev.name]
             for key, v in result.items():
                 try:
                     arr = np.broadcast_to(np.asarray(v, dtype=float), shape)
@@ -138,19 +147,25 @@ def _short(v: Any, limit: int = 80) -> str:
 
 
 def _loop(
-    fn: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+    fn: Callable[..., Mapping[str, Any]],
     design: dict[str, Any],
     arrays: Mapping[str, np.ndarray],
     shape: tuple[int, ...],
+    needed: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, np.ndarray]:
-    """Run a scalar-only evaluator over a batch, one design at a time."""
+    """Run a scalar-only evaluator over a batch, one design at a time (with each design's
+    share of the metrics it needs)."""
     full = {k: np.broadcast_to(v, shape) for k, v in arrays.items()}
+    given = {
+        n: {k: np.broadcast_to(np.asarray(v, dtype=float), shape) for k, v in m.items()}
+        for n, m in needed.items()
+    }
     results: dict[str, np.ndarray] = {}
     for idx in np.ndindex(shape):
         d = dict(design)
         d.update({k: _scalar(v[idx]) for k, v in full.items()})
-        d[MEMO_KEY] = {}
-        for key, val in fn(d).items():
+        mine = {n: {k: float(v[idx]) for k, v in m.items()} for n, m in given.items()}
+        for key, val in fn(d, **mine).items():
             if key not in results:
                 results[key] = np.full(shape, np.nan)
             results[key][idx] = float(val)

@@ -7,7 +7,9 @@ Run it on your own evaluator in your test suite::
 
 It checks the contract the engine relies on: a mapping of metric name -> finite number,
 documented units for every metric (when ``metrics`` is declared), and, for an evaluator that
-claims ``vectorized = True``, that a batch gives exactly the per-design results.
+claims ``vectorized = True``, that a batch gives exactly the per-design results. An evaluator
+that ``needs`` others is called as the engine calls it, after them, with their metrics (pass
+``needs={"name": fn}`` for ones that are not installed).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dse.errors import ConformanceError, EvaluatorError
-from dse.model.registry import Evaluator
+from dse.model.registry import Evaluator, builtin_evaluators, with_needs
 
 
 def check_evaluator(
@@ -27,14 +29,19 @@ def check_evaluator(
     *,
     batch: Mapping[str, Sequence[Any]] | None = None,
     rtol: float = 1e-9,
+    needs: Mapping[str, Any] | None = None,
 ) -> dict[str, float]:
-    """Check ``fn`` on ``design`` (and on ``batch`` if vectorized); return the scalar metrics."""
+    """Check ``fn`` on ``design`` (and on ``batch`` if vectorized); return the scalar metrics.
+    ``needs``: evaluators it needs by name, besides the installed ones."""
     try:
         name = fn.name if isinstance(fn, Evaluator) else getattr(fn, "__name__", "")
         ev = Evaluator.wrap(name or "evaluator", fn, "under test")
+        pool = dict(builtin_evaluators())
+        pool.update({n: Evaluator.wrap(n, f, "given") for n, f in (needs or {}).items()})
+        call = with_needs(ev, installed=pool)
     except EvaluatorError as exc:
         raise ConformanceError(str(exc)) from None
-    result = ev.fn(design)
+    result = call(design)
     if not isinstance(result, Mapping):
         raise ConformanceError(f"{ev.name} returned {type(result).__name__}, expected a mapping")
     if not result:
@@ -64,21 +71,25 @@ def check_evaluator(
             if not info.unit or not info.description:
                 raise ConformanceError(f"{ev.name}.{key}: unit and description must be given")
     if ev.vectorized and batch:
-        _check_batch(ev, design, batch, rtol)
+        _check_batch(ev, call, design, batch, rtol)
     return scalars
 
 
 def _check_batch(
-    ev: Evaluator, design: Mapping[str, Any], batch: Mapping[str, Sequence[Any]], rtol: float
+    ev: Evaluator,
+    call: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+    design: Mapping[str, Any],
+    batch: Mapping[str, Sequence[Any]],
+    rtol: float,
 ) -> None:
     arrays = {k: np.asarray(v) for k, v in batch.items()}
     n = {len(v) for v in arrays.values()}
     if len(n) != 1:
         raise ConformanceError("batch values must all have the same length")
     size = n.pop()
-    vec = ev.fn({**design, **arrays})
+    vec = call({**design, **arrays})
     for i in range(size):
-        one = ev.fn({**design, **{k: v[i].item() for k, v in arrays.items()}})
+        one = call({**design, **{k: v[i].item() for k, v in arrays.items()}})
         for key, v in one.items():
             got = np.broadcast_to(np.asarray(vec[key], dtype=float), (size,))[i]
             if not np.isclose(got, float(v), rtol=rtol, atol=0.0):

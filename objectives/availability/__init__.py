@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import MEMO_KEY, broadcast, builtin_evaluator, tech, value
+from objectives._evaluator import broadcast, builtin_evaluator, tech, value
 from objectives.availability.closed_form import (
     capacity_availability,
     nines,
@@ -83,11 +83,15 @@ METRICS: dict[str, tuple[str, str]] = {
 }
 
 
-def replica_shape(design: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """(gpus per replica, replicas) chosen by the performance model for this design."""
-    from objectives.perf import evaluate_perf  # the perf model owns the parallelism choice
+def replica_shape(
+    design: Mapping[str, Any], perf: Mapping[str, Any] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(gpus per replica, replicas) chosen by the performance model for this design (its
+    ``perf`` metrics, computed when not given)."""
+    if perf is None:
+        from objectives.perf import evaluate_perf  # the perf model owns the parallelism choice
 
-    perf = evaluate_perf(design)
+        perf = evaluate_perf(design)
     return perf["gpus_per_replica"], perf["replicas"]
 
 
@@ -110,19 +114,20 @@ def _recovery_times_h(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     }
 
 
-@builtin_evaluator(metrics=METRICS)
-def evaluate_availability(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
+@builtin_evaluator(metrics=METRICS, needs=("perf",))
+def evaluate_availability(
+    design: Mapping[str, Any], *, perf: Mapping[str, Any] | None = None
+) -> dict[str, np.ndarray]:
     """Failure rates, blast radius, spare-backed capacity availability and training goodput.
 
-    Cost calls this too (cost per delivered token); with the engine's scratch dict under
-    ``MEMO_KEY`` it is computed once per evaluation.
+    ``perf``: the perf metrics of the same designs (the replica a failure stops, tokens per
+    joule); the engine passes them, a direct call without them computes them.
     """
-    memo = design.get(MEMO_KEY)
-    if isinstance(memo, dict):
-        if "availability" not in memo:
-            memo["availability"] = _evaluate_availability(design)
-        return memo["availability"]
-    return _evaluate_availability(design)
+    if perf is None:
+        from objectives.perf import evaluate_perf
+
+        perf = evaluate_perf(design)
+    return _evaluate_availability(design, perf)
 
 
 def delivered_fraction(
@@ -134,13 +139,13 @@ def delivered_fraction(
     return availability["goodput_fraction" if train else "capacity_availability"]
 
 
-def _evaluate_availability(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    from objectives.perf import evaluate_perf
-
+def _evaluate_availability(
+    design: Mapping[str, Any], perf: Mapping[str, Any]
+) -> dict[str, np.ndarray]:
     hw, sw = gpu_rates_per_hour(design)
     n = value(design, "cluster_size")
     spares = spare_count(n, value(design, "spare_fraction"))
-    group, replicas = replica_shape(design)
+    group, replicas = replica_shape(design, perf)
     times = _recovery_times_h(design)
     cap = capacity_availability(
         replicas=replicas,
@@ -179,7 +184,7 @@ def _evaluate_availability(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     }
     out["delivered_fraction"] = delivered_fraction(design, out)
     out["delivered_tokens_per_joule"] = (
-        np.asarray(evaluate_perf(design)["tokens_per_joule"], float) * out["delivered_fraction"]
+        np.asarray(perf["tokens_per_joule"], float) * out["delivered_fraction"]
     )
     return broadcast(out)
 

@@ -4,8 +4,10 @@
 defect yield, HBM, the 2.5D package with its compounded assembly yield, GPU-side optics, the
 GPU module around it (power delivery, board, cold plate), a per-GPU share of host and
 datacentre, the scale-up/scale-out network, and energy and maintenance over the lifetime.
-Throughput and power come from the performance model, called directly. ``cost_breakdown(design,
-perf)`` is the same arithmetic on given perf figures.
+Throughput and power come from the performance model and the delivered fraction from the
+availability model: the engine passes their metrics (``evaluate_cost(design, perf=...,
+availability=...)``), a direct call without them computes them. ``cost_breakdown(design,
+perf)`` is the arithmetic that needs perf only.
 
 Money lines add up exactly (tests check it):
 
@@ -273,6 +275,35 @@ def _module(d: Mapping[str, Any], perf: Mapping[str, Any], substrate_mm2: Any) -
     )
 
 
+#: Below this many designs, a batch is priced as it is (finding its distinct dies costs more).
+_DEDUP_MIN = 64
+
+
+def _silicon_once_per_die(d: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """``silicon_lines`` computed once per distinct compute die of the batch.
+
+    A batch of a million designs holds a few hundred die sizes, and the harvested yield's
+    incomplete beta function is the costliest line of the cost model; every design gets
+    exactly what it would get priced alone. Only the die area varies here: a batch whose
+    aspect ratio or technology constants vary per design (a robust study's) is priced as it is.
+    """
+    area = np.asarray(d["die_area_mm2"])
+    if area.ndim != 1 or area.size < _DEDUP_MIN or area.dtype.kind != "f":
+        return silicon_lines(d)
+    if np.ndim(d.get("die_aspect_ratio", 1.0)) or any(
+        isinstance(v, np.ndarray) and v.ndim for v in d["technology"].values()
+    ):
+        return silicon_lines(d)
+    if not np.all(area > 0):  # NaN, and signed zeros unique() would merge: priced as they are
+        return silicon_lines(d)
+    dies = np.unique(area)
+    if dies.size * 4 > area.size:  # mostly distinct: nothing to share
+        return silicon_lines(d)
+    inv = np.searchsorted(dies, area)  # a sort and a binary search: cheaper than an argsort
+    once = silicon_lines({**d, "die_area_mm2": dies})
+    return {k: v[inv] if np.ndim(v) == 1 else v for k, v in once.items()}
+
+
 _SILICON_METRICS = (
     "dies_per_wafer",
     "die_yield",
@@ -289,7 +320,7 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
     facility_w_per_gpu.
     """
     d = design
-    si = silicon_lines(d)
+    si = _silicon_once_per_die(d)
     g = gpu_lines(d, si)
     is_cpo = g.pop("_is_cpo")
     mod = _module(d, perf, g.pop("_substrate_mm2"))
@@ -347,14 +378,25 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
     return broadcast(out)
 
 
-@builtin_evaluator(metrics=METRICS)
-def evaluate_cost(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Cost metrics of a (batch of) design(s); throughput and power from the perf model."""
+@builtin_evaluator(metrics=METRICS, needs=("perf", "availability"))
+def evaluate_cost(
+    design: Mapping[str, Any],
+    *,
+    perf: Mapping[str, Any] | None = None,
+    availability: Mapping[str, Any] | None = None,
+) -> dict[str, np.ndarray]:
+    """Cost metrics of a (batch of) design(s), given the perf and availability metrics of the
+    same designs (computed when not given)."""
     from objectives.availability import delivered_fraction, evaluate_availability
-    from objectives.perf import evaluate_perf  # the perf model prices nothing; no cycle
 
-    out = cost_breakdown(design, evaluate_perf(design))
-    lost = delivered_fraction(design, evaluate_availability(design))
+    if perf is None:
+        from objectives.perf import evaluate_perf  # the perf model prices nothing; no cycle
+
+        perf = evaluate_perf(design)
+    if availability is None:
+        availability = evaluate_availability(design, perf=perf)
+    out = cost_breakdown(design, perf)
+    lost = delivered_fraction(design, availability)
     out["usd_per_mtok_delivered"] = out["usd_per_mtok"] / np.maximum(lost, 1e-12)
     return broadcast(out)
 

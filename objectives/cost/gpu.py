@@ -1,9 +1,9 @@
 """Per-GPU manufacturing cost lines: known-good dies, HBM, optics and the package around them.
 
 ``silicon_lines`` prices the compute die from wafer geometry and (harvested) defect yield;
-``gpu_lines`` builds the GPU the design describes (objectives.package): compute dies, optional
-base dies with their 3D bonds, HBM of its generation, optical engines, and the interposer of its
-packaging technology, bonded and tested.
+``gpu_lines`` builds the GPU the design describes (its ``objectives.package.Package``): compute
+dies, optional base dies with their 3D bonds, HBM of its generation, optical engines, and the
+interposer of its packaging technology, bonded and tested.
 """
 
 from __future__ import annotations
@@ -31,17 +31,7 @@ from objectives.cost.silicon import (
     reticle_fits,
 )
 from objectives.errors import ContextError
-from objectives.package import (
-    COWOS_L,
-    HBM_FIELDS,
-    ORGANIC,
-    bridges,
-    check_base_dies,
-    hbm_spec,
-    hbm_stack_fits,
-    interposer_tech,
-    optional,
-)
+from objectives.package import COWOS_L, ORGANIC, Package
 
 _PACKAGE_KEYS = (
     "substrate_area_ratio",
@@ -111,13 +101,12 @@ def _interposer(
     d: Mapping[str, Any],
     si: Mapping[str, np.ndarray],
     on_ip: tuple[Any, Any],
-    stacks: Any,
-    hbm_footprint_mm2: Any,
+    pkg: Package,
     engines: Any,
 ) -> tuple[Any, Any, Any, Any]:
     """(area mm2, USD, yield, technology) of one known-good interposer under ``on_ip`` = (area,
     count) of the parts bonded to it, the HBM stacks and the co-packaged optical engines."""
-    ip = interposer_tech(d)
+    ip, stacks, hbm_footprint_mm2 = pkg.interposer, pkg.stacks, pkg.hbm["footprint_mm2"]
     ip_area = interposer_area_mm2(
         on_ip[0], on_ip[1], stacks, hbm_footprint_mm2, tech(d, "interposer_area_factor")
     ) + engines * tech(d, "cpo_engine_mm2") * tech(d, "interposer_area_factor")
@@ -134,7 +123,7 @@ def _interposer(
     if ip.any_bridges:
         # CoWoS-L: the bridges are embedded in the RDL interposer before anything is bonded,
         # so a known-good interposer carries its bridges and their embedding yield.
-        n_bridges = bridges(d, stacks)
+        n_bridges = pkg.bridges
         yb = ip.bridge_bond_yield**n_bridges
         with_bridges = (ip_usd * ip_yield + n_bridges * ip.bridge_usd) / (ip_yield * yb)
         is_l = ip.code == COWOS_L
@@ -150,11 +139,15 @@ def physical_stack_gb(gb_per_stack: Any, die_gb: Any) -> np.ndarray:
     return dies * die_gb
 
 
-def gpu_lines(d: Mapping[str, Any], si: Mapping[str, np.ndarray]) -> dict[str, Any]:
-    """Per-GPU manufacturing cost lines of the package the design describes."""
-    area, dies = value(d, "die_area_mm2"), value(d, "dies_per_gpu")
-    stacks = dies * value(d, "hbm_stacks_per_die")
-    hbm_gen = hbm_spec(d, (*HBM_FIELDS, "die_gb"))
+def gpu_lines(
+    d: Mapping[str, Any],
+    si: Mapping[str, np.ndarray],
+    pack: Package | None = None,
+) -> dict[str, Any]:
+    """Per-GPU manufacturing cost lines of the package the design describes (``pack``, read
+    from the design when not given)."""
+    pack = Package.of(d) if pack is None else pack
+    area, dies, stacks, hbm_gen = pack.die_area_mm2, pack.dies, pack.stacks, pack.hbm
     per_stack = hbm_stack_cost(
         physical_stack_gb(value(d, "hbm_gb_per_stack"), hbm_gen["die_gb"]),
         usd_per_gb=hbm_gen["usd_per_gb"],
@@ -162,7 +155,7 @@ def gpu_lines(d: Mapping[str, Any], si: Mapping[str, np.ndarray]) -> dict[str, A
     )
     hbm = stacks * per_stack
     silicon = dies * si["die_cost_usd"]
-    stacked = _stacked(d, si, dies, silicon)
+    stacked = _stacked(d, si, pack, silicon)
     if stacked is not None:
         silicon = stacked["silicon_usd"]  # compute dies and their base dies
     engines_usd, outside_usd, engines, is_cpo = _optics(d)
@@ -170,9 +163,7 @@ def gpu_lines(d: Mapping[str, Any], si: Mapping[str, np.ndarray]) -> dict[str, A
     # Co-packaged optical engines sit on the interposer beside the dies and HBM; stacked compute
     # dies sit on their base dies, which take the interposer area.
     on_ip = (area, dies) if stacked is None else stacked["footprint"]
-    ip_area, ip_usd, ip_yield, ip = _interposer(
-        d, si, on_ip, stacks, hbm_gen["footprint_mm2"], engines
-    )
+    ip_area, ip_usd, ip_yield, ip = _interposer(d, si, on_ip, pack, engines)
     parts = silicon + hbm + engines_usd
     logic_area = dies * area
     if stacked is not None:
@@ -216,7 +207,7 @@ def gpu_lines(d: Mapping[str, Any], si: Mapping[str, np.ndarray]) -> dict[str, A
         "interposer_area_mm2": ip_area,
         "interposer_yield": ip_yield,
         "interposer_fits": fits.astype(float),
-        "hbm_fits_generation": hbm_stack_fits(d, hbm_gen),
+        "hbm_fits_generation": pack.hbm_fits,
         "package_yield": pkg.package_yield,
         "test_minutes": test_minutes,
         "_is_cpo": is_cpo,
@@ -225,7 +216,7 @@ def gpu_lines(d: Mapping[str, Any], si: Mapping[str, np.ndarray]) -> dict[str, A
 
 
 def _stacked(
-    d: Mapping[str, Any], si: Mapping[str, np.ndarray], dies: np.ndarray, silicon: np.ndarray
+    d: Mapping[str, Any], si: Mapping[str, np.ndarray], pkg: Package, silicon: np.ndarray
 ) -> dict[str, Any] | None:
     """Compute dies 3D-stacked on base (IO) dies (SoIC, as MI300's XCDs on IODs): the known-good
     base dies, the hybrid bonds and the stacks they scrap; None when no design has base dies.
@@ -233,10 +224,9 @@ def _stacked(
     Each base die with its compute dies is one part on the interposer; a failed hybrid bond
     scraps the stack (its dies and bonds), found at the stack's test before 2.5D assembly.
     """
-    base = check_base_dies(d)
-    if not np.any(base > 0):
+    if not pkg.stacked:
         return None
-    base_area = optional(d, "base_die_area_mm2")
+    dies, base, base_area = pkg.dies, pkg.base_dies, pkg.base_die_area_mm2
     has = base > 0
     dpw = gross_dies_per_wafer(
         np.where(has, base_area, 1.0),
@@ -262,7 +252,7 @@ def _stacked(
     scrap = (silicon_usd + assembly) * (1.0 / soic_yield - 1.0)
     return {
         "footprint": (
-            np.where(has, base_area, value(d, "die_area_mm2")),
+            np.where(has, base_area, pkg.die_area_mm2),
             np.where(has, base, dies),
         ),
         "silicon_usd": silicon_usd,

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import MEMO_KEY, builtin_evaluator, tech
+from objectives._evaluator import builtin_evaluator, tech
 from objectives.errors import ContextError
 from objectives.fabric import fabric_hw
 from objectives.perf.batch import flatten, own_arrays, serving_rows
@@ -143,14 +143,9 @@ METRICS: dict[str, tuple[str, str]] = {
 def evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Cluster serving throughput, latency and power for a (batch of) design(s).
 
-    Cost and availability call this too; when the design carries a scratch dict under
-    ``MEMO_KEY`` (the engine gives each evaluation a fresh one) the result is computed once.
+    It needs no other evaluator; availability and cost consume its metrics (the engine passes
+    them on, a direct call of theirs computes them).
     """
-    memo = design.get(MEMO_KEY)
-    if isinstance(memo, dict):
-        if "perf" not in memo:
-            memo["perf"] = _evaluate_perf(design)
-        return memo["perf"]
     return _evaluate_perf(design)
 
 

@@ -14,14 +14,7 @@ import numpy as np
 
 from objectives._evaluator import tech, value
 from objectives.errors import ContextError
-from objectives.package import (
-    base_die_w,
-    check_base_dies,
-    d2d_edge_mm,
-    d2d_w,
-    hbm_spec,
-    optional,
-)
+from objectives.package import Package, optional
 from objectives.params import COOLING, LINK_TYPES
 
 _BISECT_STEPS = 40  # bisection halvings for the throttled clock: 2^-40 of the range
@@ -250,7 +243,9 @@ def _throttled_where_needed(
     return out
 
 
-def _link_w(d: Mapping[str, Any], link_type: np.ndarray, net_gbps: Any) -> tuple[Any, Any, Any]:
+def _link_w(
+    d: Mapping[str, Any], link_type: np.ndarray, net_gbps: Any, pkg: Package
+) -> tuple[Any, Any, Any]:
     """(link power, die-to-die TB/s, base dies): links draw power whenever they are up (SerDes
     and lasers run idle patterns). A port's pJ/bit is its power over its per-direction rate,
     transmit and receive together (9 W for a 1.6 Tb/s CPO port is 5.6 pJ/bit), so power =
@@ -265,17 +260,17 @@ def _link_w(d: Mapping[str, Any], link_type: np.ndarray, net_gbps: Any) -> tuple
         },
     )
     link_w = net_gbps * 1e9 * link_pj * 1e-12
-    d2d = optional(d, "d2d_tbps")
-    base_dies = check_base_dies(d)
+    d2d, base_dies = pkg.d2d_tbps, pkg.base_dies
     if np.any(d2d > 0):
-        link_w = link_w + d2d_w(d)
+        link_w = link_w + pkg.d2d_w
     if np.any(base_dies > 0):
-        link_w = link_w + base_die_w(d)
+        link_w = link_w + pkg.base_die_w
     return link_w, d2d, base_dies
 
 
 def _shoreline(
     d: Mapping[str, Any],
+    pkg: Package,
     link_type: np.ndarray,
     perimeter: Any,
     stacks: Any,
@@ -296,21 +291,24 @@ def _shoreline(
             "cpo": tech(d, "cpo_gbps_per_mm_edge"),
         },
     )
-    hbm_edge = stacks * hbm_spec(d, ("beachfront_mm",))["beachfront_mm"]
+    hbm_edge = stacks * pkg.hbm["beachfront_mm"]
     io_edge = 2 * net_gbps / dies / edge_density
     shoreline = (hbm_edge + io_edge) / perimeter
     if np.any(d2d > 0):
-        shoreline = (hbm_edge + io_edge + d2d_edge_mm(d)) / perimeter
+        shoreline = (hbm_edge + io_edge + pkg.d2d_edge_mm) / perimeter
     if np.any(base_dies > 0):
         stacked = base_dies > 0
-        base_perimeter = 4 * np.sqrt(np.maximum(optional(d, "base_die_area_mm2"), 1e-9))
+        base_perimeter = 4 * np.sqrt(np.maximum(pkg.base_die_area_mm2, 1e-9))
         per_base = (hbm_edge + io_edge) * dies / np.maximum(base_dies, 1.0)
         shoreline = np.where(stacked, per_base / base_perimeter, shoreline)
     return shoreline
 
 
-def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
-    """Per-GPU peak figures and physical feasibility of one package (objectives.package)."""
+def hardware(
+    d: Mapping[str, Any], precision: str, package: Package | None = None
+) -> dict[str, np.ndarray]:
+    """Per-GPU peak figures and physical feasibility of the package each design describes
+    (``package``, read from the design when not given)."""
     area = value(d, "die_area_mm2")
     aspect = value(d, "die_aspect_ratio")
     dies = value(d, "dies_per_gpu")
@@ -324,7 +322,8 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
     hbm_tbps = stacks * value(d, "hbm_tbps_per_stack") * dies
     hbm_gb = stacks * value(d, "hbm_gb_per_stack") * dies
     net_gbps = value(d, "links_per_gpu") * value(d, "optics_per_link") * value(d, "lane_gbps")
-    link_w, d2d, base_dies = _link_w(d, link_type, net_gbps)
+    pkg = Package.of(d) if package is None else package
+    link_w, d2d, base_dies = _link_w(d, link_type, net_gbps, pkg)
     hbm_peak_w = hbm_tbps * 1e12 * 8 * tech(d, "hbm_pj_per_bit") * 1e-12
     logic_area = area * dies
     power_factor = optional(d, "compute_power_factor")
@@ -348,7 +347,7 @@ def hardware(d: Mapping[str, Any], precision: str) -> dict[str, np.ndarray]:
     tflops = tflops_bf16 * _precision_multiplier(d, precision)
 
     perimeter = 2 * (np.sqrt(area * aspect) + np.sqrt(area / aspect))
-    shoreline = _shoreline(d, link_type, perimeter, stacks, dies, net_gbps, d2d, base_dies)
+    shoreline = _shoreline(d, pkg, link_type, perimeter, stacks, dies, net_gbps, d2d, base_dies)
 
     density = compute_w_per_mm2(d, clock_eff)
     if np.any(power_factor != 1.0):

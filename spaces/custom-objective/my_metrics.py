@@ -1,7 +1,10 @@
 """A user's own evaluator, named in spec.yaml by import path and reusing the built-ins.
 
 It needs nothing from the engine: a function of the design mapping that returns metrics.
-The optional attributes say what the metrics mean and that it broadcasts over arrays.
+The optional attributes say what the metrics mean, that it broadcasts over arrays, and which
+evaluators' metrics it consumes (``needs``): the engine runs those first, once per design, and
+passes their metrics as keyword arguments named after them. Called from Python without them,
+it computes them itself.
 """
 
 from __future__ import annotations
@@ -26,10 +29,14 @@ def kg_co2_per_mtok(facility_power_w: Any, tokens_per_s: Any) -> Any:
     return joules_per_token * TOKENS_PER_MTOK / J_PER_KWH * GRID_KG_CO2_PER_KWH
 
 
-def carbon_per_mtok(design: dict[str, Any]) -> dict[str, np.ndarray]:
+def carbon_per_mtok(
+    design: dict[str, Any], *, perf: Any = None, cost: Any = None
+) -> dict[str, np.ndarray]:
     """Operational carbon per million output tokens, and capex per token/s of capacity."""
-    perf = evaluate_perf(design)
-    cost = evaluate_cost(design)
+    if perf is None:
+        perf = evaluate_perf(design)
+    if cost is None:
+        cost = evaluate_cost(design, perf=perf)
     return {
         "kg_co2_per_mtok": kg_co2_per_mtok(perf["facility_power_w"], perf["tokens_per_s"]),
         "capex_usd_per_tok_s": cost["cluster_capex_usd"] / np.maximum(perf["tokens_per_s"], 1e-9),
@@ -41,3 +48,4 @@ carbon_per_mtok.metrics = {  # type: ignore[attr-defined]
     "capex_usd_per_tok_s": ("USD/(tok/s)", "Cluster capex per output token/s of capacity"),
 }
 carbon_per_mtok.vectorized = True  # type: ignore[attr-defined]
+carbon_per_mtok.needs = ("perf", "cost")  # type: ignore[attr-defined]

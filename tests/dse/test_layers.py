@@ -22,6 +22,8 @@ LAYERS |= {"api": 5, "cli": 6, "__main__": 7}
 LAYERS |= {"heap": 0}
 #: ``errors`` holds every exception type; it imports only ``dse.spec.messages``.
 LAYERS |= {"errors": 0}
+#: ``plugin`` is the public plug-in contract, beside the model layer that consumes it.
+LAYERS |= {"plugin": 1}
 
 
 def module_name(path: Path) -> str:

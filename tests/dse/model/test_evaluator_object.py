@@ -15,6 +15,7 @@ import pytest
 from dse import api
 from dse.errors import ConformanceError, EvaluatorError
 from dse.model.registry import HOOKS, Evaluator, MetricInfo, builtin_evaluators, evaluator
+from dse.plugin import DOMAIN_HOOKS, Domain
 from dse.testing import check_evaluator
 from tests.conftest import run_dse
 
@@ -22,6 +23,8 @@ from tests.conftest import run_dse
 ALL_HOOKS = {
     "metrics",
     "vectorized",
+    "needs",
+    "domain",
     "params",
     "resolve",
     "check_value",
@@ -36,10 +39,12 @@ ALL_HOOKS = {
 
 def test_every_hook_is_a_documented_member() -> None:
     assert set(HOOKS) == ALL_HOOKS
-    lines = inspect.getsource(Evaluator).splitlines()
-    for f in dataclasses.fields(Evaluator):
-        at = next(i for i, line in enumerate(lines) if line.startswith(f"    {f.name}: "))
-        assert lines[at - 1].startswith("    #: "), f"{f.name} has no doc comment"
+    assert set(DOMAIN_HOOKS) < ALL_HOOKS  # a function may still carry its own domain's hooks
+    for cls in (Evaluator, Domain):
+        lines = inspect.getsource(cls).splitlines()
+        for f in dataclasses.fields(cls):
+            at = next(i for i, line in enumerate(lines) if line.startswith(f"    {f.name}: "))
+            assert lines[at - 1].startswith("    #: "), f"{f.name} has no doc comment"
 
 
 def test_dse_reads_no_hook_by_getattr() -> None:
@@ -62,9 +67,9 @@ def test_a_function_is_wrapped_with_its_hooks() -> None:
     f.waterfall.unit = "m"
     ev = Evaluator.wrap("mine", f, "test")
     assert ev.metrics == {"y": MetricInfo("m", "the x")}
-    assert ev.vectorized and ev.params == frozenset({"x"})
+    assert ev.vectorized and ev.domain.params == frozenset({"x"})
     assert ev.waterfall is f.waterfall and ev.waterfall_unit == "m"
-    assert ev.simulate is None and ev.resolve is None
+    assert ev.simulate is None and ev.domain.resolve is None and ev.needs == ()
     assert ev({"x": 2.0}) == {"y": 2.0}
 
 
@@ -87,7 +92,7 @@ def test_the_decorator_sets_every_hook() -> None:
         return {"y": np.asarray(design["x"], dtype=float)}
 
     ev = Evaluator.wrap("d", f, "test")
-    assert ev.params == frozenset({"x"}) and ev.simulate is dict and ev.vectorized
+    assert ev.domain.params == frozenset({"x"}) and ev.simulate is dict and ev.vectorized
 
 
 def test_builtins_carry_waterfall_and_simulate_as_members() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from objectives._evaluator import MEMO_KEY
 from objectives.availability import evaluate_availability
 from objectives.cost import evaluate_cost
 from objectives.perf import evaluate_perf
@@ -62,13 +61,16 @@ def test_training_goodput_falls_with_cluster_size_and_delivered_cost_rises() -> 
     assert ratio(big) > ratio(small) > 1.0
 
 
-def test_batch_equals_scalars_and_memo_computes_availability_once() -> None:
+def test_batch_equals_scalars_and_given_availability_is_used() -> None:
     sizes = np.array([64.0, 256.0, 1024.0])
     batch = evaluate_cost(design("train", cluster_size=sizes))["usd_per_mtok_delivered"]
     for i, n in enumerate(sizes):
         one = evaluate_cost(design("train", cluster_size=n))["usd_per_mtok_delivered"]
         assert batch[i] == pytest.approx(float(one), rel=1e-12)
-    d = {**design("decode"), MEMO_KEY: {}}
+    d = design("decode")
     first = evaluate_cost(d)
-    assert d[MEMO_KEY]["availability"] is evaluate_availability(d)
     assert float(first["usd_per_mtok_delivered"]) > float(first["usd_per_mtok"])
+    avail = dict(evaluate_availability(d))
+    avail["capacity_availability"] = np.asarray(0.5)  # what cost is given is what it uses
+    half = evaluate_cost(d, perf=evaluate_perf(d), availability=avail)
+    assert float(half["usd_per_mtok_delivered"]) == pytest.approx(2 * float(first["usd_per_mtok"]))

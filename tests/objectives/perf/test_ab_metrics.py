@@ -28,4 +28,5 @@ def test_this_tree_against_itself_is_identical(tmp_path) -> None:
     one = ab._metrics(ROOT, 64, tmp_path / "one.npz")
     two = ab._metrics(ROOT, 64, tmp_path / "two.npz")
     assert len(one) > 900 and any(k.startswith("validate_perf|") for k in one)
+    assert any(k.startswith("direct|cost.") for k in one)  # evaluators called alone too
     assert ab.differ(one, two, 0.0) == []

@@ -430,19 +430,21 @@ def test_scaleout_bandwidth_follows_compute_silicon():
     assert scaleout_gbps_per_gpu(d) == pytest.approx([100.0, 200.0], rel=1e-3)
 
 
-def test_memo_shares_one_perf_evaluation_between_evaluators():
-    from objectives._evaluator import MEMO_KEY
+def test_given_metrics_equal_the_ones_a_direct_call_computes():
+    from unittest import mock
+
+    import objectives.perf
     from objectives.availability import evaluate_availability
     from objectives.cost import evaluate_cost
 
     d = resolve_context({"gpu": "h100-sxm", "cluster_size": 1024})
     d["die_area_mm2"] = np.array([203.5, 407.0, 814.0])
     plain_cost, plain_avail = evaluate_cost(d), evaluate_availability(d)
-    shared = {**d, MEMO_KEY: {}}
-    cost = evaluate_cost(shared)
-    perf_first = shared[MEMO_KEY]["perf"]
-    avail = evaluate_availability(shared)
-    assert evaluate_perf(shared) is perf_first  # computed once, reused by all three
+    perf = evaluate_perf(d)
+    # given their needs, neither runs the perf model again
+    with mock.patch.object(objectives.perf, "evaluate_perf", side_effect=AssertionError):
+        avail = evaluate_availability(d, perf=perf)
+        cost = evaluate_cost(d, perf=perf, availability=avail)
     for k in plain_cost:
         np.testing.assert_array_equal(cost[k], plain_cost[k])
     for k in plain_avail:
