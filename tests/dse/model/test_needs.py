@@ -137,7 +137,8 @@ def test_a_needed_installed_evaluator_runs_unpublished(tmp_path: Path) -> None:
 
 
 def test_the_conformance_check_calls_an_evaluator_after_what_it_needs() -> None:
-    from dse.testing import ConformanceError, check_evaluator
+    from dse.errors import ConformanceError
+    from dse.testing import check_evaluator
 
     def base(design):  # type: ignore[no-untyped-def]
         return {"y": 2.0 * float(design["x"])}
