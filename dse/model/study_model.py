@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from dse.model.exit_guard import ExitCalled, exit_raises
+from dse.model.frozen import freeze, read_only
 from dse.model.quiet_stdout import stdout_to_stderr
 from dse.model.registry import Evaluator, MetricInfo
 from dse.spec.errors import (
@@ -63,13 +64,24 @@ class StudyModel:
         return [o.direction == "maximize" for o in self.spec.objectives]
 
     # -- evaluation -------------------------------------------------------------------------
-    def design(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        d = dict(self.context)
+    def design(self, params: Mapping[str, Any], *, frozen: bool = False) -> dict[str, Any]:
+        """The fixed values with ``params`` and the derived values; ``frozen``: with nested
+        values and arrays read-only (:mod:`dse.model.frozen`), as evaluators get it."""
+        if not frozen:
+            d = dict(self.context)
+        else:  # frozen once per context (a robust scenario swaps the context)
+            cached = self.__dict__.get("_frozen_context")
+            if cached is None or cached[0] is not self.context:
+                cached = self.__dict__["_frozen_context"] = (self.context, freeze(self.context))
+            d = dict(cached[1])
+            params = {
+                k: read_only(v) if isinstance(v, np.ndarray) else v for k, v in params.items()
+            }
         d.update(params)
         if self.derived:
             env = self.env(params, {})
             for name, expr in self.derived.items():
-                d[name] = env[name] = expr.evaluate(env)
+                d[name] = env[name] = freeze(expr.evaluate(env)) if frozen else expr.evaluate(env)
         return d
 
     def evaluate(self, params: Mapping[str, Any], *, strict: bool = True) -> dict[str, np.ndarray]:
@@ -80,7 +92,9 @@ class StudyModel:
         """
         arrays = {k: np.asarray(v) for k, v in params.items()}
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
-        design = self.design(arrays if shape else {k: v.item() for k, v in arrays.items()})
+        design = self.design(
+            arrays if shape else {k: v.item() for k, v in arrays.items()}, frozen=True
+        )
         design[MEMO_KEY] = {}
         out: dict[str, np.ndarray] = {}
         for ev in self.evaluators.values():

@@ -4,7 +4,7 @@
 ``run_worker`` is what every entry point runs (``dse run`` and ``api.run`` in-process, each
 ``dse worker`` process): storage resolution, the atomic lock, the same loop
 (``runner.run_study``), which keeps the study-wide total exact and takes over trials of dead
-workers; ``dse.search.spec_check`` keeps one spec per study.
+workers; ``dse.search.spec_lock`` keeps one spec on one storage per study.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from dse.model.load import lock_dict
 from dse.model.study_model import StudyModel
 from dse.search.recovery import FINISHED, finished_count, study_load, worker_id
 from dse.search.runner import FrontTracker, Progress, run_study
+from dse.search.spec_lock import check_binding, write_lock_atomic
 from dse.search.storage import HEARTBEAT_S, open_storage, storage_url, study_dir
-from dse.search.stored import write_lock_atomic
 from dse.spec.errors import DseError
 
 #: The storage URL ``dse run --jobs`` hands its workers (the environment, not argv).
@@ -36,12 +36,15 @@ JOBS_STORAGE_ENV = "DSE_JOBS_STORAGE"
 
 def study_url(model: StudyModel, storage: str | None = None) -> str:
     """The storage URL of the model's study: ``storage``, else the spec's, else its journal
-    file; the one resolution every run path uses (``dse run``, ``--jobs``, ``dse worker``)."""
-    return storage_url(
+    file; the one resolution every run path uses (``dse run``, ``--jobs``, ``dse worker``),
+    refused when the study's folder is bound to another storage."""
+    url = storage_url(
         model.spec.study,
         storage or model.spec.storage,
         journal_outside_studies=model.spec.journal_outside_studies,
     )
+    check_binding(model.spec.study, url)
+    return url
 
 
 def finished_before(model: StudyModel, storage: str | None) -> int:
