@@ -19,14 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from dse.model.deadline import CallFailed, DeadlineExceeded, call_with_deadline
-from dse.model.exit_guard import exit_raises
-from dse.model.quiet_stdout import stdout_to_stderr
+from dse.model.isolation import CallFailed, DeadlineExceeded, Isolated, user_code
 from dse.spec.errors import short_repr
 
 #: The probe's time limit when the spec sets no ``search.trial_timeout_s``: a model's midpoint
-#: design is one trial, and a probe that takes longer is better told than waited for.
-PROBE_TIMEOUT_S = 30.0
+#: design is one trial, and a probe that takes longer is better told than waited for (within
+#: the 20 s a user waits for ``dse validate`` before taking it for hung).
+PROBE_TIMEOUT_S = 10.0
 #: The batch a vectorized evaluator is probed with: two copies of the midpoint design.
 BATCH = 2
 
@@ -165,7 +164,7 @@ def _call_and_check(
         for design, shape in ((single, ()), (batch, (BATCH,))):
             if design is None:
                 continue
-            with np.errstate(all="ignore"), stdout_to_stderr():
+            with np.errstate(all="ignore"), user_code():
                 result = fn(design)
             problem = output_problem(result, shape)
             if problem:
@@ -226,28 +225,19 @@ def probe(
     guards nothing the evaluation does not meet anyway and costs a fork per evaluator (~15 ms
     each, a tenth of ``dse evaluate``'s start-up: benchmarks/RESULTS.md)."""
     limit = timeout_s if timeout_s is not None else PROBE_TIMEOUT_S
-    if inline:
-        with exit_raises():  # as in the evaluation: os._exit fails, not ends, this process
-            status, value = _call_and_check(fn, (design, batch), inline=True)
-        return _answer(status, value)
+    call = partial(_call_and_check, fn, inline=inline)
     try:
-        status, value = call_with_deadline(partial(_call_and_check, fn), (design, batch), limit)
+        with Isolated(call, None if inline else limit) as isolated:
+            status, value = isolated((design, batch))
     except DeadlineExceeded:
         said = "search.trial_timeout_s" if timeout_s is not None else "the probe's limit"
+        hint = "" if timeout_s is not None else "; set search.trial_timeout_s for a slower model"
         raise ProbeTimeout(
-            f"probing the evaluator on the midpoint design timed out after {limit:g} s ({said}"
-            + (
-                ")"
-                if timeout_s is not None
-                else "; set search.trial_timeout_s for a slower model)"
-            )
+            f"probing the evaluator on the midpoint design timed out after {limit:g} s "
+            f"({said}{hint})"
         ) from None
     except CallFailed as exc:  # the child died, or the exception could not come back
         raise RuntimeError(str(exc)) from None
-    return _answer(status, value)
-
-
-def _answer(status: str, value: Any) -> list[str]:
     if status == "raised":
         _reraise(*value)
     if status == "bad":

@@ -16,8 +16,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from dse.model.isolation import user_code
 from dse.model.probe import hook_problem
-from dse.model.quiet_stdout import stdout_to_stderr
 from dse.spec.entry_points import installed_entry_points, load_entry_point
 from dse.spec.errors import EvaluatorError, choices_text, did_you_mean, short_repr
 
@@ -255,7 +255,7 @@ def import_object(path: str, *, search_dirs: list[Path] | None = None) -> Any:
         raise EvaluatorError(f"expected 'module:function', got {path!r}")
     _forget_shadowing(module_name, search_dirs or [])
     try:
-        with _path_first(search_dirs or []), stdout_to_stderr():
+        with _path_first(search_dirs or []), user_code():
             module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         raise EvaluatorError(f"cannot import module {module_name!r} ({exc})") from None

@@ -6,15 +6,15 @@ trial, ``evaluate``, vectorized batch).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from dse.model.exit_guard import ExitCalled, exit_raises
 from dse.model.frozen import freeze, read_only
-from dse.model.quiet_stdout import stdout_to_stderr
+from dse.model.isolation import ExitCalled, user_code
 from dse.model.registry import Evaluator, MetricInfo
 from dse.spec.errors import (
     DesignError,
@@ -99,7 +99,7 @@ class StudyModel:
         out: dict[str, np.ndarray] = {}
         for ev in self.evaluators.values():
             try:
-                with stdout_to_stderr(), exit_raises():
+                with user_code():
                     if ev.vectorized or not shape:
                         result = ev.fn(design)
                     else:
@@ -193,15 +193,22 @@ def _scalar(v: Any) -> Any:
 _UNBOUNDED = ("nested deeper", "nested too deeply", "recursive alias", "once aliases")
 
 
-def parse_value(text: str) -> Any:
+def parse_value(text: str, key: str = "value") -> Any:
     """A ``--set`` value: YAML scalar typing (``8`` int, ``0.1`` float, ``abc`` str), read by
-    the guarded reader (objectives.safe_yaml): bounded depth and alias expansion."""
+    the guarded reader (objectives.safe_yaml): bounded depth and alias expansion. A refusal
+    names the option's field (``--set KEY``)."""
     try:
         return safe_yaml.parse(text, "--set").data
     except safe_yaml.YamlReadError as exc:
         if any(word in exc.message for word in _UNBOUNDED):
-            raise DesignError(f"--set value {short_repr(text)}: {exc.message}") from None
+            raise DesignError(f"--set {key}: {exc.message} (value {short_repr(text)})") from None
         return text
+    except ValueError:  # an integer beyond Python's int-string limit
+        digits = sum(c.isdigit() for c in text)
+        raise DesignError(
+            f"--set {key}: an integer of {digits:,} digits ({short_repr(text)}); expected a "
+            f"number of at most {sys.get_int_max_str_digits():,} digits"
+        ) from None
 
 
 def apply_dotted(
@@ -262,7 +269,7 @@ def split_sets(
             raise DesignError(
                 f"--set {short_repr(key)}: nested deeper than {MAX_SET_DEPTH} levels"
             )
-        value = parse_value(text.strip())
+        value = parse_value(text.strip(), key)
         if key in model_space:
             params[key] = value
         elif "." in key or key in known:
