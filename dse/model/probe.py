@@ -33,7 +33,7 @@ BATCH = 2
 MAX_METRIC_NAME = 200
 
 #: The hooks that are data; every other hook (``dse.model.registry.HOOKS``) is a function.
-_DATA_HOOKS = ("metrics", "vectorized", "params")
+_DATA_HOOKS = ("metrics", "vectorized", "params", "version")
 
 
 class ProbeTimeout(Exception):
@@ -90,6 +90,9 @@ def _hook_problem(hooks: Mapping[str, Any]) -> str | None:
     vectorized = hooks.get("vectorized", False)
     if not isinstance(vectorized, bool | np.bool_):
         return f"'vectorized' must be True or False, got {_kind(vectorized)}"
+    version = hooks.get("version")
+    if version is not None and not isinstance(version, str):
+        return f"'version' must be a string, got {_kind(version)}"
     params = hooks.get("params")
     if params is not None:
         # A list, set or mapping, never a one-shot iterator (read twice) nor an endless one.

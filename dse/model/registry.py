@@ -73,6 +73,9 @@ class Evaluator:
     #: The design keys it reads: unknown ``space``/``fixed`` keys become errors with
     #: did-you-mean instead of values passed through.
     params: frozenset[str] = field(default_factory=frozenset)
+    #: The model's version (a string): recorded in the study, so resuming it with another
+    #: version, whose trials would not compare, is refused.
+    version: str | None = None
     #: ``resolve(fixed) -> dict``: expands the spec's ``fixed`` mapping (presets, defaults)
     #: into the design context; raise ``ValueError`` with ``.path``/``.message`` for a spec
     #: error. Evaluators sharing one ``resolve`` run it once.

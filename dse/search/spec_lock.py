@@ -44,7 +44,7 @@ LOCK_FILE = "spec.lock.yaml"
 #: The study's user attribute holding its resolved spec.
 META_KEY = "dse.spec"
 #: Keys a lock has besides the spec's fields.
-LOCK_ONLY = ("dse_version", "fixed_overrides", "uncertain")
+LOCK_ONLY = ("dse_version", "fixed_overrides", "uncertain", "evaluator_versions")
 #: A robust run's settings, as ``RobustModel.lock_extras`` writes them (not the spec's form).
 ROBUST_EXTRAS = {"k": int, "statistic": str, "seed": int, "vectorized": bool, "nominal_study": str}
 #: Keys that may change when a study is resumed or joined: they change how the study is
@@ -166,7 +166,7 @@ def _reader_problems(lock: dict[str, Any], where: _Where) -> list[Problem]:
 
 def _schema_problems(lock: dict[str, Any], where: _Where) -> list[Problem]:
     out = _version_problems(lock, where)
-    for key in ("fixed_overrides", "uncertain"):
+    for key in ("fixed_overrides", "uncertain", "evaluator_versions"):
         if key in lock and not isinstance(lock[key], dict):
             out.append(where.at((key,), f"expected a mapping, got {short_repr(lock[key])}"))
     spec = {k: v for k, v in lock.items() if k not in LOCK_ONLY}

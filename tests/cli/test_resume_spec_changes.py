@@ -33,6 +33,7 @@ def other(design):
     return {"q": np.asarray(design["a"], float) ** 2}
 
 other.metrics = {"q": ("1", "square")}
+other.version = "1"
 other.vectorized = True
 other.params = ("a",)
 """
@@ -185,3 +186,15 @@ def test_another_storage_for_an_existing_study_is_refused(study: tuple[Path, Pat
     assert _digest(records) == before
     again = run_dse("run", "spec.yaml", "--no-progress", cwd=folder)  # its own storage: fine
     assert again.returncode == 0, again.stderr
+
+
+def test_another_declared_evaluator_version_is_refused(study: tuple[Path, Path]) -> None:
+    folder, records = study
+    lock = (records / "spec.lock.yaml").read_text()
+    assert "evaluator_versions:\n  other: '1'" in lock
+    before = _digest(records)
+    (folder / "res_lin.py").write_text(EVALUATOR.replace('version = "1"', 'version = "2"'))
+    res = run_dse("run", "spec.yaml", "--no-progress", cwd=folder)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "evaluator_versions.other" in res.stderr
+    assert _digest(records) == before

@@ -23,6 +23,7 @@ ALL_HOOKS = {
     "metrics",
     "vectorized",
     "params",
+    "version",
     "resolve",
     "check_value",
     "context_path",
