@@ -253,9 +253,10 @@ def run_jobs(
     failed = [(k, p.returncode) for k, p in enumerate(procs) if p.returncode != 0]
     study = optuna.load_study(study_name=name, storage=open_storage(url))
     finished, _ = study_load(study)
-    if failed and finished < target:
-        k, rc = failed[0]
+    refused = [(k, rc) for k, rc in failed if rc == 2]  # bad input (another spec): always said
+    if refused or (failed and finished < target):
+        k, rc = (refused or failed)[0]
         logs[k].seek(0)
         tail = logs[k].read().decode(errors="replace").strip().splitlines()[-1:] or [""]
-        raise DseError(f"worker {k} exited with code {rc}: {tail[0]}")
+        raise DseError(f"worker {k} exited with code {rc}: {tail[0].removeprefix('error: ')}")
     return study

@@ -198,3 +198,15 @@ def test_another_declared_evaluator_version_is_refused(study: tuple[Path, Path])
     assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
     assert "evaluator_versions.other" in res.stderr
     assert _digest(records) == before
+
+
+def test_a_refused_resume_with_jobs_on_a_finished_study_writes_nothing(
+    study: tuple[Path, Path],
+) -> None:
+    folder, records = study
+    before = _digest(records)
+    _write(folder, _edit("space.b.high", 2))
+    res = run_dse("run", "spec.yaml", "--no-progress", "--jobs", "2", cwd=folder)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "different spec" in res.stderr and "space.b.high" in res.stderr
+    assert _digest(records) == before  # the records too: nothing was run
