@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dse.model.deadline import DeadlineCaller
 from dse.model.guarded import trial_evaluator
+from dse.model.isolation import Isolated
 from dse.model.load import load
 from dse.spec.schema import CategoricalParam, IntParam
 
@@ -66,7 +66,7 @@ def main() -> None:
         print(f"  {label:15s} {1e6 * per:8.1f} us/trial  ({per / base:.2f}x)")
     added = 1e6 * (times["deadline child"] - times["in-process"]) / n
     print(f"  added by the limit: {added:.1f} us/trial")
-    with DeadlineCaller(len, 60.0) as noop:
+    with Isolated(len, 60.0) as noop:
         noop(designs[0])
         t0 = time.perf_counter()
         for d in designs:

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from dse.model.probe import hook_problem
-from dse.model.quiet_stdout import stdout_to_stderr
 from dse.errors import EvaluatorError
+from dse.model.isolation import user_code
+from dse.model.probe import hook_problem
 from dse.spec.messages import choices_text, did_you_mean, short_repr
 
 __all__ = [
@@ -170,6 +170,9 @@ class Evaluator:
     #: The evaluators whose metrics it consumes, by name: the engine evaluates them first (once
     #: per design) and passes each one's metrics as the keyword argument of that name.
     needs: tuple[str, ...]
+    #: The model's version (a string): recorded in the study, so resuming it with another
+    #: version, whose trials would not compare, is refused.
+    version: str | None
     #: The hooks it shares with its family (:class:`Domain`); an empty Domain when it has none.
     domain: Domain
     #: ``waterfall(own_metrics) -> [(section, label, value)]``: ``dse evaluate --breakdown``;
@@ -188,6 +191,7 @@ class Evaluator:
         metrics: Mapping[str, MetricInfo | tuple[str, str]] | None = None,
         vectorized: bool = False,
         needs: Any = (),
+        version: str | None = None,
         domain: Any = None,
         waterfall: Waterfall | None = None,
         simulate: Callable[..., Mapping[str, Any]] | None = None,
@@ -204,7 +208,7 @@ class Evaluator:
             raise EvaluatorError(f"{where} is not callable")
         own = {h: v for h, v in domain_hooks.items() if v is not None}
         problem = hook_problem(
-            {"metrics": metrics, "vectorized": vectorized, **own}
+            {"metrics": metrics, "vectorized": vectorized, "version": version, **own}
             | {"waterfall": waterfall, "simulate": simulate}
         )
         if problem:
@@ -227,6 +231,7 @@ class Evaluator:
         put(self, "metrics", None if metrics is None else _metric_infos(name, metrics))
         put(self, "vectorized", bool(vectorized))
         put(self, "needs", _needs(where, needs))
+        put(self, "version", version)
         put(self, "domain", dom)
         put(self, "waterfall", waterfall)
         put(self, "simulate", simulate)
@@ -273,6 +278,7 @@ HOOKS = (
     "metrics",
     "vectorized",
     "needs",
+    "version",
     "domain",
     "waterfall",
     "simulate",
@@ -395,7 +401,7 @@ def import_object(path: str, *, search_dirs: list[Path] | None = None) -> Any:
         raise EvaluatorError(f"expected 'module:function', got {path!r}")
     _forget_shadowing(module_name, search_dirs or [])
     try:
-        with _path_first(search_dirs or []), stdout_to_stderr():
+        with _path_first(search_dirs or []), user_code():
             module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         raise EvaluatorError(f"cannot import module {module_name!r} ({exc})") from None

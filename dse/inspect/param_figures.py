@@ -86,7 +86,8 @@ def parameter_figure(view: StudyView, *, height: int = 420) -> go.Figure | None:
     if not view.searched or feas.empty:
         return None
     n_obj = len(view.objectives)
-    fig = make_subplots(rows=1, cols=n_obj, horizontal_spacing=0.13)
+    # Room for each panel's axis title, within plotly's limit of 1 / (cols - 1) (20 objectives).
+    fig = make_subplots(rows=1, cols=n_obj, horizontal_spacing=min(0.13, 0.5 / max(n_obj - 1, 1)))
     parts = [(feas, "dominated", "feasible"), (view.front, "front", "front")]
     for c, metric in enumerate(view.objectives, start=1):
         for frame, kind, name in parts:

@@ -44,6 +44,17 @@ def _window(values: np.ndarray) -> tuple[float, float]:
 
 #: The most searched parameters drawn one row each in ``front_by_parameter.png``.
 MAX_PARAM_ROWS = 6
+#: The most objectives a PNG draws (the spec's first; the HTML report shows them all): 6
+#: objectives make 15 pairs, a figure ~80 inches wide; 20 would make 190 (~1,000 inches).
+MAX_PNG_OBJECTIVES = 6
+
+
+def _drawn(view: StudyView) -> tuple[list[int], str]:
+    """The objectives a PNG draws, and the note its title carries when some are left out."""
+    n = len(view.objectives)
+    if n <= MAX_PNG_OBJECTIVES:
+        return list(range(n)), ""
+    return list(range(MAX_PNG_OBJECTIVES)), f" (the first {MAX_PNG_OBJECTIVES} of {n} objectives)"
 
 
 def _axis_label(view: StudyView, metric: str, *, sep: str = " ") -> str:
@@ -107,7 +118,8 @@ def pareto_pairs_png(view: StudyView, path: Path) -> Path:
     top of everything, knee starred and labelled, counts in the legend and the title. In the
     zoomed row the front is filled by the spec's first searched parameter (its colour bar on
     the right), so the question's axis is read off the trade-off."""
-    pairs = list(itertools.combinations(range(len(view.objectives)), 2)) or [(0, 0)]
+    drawn, note = _drawn(view)
+    pairs = list(itertools.combinations(drawn, 2)) or [(0, 0)]
     fig, axes = plt.subplots(2, len(pairs), figsize=(5.2 * len(pairs) + 0.8, 9.0), squeeze=False)
     cats = category(view).to_numpy()
     colour_by = view.searched[0] if view.searched and len(view.front) else None
@@ -127,7 +139,7 @@ def pareto_pairs_png(view: StudyView, path: Path) -> Path:
     n_front = len(view.front)
     fig.suptitle(
         f"{view.name}: {len(view.trials)} trials; the feasible Pareto front is {n_front} "
-        f"design{'s' if n_front != 1 else ''} (red diamonds)"
+        f"design{'s' if n_front != 1 else ''} (red diamonds){note}"
     )
     right = 1.0 - 0.9 / fig.get_figwidth()
     fig.tight_layout(rect=(0, 0.05, right, 1))
@@ -156,14 +168,16 @@ def front_by_parameter_png(view: StudyView, path: Path) -> Path | None:
     feas = view.feasible
     if not rows or feas.empty:
         return None
-    n_obj = len(view.objectives)
+    drawn, note = _drawn(view)
+    metrics = [view.objectives[i] for i in drawn]
+    n_obj = len(metrics)
     fig, axes = plt.subplots(
         len(rows), n_obj, figsize=(4.6 * n_obj, 3.4 * len(rows)), squeeze=False
     )
     knee = knee_index(view)
     for r, column in enumerate(rows):
         ticks = param_ticks(view, column)
-        for c, metric in enumerate(view.objectives):
+        for c, metric in enumerate(metrics):
             ax = axes[r][c]
             for frame, kind in ((feas, "dominated"), (view.front, "front")):
                 color, marker, size, filled, z, text = LOOK[kind]
@@ -189,7 +203,7 @@ def front_by_parameter_png(view: StudyView, path: Path) -> Path | None:
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)
     fig.suptitle(
         f"{view.name}: each objective against each searched parameter "
-        f"({len(feas)} feasible trials; front {len(view.front)}, red)"
+        f"({len(feas)} feasible trials; front {len(view.front)}, red){note}"
     )
     fig.tight_layout(rect=(0, 0.04, 1, 0.97))
     _save(fig, path, dpi=120)

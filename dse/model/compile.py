@@ -245,7 +245,14 @@ def _metric_catalog(
                 continue
             try:
                 with np.errstate(all="ignore"):  # a bad range's midpoint is reported already
-                    _probe(model, ev, probe_params, timeout_s, inline=inline)
+                    keys = _probe(model, ev, probe_params, timeout_s, inline=inline)
+                missing = [k for k in ev.metrics if k not in keys]
+                if missing:
+                    raise ProbeFailed(
+                        f"returned no {', '.join(map(repr, missing))} on the midpoint design, "
+                        f"though it declares {'them' if len(missing) > 1 else 'it'} in "
+                        f"'metrics' (returned: {', '.join(map(repr, keys))})"
+                    )
             except (ProbeTimeout, ProbeFailed) as exc:
                 problems.append(_evaluator_problem(loaded, ev, str(exc)))
             except ValueError as exc:
@@ -396,7 +403,7 @@ def _probe(
     batch = None
     if ev.vectorized and params:
         pair = {k: np.asarray([v] * BATCH) for k, v in params.items()}
-        batch = model.design(pair)
-    design = model.design(params)
+        batch = model.design(pair, frozen=True)
+    design = model.design(params, frozen=True)
     fn = with_needs(ev, installed={**builtin_evaluators(), **model.evaluators})
     return probe(fn, design, batch=batch, timeout_s=timeout_s, inline=inline)

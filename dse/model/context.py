@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dse.errors import Problem, UncertainError
-from dse.model.quiet_stdout import stdout_to_stderr
+from dse.model.isolation import user_code
 from dse.model.registry import Evaluator, domains_of
 from dse.model.study_model import (
     apply_dotted,
@@ -60,7 +60,7 @@ def _call_resolve(
         takes_dir = "spec_dir" in inspect.signature(resolve).parameters
     except (TypeError, ValueError):
         takes_dir = False
-    with stdout_to_stderr():
+    with user_code():
         return resolve(fixed, spec_dir=spec_dir) if takes_dir else resolve(fixed)
 
 

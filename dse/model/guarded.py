@@ -1,11 +1,11 @@
 """One trial's evaluation, guarded: whatever goes wrong fails that trial, never the study.
 
 ``evaluate_trial`` turns every exception, non-finite or oversized value, missing metric and
-constraint error into an ``EvaluationError`` carrying the reason. With a time limit
-(``search.trial_timeout_s``) evaluations run in a persistent forked child process
-(``dse.model.deadline``): a design that hangs, even inside C code holding the GIL, is killed at
-the deadline and the child replaced, at the cost of one pipe round trip per trial. Without a
-limit they run in-process, free.
+constraint error into an ``EvaluationError`` carrying the reason. Evaluations take the one
+isolation path (:class:`dse.model.isolation.Isolated`): in-process and free without a time
+limit; with ``search.trial_timeout_s`` in a persistent forked child, where a design that hangs,
+even inside C code holding the GIL, is killed at the deadline and the child replaced, at the
+cost of one pipe round trip per trial.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dse.errors import EvaluationError, EvaluationTimeout
-from dse.model.deadline import CallFailed, DeadlineCaller, DeadlineExceeded
+from dse.model.isolation import CallFailed, DeadlineExceeded, Isolated
 from dse.model.outcome import Outcome
 from dse.model.study_model import StudyModel
 
@@ -91,11 +91,11 @@ def trial_evaluator(
     timeout = model.spec.search.trial_timeout_s
     if timeout is None:
         return (lambda params: evaluate_trial(model, params)), (lambda: None)
-    caller = DeadlineCaller(lambda params: _reasoned(model, params), timeout)
+    isolated = Isolated(lambda params: _reasoned(model, params), timeout)
 
     def evaluate(params: Mapping[str, Any]) -> Outcome:
         try:
-            status, value = caller(dict(params))
+            status, value = isolated(dict(params))
         except DeadlineExceeded as exc:
             raise EvaluationTimeout(f"{exc} (search.trial_timeout_s)") from None
         except CallFailed as exc:
@@ -104,4 +104,4 @@ def trial_evaluator(
             raise EvaluationError(value)
         return value
 
-    return evaluate, caller.close
+    return evaluate, isolated.close

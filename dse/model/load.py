@@ -90,6 +90,9 @@ def lock_dict(model: StudyModel, url: str) -> dict[str, Any]:
     spec["fixed_overrides"] = model.fixed_overrides
     if spec.get("robust") is None:
         spec.pop("robust", None)  # robust runs say so in lock_extras; nominal locks unchanged
+    versions = {n: e.version for n, e in model.evaluators.items() if e.version is not None}
+    if versions:  # declared model versions: a resumed study refuses others (spec_lock)
+        spec["evaluator_versions"] = versions
     if model.uncertain:  # distributions from fixed (dse.model.uncertain); fixed holds nominals
         spec["uncertain"] = {u.name: u.as_dict() for u in model.uncertain}
     spec.update(getattr(model, "lock_extras", dict)())

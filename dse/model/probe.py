@@ -19,14 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from dse.model.deadline import CallFailed, DeadlineExceeded, call_with_deadline
-from dse.model.exit_guard import exit_raises
-from dse.model.quiet_stdout import stdout_to_stderr
+from dse.model.isolation import CallFailed, DeadlineExceeded, Isolated, user_code
 from dse.spec.messages import short_repr
 
 #: The probe's time limit when the spec sets no ``search.trial_timeout_s``: a model's midpoint
-#: design is one trial, and a probe that takes longer is better told than waited for.
-PROBE_TIMEOUT_S = 30.0
+#: design is one trial, and a probe that takes longer is better told than waited for (within
+#: the 20 s a user waits for ``dse validate`` before taking it for hung).
+PROBE_TIMEOUT_S = 10.0
 #: The batch a vectorized evaluator is probed with: two copies of the midpoint design.
 BATCH = 2
 
@@ -34,7 +33,7 @@ BATCH = 2
 MAX_METRIC_NAME = 200
 
 #: The hooks that are data; every other hook (``dse.model.registry.HOOKS``) is a function.
-_DATA_HOOKS = ("metrics", "vectorized", "params")
+_DATA_HOOKS = ("metrics", "vectorized", "params", "version")
 
 
 class ProbeTimeout(Exception):
@@ -91,6 +90,9 @@ def _hook_problem(hooks: Mapping[str, Any]) -> str | None:
     vectorized = hooks.get("vectorized", False)
     if not isinstance(vectorized, bool | np.bool_):
         return f"'vectorized' must be True or False, got {_kind(vectorized)}"
+    version = hooks.get("version")
+    if version is not None and not isinstance(version, str):
+        return f"'version' must be a string, got {_kind(version)}"
     params = hooks.get("params")
     if params is not None:
         # A list, set or mapping, never a one-shot iterator (read twice) nor an endless one.
@@ -165,7 +167,7 @@ def _call_and_check(
         for design, shape in ((single, ()), (batch, (BATCH,))):
             if design is None:
                 continue
-            with np.errstate(all="ignore"), stdout_to_stderr():
+            with np.errstate(all="ignore"), user_code():
                 result = fn(design)
             problem = output_problem(result, shape)
             if problem:
@@ -226,28 +228,19 @@ def probe(
     guards nothing the evaluation does not meet anyway and costs a fork per evaluator (~15 ms
     each, a tenth of ``dse evaluate``'s start-up: benchmarks/RESULTS.md)."""
     limit = timeout_s if timeout_s is not None else PROBE_TIMEOUT_S
-    if inline:
-        with exit_raises():  # as in the evaluation: os._exit fails, not ends, this process
-            status, value = _call_and_check(fn, (design, batch), inline=True)
-        return _answer(status, value)
+    call = partial(_call_and_check, fn, inline=inline)
     try:
-        status, value = call_with_deadline(partial(_call_and_check, fn), (design, batch), limit)
+        with Isolated(call, None if inline else limit) as isolated:
+            status, value = isolated((design, batch))
     except DeadlineExceeded:
         said = "search.trial_timeout_s" if timeout_s is not None else "the probe's limit"
+        hint = "" if timeout_s is not None else "; set search.trial_timeout_s for a slower model"
         raise ProbeTimeout(
-            f"probing the evaluator on the midpoint design timed out after {limit:g} s ({said}"
-            + (
-                ")"
-                if timeout_s is not None
-                else "; set search.trial_timeout_s for a slower model)"
-            )
+            f"probing the evaluator on the midpoint design timed out after {limit:g} s "
+            f"({said}{hint})"
         ) from None
     except CallFailed as exc:  # the child died, or the exception could not come back
         raise RuntimeError(str(exc)) from None
-    return _answer(status, value)
-
-
-def _answer(status: str, value: Any) -> list[str]:
     if status == "raised":
         _reraise(*value)
     if status == "bad":

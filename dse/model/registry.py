@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from dse.errors import EvaluatorError
 from dse.plugin import (
     HOOKS,
     NO_DOMAIN,
@@ -24,7 +25,6 @@ from dse.plugin import (
     import_object,
 )
 from dse.spec.entry_points import installed_entry_points, load_entry_point
-from dse.errors import EvaluatorError
 from dse.spec.messages import choices_text, did_you_mean
 
 __all__ = [

@@ -6,6 +6,7 @@ trial, ``evaluate``, vectorized batch).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from dse.errors import DesignError, DseError, EvaluationError, YamlReadError
-from dse.model.exit_guard import ExitCalled, exit_raises
-from dse.model.quiet_stdout import stdout_to_stderr
+from dse.model.frozen import freeze, read_only
+from dse.model.isolation import ExitCalled, user_code
 from dse.model.registry import Evaluator, MetricInfo, run_order
 from dse.spec import safe_yaml
 from dse.spec.expr import Expr
@@ -51,13 +52,24 @@ class StudyModel:
         return [o.direction == "maximize" for o in self.spec.objectives]
 
     # -- evaluation -------------------------------------------------------------------------
-    def design(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        d = dict(self.context)
+    def design(self, params: Mapping[str, Any], *, frozen: bool = False) -> dict[str, Any]:
+        """The fixed values with ``params`` and the derived values; ``frozen``: with nested
+        values and arrays read-only (:mod:`dse.model.frozen`), as evaluators get it."""
+        if not frozen:
+            d = dict(self.context)
+        else:  # frozen once per context (a robust scenario swaps the context)
+            cached = self.__dict__.get("_frozen_context")
+            if cached is None or cached[0] is not self.context:
+                cached = self.__dict__["_frozen_context"] = (self.context, freeze(self.context))
+            d = dict(cached[1])
+            params = {
+                k: read_only(v) if isinstance(v, np.ndarray) else v for k, v in params.items()
+            }
         d.update(params)
         if self.derived:
             env = self.env(params, {})
             for name, expr in self.derived.items():
-                d[name] = env[name] = expr.evaluate(env)
+                d[name] = env[name] = freeze(expr.evaluate(env)) if frozen else expr.evaluate(env)
         return d
 
     @cached_property
@@ -76,12 +88,14 @@ class StudyModel:
         """
         arrays = {k: np.asarray(v) for k, v in params.items()}
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
-        design = self.design(arrays if shape else {k: v.item() for k, v in arrays.items()})
+        design = self.design(
+            arrays if shape else {k: v.item() for k, v in arrays.items()}, frozen=True
+        )
         results: dict[str, Mapping[str, Any]] = {}
         for ev in self.run_order:
             needed = {n: results[n] for n in ev.needs}
             try:
-                with stdout_to_stderr(), exit_raises():
+                with user_code():
                     if ev.vectorized or not shape:
                         result = ev.fn(design, **needed)
                     else:
@@ -185,15 +199,22 @@ def _scalar(v: Any) -> Any:
 _UNBOUNDED = ("nested deeper", "nested too deeply", "recursive alias", "once aliases")
 
 
-def parse_value(text: str) -> Any:
+def parse_value(text: str, key: str = "value") -> Any:
     """A ``--set`` value: YAML scalar typing (``8`` int, ``0.1`` float, ``abc`` str), read by
-    the guarded reader (dse.spec.safe_yaml): bounded depth and alias expansion."""
+    the guarded reader (dse.spec.safe_yaml): bounded depth and alias expansion. A refusal
+    names the option's field (``--set KEY``)."""
     try:
         return safe_yaml.parse(text, "--set").data
     except YamlReadError as exc:
         if any(word in exc.message for word in _UNBOUNDED):
-            raise DesignError(f"--set value {short_repr(text)}: {exc.message}") from None
+            raise DesignError(f"--set {key}: {exc.message} (value {short_repr(text)})") from None
         return text
+    except ValueError:  # an integer beyond Python's int-string limit
+        digits = sum(c.isdigit() for c in text)
+        raise DesignError(
+            f"--set {key}: an integer of {digits:,} digits ({short_repr(text)}); expected a "
+            f"number of at most {sys.get_int_max_str_digits():,} digits"
+        ) from None
 
 
 def apply_dotted(
@@ -254,7 +275,7 @@ def split_sets(
             raise DesignError(
                 f"--set {short_repr(key)}: nested deeper than {MAX_SET_DEPTH} levels"
             )
-        value = parse_value(text.strip())
+        value = parse_value(text.strip(), key)
         if key in model_space:
             params[key] = value
         elif "." in key or key in known:

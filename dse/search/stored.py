@@ -1,28 +1,40 @@
-"""What dse keeps in a study and beside it: trial attribute names, the resolved spec
-(``spec.lock.yaml`` and the copy stored in the study), and opening a recorded study by name."""
+"""What dse keeps in a study: trial attribute names, a stored trial's outcome, and opening a
+recorded study by name (its resolved spec is read and checked in :mod:`dse.search.spec_lock`)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import optuna
-import yaml
 
-from dse import __version__
-from dse.errors import Problem, SpecError, StorageError, StudyDamagedError, StudyNotFoundError
+from dse.errors import Problem, StorageError, StudyDamagedError, StudyNotFoundError
 from dse.model.outcome import Outcome, feasible
-from dse.search import journal_lines, journal_read, lock_check
+from dse.search import journal_lines, journal_read, spec_lock
+from dse.search.spec_lock import LOCK_FILE, META_KEY, plain, read_lock, write_lock_atomic
 from dse.search.storage import existing_study_dir, open_storage, storage_problem
 from dse.search.storage_reach import hide_password, reach_problem
-from dse.spec.atomic import write_text_atomic
-from dse.spec.messages import short_repr
-from dse.spec.yamlio import LineMap, load_yaml
+from dse.spec.yamlio import load_yaml
 
-LOCK_FILE = "spec.lock.yaml"
+__all__ = [
+    "FAIL_ATTR",
+    "FEASIBLE_ATTR",
+    "LOCK_FILE",
+    "META_KEY",
+    "METRICS_ATTR",
+    "STALE_ATTR",
+    "TIMED_OUT_ATTR",
+    "WORKER_ATTR",
+    "RecordedStudy",
+    "open_for_reading",
+    "open_study",
+    "plain",
+    "read_lock",
+    "stored_outcome",
+    "trial_metrics",
+    "write_lock_atomic",
+]
 STALE_ATTR = "dse.stale"
 FAIL_ATTR = "dse.fail_reason"
 #: A trial failed by ``search.trial_timeout_s``: final, its design is not tried again.
@@ -32,7 +44,6 @@ WORKER_ATTR = "dse.worker"
 #: Every metric of a complete trial, as one JSON object (one attribute per metric before
 #: issue 28: :func:`trial_metrics` reads both).
 METRICS_ATTR = "dse.metrics"
-META_KEY = "dse.spec"
 
 
 def stored_outcome(trial: optuna.trial.FrozenTrial) -> Outcome | None:
@@ -53,86 +64,6 @@ def trial_metrics(trial: optuna.trial.FrozenTrial) -> dict[str, Any]:
     if isinstance(packed, dict):
         return dict(packed)
     return {k: v for k, v in trial.user_attrs.items() if not k.startswith("dse.")}
-
-
-def plain(obj: Any) -> Any:
-    """numpy scalars and tuples -> plain YAML-safe values."""
-    if isinstance(obj, dict):
-        return {str(k): plain(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [plain(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
-
-
-def write_lock(path: Path, lock: dict[str, Any]) -> None:
-    """Write a lock file whole or not at all (several workers write it; a kill mid-write
-    must not leave half of one)."""
-    lock = {"dse_version": __version__, **lock}
-    write_text_atomic(path, yaml.safe_dump(plain(lock), sort_keys=False))
-
-
-def write_lock_atomic(directory: Path, lock: dict[str, Any]) -> None:
-    """``directory/spec.lock.yaml``, creating the folder."""
-    directory.mkdir(parents=True, exist_ok=True)
-    write_lock(directory / LOCK_FILE, lock)
-
-
-def read_lock(name: str) -> dict[str, Any]:
-    """A study's ``spec.lock.yaml``, read with the guarded reader and checked for the fields
-    the reading commands use; a damaged or edited lock is one line naming its file and line."""
-    path = existing_study_dir(name) / LOCK_FILE
-    if not os.path.lexists(path):
-        raise StudyNotFoundError(f"study {name!r} has no {LOCK_FILE}; run it with 'dse run' first")
-    try:
-        lock, lines = load_yaml(path)
-    except SpecError as exc:
-        raise StudyDamagedError(exc.problems) from None
-    problems = list(lines.problems) + _lock_problems(lock, lines, str(path))
-    if not problems:  # the fields reading commands use are there: now the whole lock
-        problems = lock_check.spec_problems(lock, lines, str(path))
-    if problems:
-        raise StudyDamagedError(problems)
-    return lock
-
-
-def _lock_problems(lock: Any, lines: LineMap, file: str) -> list[Problem]:
-    """What the reading commands need from a lock: study, storage, objectives (metric and
-    direction), search and the journal flag of the right types."""
-
-    def at(loc: tuple[str | int, ...], message: str) -> Problem:
-        return Problem(
-            file,
-            lines.line(loc) or 1,
-            ".".join(map(str, loc)),
-            f"{message} (the lock was edited or damaged; 'dse run' on the spec rewrites it)",
-        )
-
-    if not isinstance(lock, dict):
-        got = "an empty file" if lock is None else type(lock).__name__
-        return [Problem(file, 1, "", f"expected a mapping (a study's lock), got {got}")]
-    out: list[Problem] = []
-    for key in ("study", "storage"):
-        if not isinstance(lock.get(key), str) or not lock[key]:
-            out.append(at((key,), f"expected a string, got {short_repr(lock.get(key))}"))
-    objectives = lock.get("objectives")
-    if not isinstance(objectives, list) or not objectives:
-        out.append(at(("objectives",), "expected a list of {metric, direction}"))
-        objectives = []
-    for i, obj in enumerate(objectives):
-        if not isinstance(obj, dict):
-            out.append(at(("objectives", i), f"expected a mapping, got {short_repr(obj)}"))
-            continue
-        if not isinstance(obj.get("metric"), str):
-            out.append(at(("objectives", i, "metric"), "expected a metric name"))
-        if obj.get("direction") not in ("minimize", "maximize"):
-            out.append(at(("objectives", i, "direction"), "expected minimize or maximize"))
-    if "search" in lock and not isinstance(lock["search"], dict):
-        out.append(at(("search",), f"expected a mapping, got {short_repr(lock['search'])}"))
-    if not isinstance(lock.get("journal_outside_studies", False), bool):
-        out.append(at(("journal_outside_studies",), "expected true or false"))
-    return out
 
 
 def open_for_reading(url: str, *, allow_outside: bool) -> optuna.storages.BaseStorage:
@@ -197,7 +128,7 @@ def _check_lock_against(name: str, lock: dict[str, Any], study: optuna.Study) ->
     done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
     path = existing_study_dir(name) / LOCK_FILE
     _, lines = load_yaml(path)
-    problems = lock_check.study_problems(
+    problems = spec_lock.study_problems(
         lock,
         lines,
         str(path),

@@ -169,7 +169,8 @@ def _evaluate_availability(
         "gpu_failures_per_year": hw * HOURS_PER_YEAR,
         "software_faults_per_gpu_year": sw * HOURS_PER_YEAR,
         "cluster_failures_per_day": n * hw * HOURS_PER_DAY,
-        "interruptions_per_day": n * (hw + sw) * HOURS_PER_DAY,
+        # A replica is interrupted by a fault of one of its GPUs; an idle GPU interrupts none.
+        "interruptions_per_day": replicas * group * (hw + sw) * HOURS_PER_DAY,
         "blast_radius_gpus": group,
         "blast_radius_fraction": group / np.maximum(n, 1.0),
         "replica_mttf_h": 1.0 / (group * (hw + sw)),

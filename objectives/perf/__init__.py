@@ -334,7 +334,11 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
         "gpus_per_replica": group,
         "batch": sel["batch"],
         "compute_utilization": sel["compute_utilization"],
-        "hbm_utilization": sel["hbm_bytes_per_s"] / (hw["hbm_tbps_per_gpu"] * 1e12),
+        # An achieved rate is at most the peak: the traffic of a cycle over its duration can
+        # pass it where the step overlaps phases timed apart (1.04 in MoE training, issue 39).
+        "hbm_utilization": np.minimum(
+            _ratio(sel["hbm_bytes_per_s"], hw["hbm_tbps_per_gpu"] * 1e12), 1.0
+        ),
         "memory_used_fraction": sel["memory_used_fraction"],
         "shoreline_used_fraction": hw["shoreline_used_fraction"],
         "die_perimeter_mm": hw["die_perimeter_mm"],
@@ -343,6 +347,12 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
         "fabric_hops": hw["fabric_hops"],
     }
     return {key: v.reshape(fl.shape) for key, v in own_arrays(out, n).items()}
+
+
+def _ratio(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
+    """``part / whole``, 0 where there is no whole (no HBM: nothing of it is used)."""
+    part, whole = np.broadcast_arrays(np.asarray(part, float), np.asarray(whole, float))
+    return np.divide(part, whole, out=np.zeros(part.shape), where=whole > 0)
 
 
 def _ep(s: Serving, wl: Mapping[str, Any], a: Arch, sel: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -463,7 +463,7 @@ EVALUATOR_CASES: list[InputCase] = [
     ),
     evaluator("raises", "raise KeyError('weight')", "raised KeyError"),
     evaluator("exits", "raise SystemExit(3)", "raised SystemExit"),
-    evaluator("kills_its_process", "os._exit(3)", "exit code 3"),
+    evaluator("kills_its_process", "os._exit(3)", "called os._exit(3)"),
     # --- round 3: the same classes, other examples ----------------------------------------------
     evaluator("returns_bytes", "return b'x'", "returned bytes b'x', expected a mapping"),
     evaluator("returns_pairs", "return (('x', 1.0),)", "returned tuple"),
@@ -554,7 +554,7 @@ EVALUATOR_CASES: list[InputCase] = [
     evaluator("raises_recursion", "return f(design)", "raised RecursionError"),
     evaluator("exits_zero", "raise SystemExit(0)", "raised SystemExit: 0"),
     evaluator("exits_with_text", "raise SystemExit('bye')", "raised SystemExit: bye"),
-    evaluator("kills_its_process_with_0", "os._exit(0)", "exit code 0"),
+    evaluator("kills_its_process_with_0", "os._exit(0)", "called os._exit(0)"),
     evaluator("killed_by_sigkill", "import signal; os.kill(os.getpid(), signal.SIGKILL)", "-9"),
     evaluator(
         "hangs_in_c",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import shutil
 import socket
 import subprocess
 import time
@@ -76,6 +77,7 @@ def test_three_postgres_workers_reach_the_total_with_the_single_worker_front(
     one_url = postgres_server.create_database()  # type: ignore[attr-defined]
     three_url = postgres_server.create_database()  # type: ignore[attr-defined]
     single = api.run(spec, storage=one_url)
+    shutil.rmtree(studies_dir / "pg3")  # the folder is bound to one_url; its records are read
     # Three workers start at once on an empty database: one creates the study, all join it.
     gated = gated_spec(tmp_path, study="pg3", trials=total, workers=3)
     args = ("worker", str(gated), "--storage", three_url)

@@ -58,9 +58,11 @@ def preflight(model: StudyModel, *, storage: str | None = None, ready: bool = Tr
     url = storage if storage is not None else spec.storage
     if url is not None:
         why = reach_problem(absolute_url(url))
+        if why and storage is None:  # the spec's own storage: at its line
+            shown = shorten(hide_password(url), 200)
+            raise SpecError([model.loaded.problem(("storage",), f"{shown!r}: {why}")])
         if why:
-            where = "--storage" if storage is not None else "storage"
-            raise StorageError(f"{where} {shorten(hide_password(url), 200)!r}: {why}")
+            raise StorageError(f"--storage {shorten(hide_password(url), 200)!r}: {why}")
     if spec.storage is None and storage is None:  # the default journal in the study's folder
         journal = study_dir(spec.study) / JOURNAL_FILE
         damage = journal_read.path_problem(journal)

@@ -29,7 +29,7 @@ from dse.model.study_model import StudyModel
 from dse.search.optuna_private import storage_of, study_id
 from dse.search.samplers.factory import distribution, make_sampler
 from dse.search.samplers.plugin import sampler_of
-from dse.search.spec_check import check_spec
+from dse.search.spec_lock import check_spec
 from dse.search.storage import (
     HEARTBEAT_S,
     batched,
@@ -104,7 +104,7 @@ def create_or_load(
 ) -> optuna.Study:
     """Create the study or join it. Creation is race-free (the storage lets exactly one of
     many starting workers create it); the creator stores ``spec_lock`` in the study and
-    everyone else must match it (``dse.search.spec_check.check_spec``)."""
+    everyone else must match it (``dse.search.spec_lock.check_spec``)."""
     storage = open_storage(storage_url, heartbeat_s=heartbeat_s, grace_s=grace_s)
     directions = [
         optuna.study.StudyDirection.MAXIMIZE
@@ -114,11 +114,15 @@ def create_or_load(
     ]
     search = _offset_seed(model, seed_offset or 0)
     storage = optuna.storages.get_storage(storage)
-    try:
-        storage.create_new_study(directions, model.spec.study)
-        created = True
-    except DuplicatedStudyError:
+    try:  # an existing study is looked up, not created again (a journal logs the attempt)
+        storage.get_study_id_from_name(model.spec.study)
         created = False
+    except KeyError:
+        try:
+            storage.create_new_study(directions, model.spec.study)
+            created = True
+        except DuplicatedStudyError:
+            created = False
     study = optuna.load_study(
         study_name=model.spec.study, storage=storage, sampler=make_sampler(model, search)
     )

@@ -4,7 +4,7 @@
 ``run_worker`` is what every entry point runs (``dse run`` and ``api.run`` in-process, each
 ``dse worker`` process): storage resolution, the atomic lock, the same loop
 (``runner.run_study``), which keeps the study-wide total exact and takes over trials of dead
-workers; ``dse.search.spec_check`` keeps one spec per study.
+workers; ``dse.search.spec_lock`` keeps one spec on one storage per study.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import optuna
 from dse.errors import DseError
 from dse.model.load import lock_dict
 from dse.model.study_model import StudyModel
+from dse.search.spec_lock import check_binding, write_lock_atomic
 from dse.search.storage import HEARTBEAT_S, open_storage, storage_url, study_dir
-from dse.search.stored import write_lock_atomic
 from dse.search.study.recovery import FINISHED, finished_count, study_load, worker_id
 from dse.search.study.runner import FrontTracker, Progress, run_study
 
@@ -36,12 +36,15 @@ JOBS_STORAGE_ENV = "DSE_JOBS_STORAGE"
 
 def study_url(model: StudyModel, storage: str | None = None) -> str:
     """The storage URL of the model's study: ``storage``, else the spec's, else its journal
-    file; the one resolution every run path uses (``dse run``, ``--jobs``, ``dse worker``)."""
-    return storage_url(
+    file; the one resolution every run path uses (``dse run``, ``--jobs``, ``dse worker``),
+    refused when the study's folder is bound to another storage."""
+    url = storage_url(
         model.spec.study,
         storage or model.spec.storage,
         journal_outside_studies=model.spec.journal_outside_studies,
     )
+    check_binding(model.spec.study, url)
+    return url
 
 
 def finished_before(model: StudyModel, storage: str | None) -> int:
@@ -250,9 +253,10 @@ def run_jobs(
     failed = [(k, p.returncode) for k, p in enumerate(procs) if p.returncode != 0]
     study = optuna.load_study(study_name=name, storage=open_storage(url))
     finished, _ = study_load(study)
-    if failed and finished < target:
-        k, rc = failed[0]
+    refused = [(k, rc) for k, rc in failed if rc == 2]  # bad input (another spec): always said
+    if refused or (failed and finished < target):
+        k, rc = (refused or failed)[0]
         logs[k].seek(0)
         tail = logs[k].read().decode(errors="replace").strip().splitlines()[-1:] or [""]
-        raise DseError(f"worker {k} exited with code {rc}: {tail[0]}")
+        raise DseError(f"worker {k} exited with code {rc}: {tail[0].removeprefix('error: ')}")
     return study

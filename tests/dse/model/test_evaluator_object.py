@@ -26,6 +26,7 @@ ALL_HOOKS = {
     "needs",
     "domain",
     "params",
+    "version",
     "resolve",
     "check_value",
     "context_path",

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from dse import api
-from dse.model.registry import builtin_evaluators, domains_of
 from dse.errors import SpecError
+from dse.model.registry import builtin_evaluators, domains_of
 from objectives.cost import evaluate_cost
 
 MODULE = """
