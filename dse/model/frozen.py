@@ -1,10 +1,10 @@
 """A design an evaluator cannot change for anyone else.
 
 Every evaluator call gets a design whose top level is its own dict (it may add keys) and whose
-nested values (presets, workload) and arrays are read-only: the fixed values are frozen once
-per model, the searched arrays become read-only views per call, both O(1) per call where a deep
-copy of a resolved preset costs ~0.6 ms. An evaluator that writes into them raises (its trial
-fails with the reason) instead of changing the design of every later trial.
+nested values (the fixed context's mappings) and arrays are read-only: the fixed values are
+frozen once per model, the searched arrays become read-only views per call, both O(1) per
+call where a deep copy of a resolved preset costs ~0.6 ms. An evaluator that writes into them
+raises (its trial fails with the reason) instead of changing the design of every later trial.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-MESSAGE = "design values are read-only (copy one to change it, e.g. dict(design['technology']))"
+MESSAGE = "design values are read-only (copy one to change it, e.g. dict(design[key]))"
 
 
 def _refuse(*_: Any, **__: Any) -> NoReturn:
