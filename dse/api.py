@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dse.model.load import check, evaluate, load, load_for_evaluate, lock_dict
+from dse.model import load as _load
+from dse.model.load import check, evaluate, load, lock_dict
 from dse.model.study_model import StudyModel
 from dse.results.counts import counts_line, trial_counts
 from dse.results.run_result import NothingToRun, RunResult, write_run_records
@@ -34,6 +35,33 @@ if TYPE_CHECKING:
     from dse.search.runner import Progress
     from dse.search.stored import RecordedStudy
     from dse.search.sweep import SweepResult
+
+
+def spec_source(spec: str | Path) -> tuple[Path, str | None]:
+    """Where a spec comes from: a file (its path, no text), or a preset name an installed
+    catalog turns into a minimal spec (its label and YAML text)."""
+    path = Path(spec)
+    name = str(spec)
+    looks_like_file = "/" in name or path.suffix.lower() in (".yaml", ".yml") or path.exists()
+    if looks_like_file:
+        return path, None
+    from dse.model import catalogs
+
+    text = catalogs.spec_for(name)
+    if text is None:
+        names = [str(r["name"]) for k in catalogs.preset_kinds() for r in catalogs.preset_rows(k)]
+        raise DseError(
+            f"{name}: no such spec file, nor a preset an installed catalog can evaluate "
+            f"({catalogs.closest(name, names)}'dse presets' lists them, 'dse init' writes a spec)"
+        )
+    return Path(f"<preset {name}>"), text
+
+
+def load_for_evaluate(spec: str | Path, sets: list[str]) -> tuple[StudyModel, dict[str, Any]]:
+    """A compiled spec and its fixed design's full parameters (``dse evaluate``): ``spec`` a
+    file or a preset name a catalog knows; ``objectives:`` may be left out."""
+    path, text = spec_source(spec)
+    return _load.load_for_evaluate(path, sets, text=text)
 
 
 def validate(spec: str | Path) -> tuple[StudyModel | None, list[Problem]]:

@@ -13,7 +13,7 @@ from typing import Any
 from dse.model.compile import collect_model, compile_spec, select_evaluators
 from dse.model.robust import robust_model
 from dse.model.study_model import StudyModel, check_params, split_sets
-from dse.spec.collect import collect_spec, load_spec
+from dse.spec.collect import collect_spec
 from dse.spec.errors import Problem, SpecError
 from dse.spec.schema import LoadedSpec
 
@@ -65,12 +65,20 @@ def _split(loaded: LoadedSpec, sets: list[str]) -> tuple[dict[str, Any], dict[st
     return split_sets(loaded.spec.space, sets, known | set(loaded.spec.fixed))
 
 
-def load_for_evaluate(spec_path: str | Path, sets: list[str]) -> tuple[StudyModel, dict[str, Any]]:
+def load_for_evaluate(
+    spec_path: str | Path, sets: list[str], *, text: str | None = None
+) -> tuple[StudyModel, dict[str, Any]]:
     """A compiled spec and the full parameter set of its fixed design (``dse evaluate``).
 
-    The evaluators are probed in this process: the design is evaluated here right after,
-    with no child or time limit either."""
-    loaded = load_spec(spec_path)
+    ``objectives:`` may be left out (every metric is shown, none is an objective); ``text``
+    is the spec's YAML when it is not read from ``spec_path`` (a catalog's preset spec). The
+    evaluators are probed in this process: the design is evaluated here right after, with no
+    child or time limit either."""
+    loaded, problems = collect_spec(spec_path, text=text)
+    if loaded is not None and "objectives" not in loaded.raw:
+        problems = [p for p in problems if p.field != "objectives"]
+    if problems or loaded is None:
+        raise SpecError(problems)
     params, fixed = _split(loaded, sets)
     model = compile_spec(loaded, fixed_overrides=fixed, inline_probe=True)
     check_params(model.spec.space, params)
