@@ -52,11 +52,10 @@ def compare_command(
 
     Feasibility and violated constraints first, then the objectives, then every metric with
     its unit. --set values apply to every design."""
-    from dse import api
-    from dse.inspect.compare import to_csv
+    from dse.inspect.compare import compare, to_csv
     from dse.spec.errors import DesignError
 
-    evaluated, rows = api.compare(designs, labels=label, sets=set_, metrics=metric)
+    evaluated, rows = compare(designs, labels=label, sets=set_, metrics=metric)
     if csv_path is not None and str(csv_path) == "-":
         sys.stdout.write(to_csv(rows))
         return

@@ -62,7 +62,7 @@ def run_command(
             api.run_jobs, spec, jobs=jobs, robust=robust_opt, should_stop=stop.requested
         )
     else:
-        run_fn = partial(api.run, model, should_stop=stop.requested)
+        run_fn = partial(api.run, model, should_stop=stop.requested, log=None)
     try:
         with stop, warnings.catch_warnings():
             warnings.simplefilter("ignore", api.NothingToRun)  # said in words below

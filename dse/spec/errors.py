@@ -90,6 +90,11 @@ class DesignError(DseError):
     """A design given on the command line (``--set``) is incomplete or invalid."""
 
 
+class ArgumentError(DseError, ValueError):
+    """A Python API argument of the wrong type or out of its range (:mod:`dse.api`); raised
+    before anything is created. Also a ValueError, as Python's own argument checks are."""
+
+
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """``"did you mean 'x'? "`` or ``""``: Optuna-style help for a mistyped name."""
     close = get_close_matches(name, list(choices), n=1)
