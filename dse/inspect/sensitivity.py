@@ -195,8 +195,12 @@ def assumptions_of(
     for name in only:
         hit = [n for n in names if n == name or n.rsplit(".", 1)[-1] == name]
         if not hit:
+            short = {n.rsplit(".", 1)[-1]: n for n in names}
+            close = did_you_mean(name, names) or did_you_mean(name, short)
+            for part, full in short.items():  # name the whole assumption
+                close = close.replace(f"'{part}'", f"'{full}'")
             raise DseError(
-                f"--only {name!r}: no such assumption ({did_you_mean(name, names)}"
+                f"--only {name!r}: no such assumption ({close}"
                 f"{len(names)} are swung; dse sensitivity --json lists them)"
             )
         wanted.update(hit)
