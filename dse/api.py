@@ -254,6 +254,55 @@ def lock_dict(model: StudyModel, url: str) -> dict[str, Any]:
     return _load.lock_dict(_model(model), str(_text(url, "url", optional=False)))
 
 
+def trial_design(
+    study: str | Path, number: int, *, storage: str | None = None
+) -> tuple[StudyModel, dict[str, Any]]:
+    """A recorded trial as a fixed design (``dse evaluate STUDY --trial N``): the study's
+    resolved spec from its lock and the trial's parameters, ready for :func:`evaluate`, so
+    a front design is re-examined without copying its values by hand."""
+    import yaml
+
+    from dse.spec.schema import StudySpec
+
+    name = _study(study)
+    number = _count(number, "trial", low=0)
+    lock = read_lock(name)
+    spec = {k: v for k, v in lock.items() if k in StudySpec.model_fields}
+    spec.update(storage=None, journal_outside_studies=False)
+    trials = load_study(name, storage=storage)[0]
+    row = trials[trials["number"] == number]
+    if row.empty:
+        last = int(trials["number"].max()) if len(trials) else -1
+        raise DseError(f"--trial {number}: study {name!r} has trials 0 to {last}")
+    record = row.iloc[0]
+    if record.get("state") != "COMPLETE":
+        raise DseError(f"--trial {number} of {name!r} is {record.get('state')}, not COMPLETE")
+    params: dict[str, Any] = {}
+    for key, p in lock.get("space", {}).items():
+        v = record.get(f"params.{key}")
+        if p.get("type") == "int" or (
+            isinstance(v, float)
+            and v.is_integer()
+            and p.get("type") == "categorical"
+            and all(isinstance(c, int) for c in p.get("choices", []))
+        ):
+            v = int(v)
+        params[key] = v.item() if hasattr(v, "item") else v
+    text = yaml.safe_dump(spec, sort_keys=False)
+    model, _ = _load.load_for_evaluate(
+        Path(f"studies/{name}/spec.lock.yaml"),
+        [f"{k}={json_value}" for k, json_value in _json_items(params)],
+        text=text,
+    )
+    return model, params
+
+
+def _json_items(params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    import json
+
+    return [(k, json.dumps(v)) for k, v in params.items()]
+
+
 def validate(spec: str | Path) -> tuple[StudyModel | None, list[Problem]]:
     """Every problem of a spec in one pass, sorted by line (``dse validate``): schema, presets,
     evaluators, metric names, constraints and sampler options. Nothing is created."""
@@ -729,6 +778,7 @@ __all__ = [
     "spec_source",
     "status",
     "sweep",
+    "trial_design",
     "trial_counts",
     "validate",
 ]

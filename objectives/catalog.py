@@ -24,7 +24,16 @@ from objectives.presets import (
 )
 from objectives.presets.files import builtin_files, search_dirs, user_files
 
-__all__ = ["STARTER", "detail", "examples", "kinds", "params", "rows", "spec_for"]
+__all__ = [
+    "STARTER",
+    "detail",
+    "examples",
+    "kinds",
+    "params",
+    "plausibility",
+    "rows",
+    "spec_for",
+]
 
 #: The example ``dse init`` writes by default: the Lite-GPU study.
 STARTER = "litegpu"
@@ -161,3 +170,31 @@ def spec_for(name: str) -> str | None:
         f"description: {json.dumps(str(gpu.get('description', found)))}\n"
         f"fixed: {{gpu: {found}, technology: {node}, cluster_size: 8}}\n"
     )
+
+
+def _plausible() -> dict[str, dict[str, Any]]:
+    from objectives import safe_yaml
+
+    folder = resources.files("objectives.presets")
+    text = folder.joinpath("plausible.yaml").read_text(encoding="utf-8")
+    data = safe_yaml.parse(text, "plausible.yaml").data
+    return {str(k): dict(v) for k, v in (data or {}).items()}
+
+
+def plausibility(context: Mapping[str, Any]) -> list[str]:
+    """Warnings for values of the resolved context outside their plausible range (most
+    likely a unit slip), each naming the field, the range and its source."""
+    out = []
+    for path, rng in _plausible().items():
+        node: Any = context
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if isinstance(node, bool) or not isinstance(node, int | float):
+            continue
+        if not rng["low"] <= node <= rng["high"]:
+            out.append(
+                f"{path} = {node:g} {rng['unit']} is outside the plausible "
+                f"{rng['low']:g}-{rng['high']:g} {rng['unit']} (a unit slip?); "
+                f"{rng['source']}"
+            )
+    return out

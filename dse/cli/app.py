@@ -102,6 +102,9 @@ def validate(spec: SpecArg, as_json: JsonOpt = False) -> None:
         return
     if problems or model is None:
         raise SpecError(problems)
+    from dse.cli.catalog import plausibility_notes
+
+    plausibility_notes(model)
     out.print(
         f"[green]ok[/green] {spec}: study {model.spec.study!r}, {len(model.spec.space)} "
         f"parameters, {len(model.spec.objectives)} objectives, {len(model.constraints)} "

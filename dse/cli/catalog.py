@@ -14,7 +14,7 @@ from dse.cli.console import note, out
 from dse.cli.options import JsonOpt
 from dse.spec.errors import DseError
 
-__all__ = ["init_command", "params_command", "presets_command"]
+__all__ = ["init_command", "params_command", "plausibility_notes", "presets_command"]
 
 _STUDY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # dse.spec.schema's pattern
 
@@ -145,3 +145,14 @@ def params_command(as_json: JsonOpt = False) -> None:
         return
     out.print(_table(rows, title="Design parameters (fixed: or space:)", wrap=("meaning",)))
     note("a preset's own constants: dse presets KIND NAME (each with its unit and source)")
+
+
+def plausibility_notes(model: Any) -> None:
+    """Warn (a note, never an error) about fixed values outside their plausible range."""
+    from dse.cli.console import err, verbosity
+    from dse.model import catalogs
+
+    if verbosity.quiet:
+        return
+    for text in catalogs.plausibility(model.context):
+        err.print(f"warning: {text}", markup=False, highlight=False)

@@ -50,6 +50,9 @@ def run_command(
     optuna_logging()
     robust_opt = (robust, statistic.value) if robust is not None else None
     model = api.load(spec, robust=robust_opt)
+    from dse.cli.catalog import plausibility_notes
+
+    plausibility_notes(model)
     if str(storage or model.spec.storage or "").startswith("postgres"):
         from dse.cli.extras import require
 

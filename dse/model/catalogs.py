@@ -26,6 +26,7 @@ __all__ = [
     "examples",
     "installed_catalogs",
     "params",
+    "plausibility",
     "preset_detail",
     "preset_kinds",
     "preset_rows",
@@ -132,6 +133,12 @@ def starter() -> str | None:
     """The example ``dse init`` writes when none is named."""
     names = [getattr(c, "STARTER", None) for c in installed_catalogs().values()]
     return next((n for n in names if n), None)
+
+
+def plausibility(context: Any) -> list[str]:
+    """Every catalog's warnings for implausible values of a resolved context (a unit slip,
+    say): notes for the user, never errors."""
+    return [w for fn in _each("plausibility") for w in fn(context)]
 
 
 def spec_for(name: str) -> str | None:

@@ -17,7 +17,7 @@ from dse.spec.collect import collect_spec
 from dse.spec.errors import Problem, SpecError
 from dse.spec.schema import LoadedSpec
 
-__all__ = ["check", "evaluate", "load", "load_for_evaluate", "lock_dict"]
+__all__ = ["blame_overrides", "check", "evaluate", "load", "load_for_evaluate", "lock_dict"]
 
 
 def check(
@@ -30,7 +30,22 @@ def check(
         return None, problems
     _, fixed = _split(loaded, sets or [])
     model, more = collect_model(loaded, fixed_overrides=fixed)
-    return model, [*problems, *more]
+    return model, blame_overrides([*problems, *more], fixed)
+
+
+def blame_overrides(problems: list[Problem], fixed: Mapping[str, Any]) -> list[Problem]:
+    """A problem with a value that came from ``--set`` names that flag, not the spec line of
+    the value it replaced (``--set a=2`` is not the spec's ``a: 1``)."""
+    out = []
+    for p in problems:
+        key = next(
+            (k for k in fixed if p.field == f"fixed.{k}" or p.field.startswith(f"fixed.{k}.")),
+            None,
+        )
+        if key is not None:
+            p = Problem(f"--set {key}={fixed[key]}", None, p.field, p.message)
+        out.append(p)
+    return out
 
 
 def load(
@@ -80,7 +95,10 @@ def load_for_evaluate(
     if problems or loaded is None:
         raise SpecError(problems)
     params, fixed = _split(loaded, sets)
-    model = compile_spec(loaded, fixed_overrides=fixed, inline_probe=True)
+    try:
+        model = compile_spec(loaded, fixed_overrides=fixed, inline_probe=True)
+    except SpecError as exc:
+        raise SpecError(blame_overrides(list(exc.problems), fixed)) from None
     check_params(model.spec.space, params)
     return model, params
 
