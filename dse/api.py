@@ -279,7 +279,8 @@ def trial_design(
         raise DseError(f"--trial {number} of {name!r} is {record.get('state')}, not COMPLETE")
     params: dict[str, Any] = {}
     for key, p in lock.get("space", {}).items():
-        v = record.get(f"params.{key}")
+        v: Any = record.get(f"params.{key}")
+        v = v.item() if hasattr(v, "item") else v  # numpy scalar -> Python
         if p.get("type") == "int" or (
             isinstance(v, float)
             and v.is_integer()
@@ -287,7 +288,7 @@ def trial_design(
             and all(isinstance(c, int) for c in p.get("choices", []))
         ):
             v = int(v)
-        params[key] = v.item() if hasattr(v, "item") else v
+        params[key] = v
     text = yaml.safe_dump(spec, sort_keys=False)
     model, _ = _load.load_for_evaluate(
         Path(f"studies/{name}/spec.lock.yaml"),
