@@ -16,7 +16,7 @@ import typer
 
 from dse import __version__
 from dse.cli.console import INTERRUPTED, err, out, verbosity
-from dse.cli.front_table import print_front
+from dse.cli.front_table import print_bound_notes, print_front
 from dse.cli.inspect import StudyArg, study_name
 from dse.cli.options import (
     JsonOpt,
@@ -147,6 +147,7 @@ def pareto(
         sys.stdout.write(front.to_json(orient="records", indent=2) + "\n")
     else:
         print_front(front, objectives, title=f"Pareto front of {study} ({len(front)} trials)")
+        print_bound_notes(front, lock.get("space") or {})
     if quality:
         print_quality(study, storage=storage, console=out if fmt is OutputFormat.table else err)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from dse.cli.console import err, note, optuna_logging, out
-from dse.cli.front_table import front_subset, print_front
+from dse.cli.front_table import front_subset, print_bound_notes, print_front
 from dse.cli.options import JsonOpt, ProgressOpt, RobustOpt, SpecArg, Statistic, StatisticOpt
 
 if TYPE_CHECKING:
@@ -141,6 +141,8 @@ def _print_result(model: StudyModel, result: RunResult) -> None:
         f"{api.counts_line(counts)}; {result.added} new this run; front {len(result.front)}; "
         f"records in {result.directory}"
     )
+    space = {k: v.model_dump() for k, v in model.spec.space.items()}
+    print_bound_notes(result.front, space)
     failed = result.trials[result.trials["state"] == "FAIL"]
     if "stale" in failed:
         failed = failed[~failed["stale"].astype(bool)]

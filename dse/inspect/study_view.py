@@ -143,6 +143,13 @@ def ideal_point(view: StudyView) -> list[float]:
     return out
 
 
+#: The one wording of the normalised hypervolume, in the HTML report and its PNG figures.
+HYPERVOLUME_MEANING = (
+    "normalised: 0 = the reference point, 1 = the ideal point; "
+    "the share of the box between them that the feasible front dominates"
+)
+
+
 def normalised_hypervolume_history(view: StudyView) -> pd.DataFrame:
     """The normalised hypervolume of the feasible front after each trial number
     (:func:`dse.results.quality.hypervolume_history` divided by the basis' box)."""

@@ -5,6 +5,7 @@ trial evaluated by number, and implausible units warned about (never refused).""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,72 @@ def test_evaluate_a_recorded_trial_by_number(tmp_path: Path) -> None:
         assert got == pytest.approx(row["cost.usd_per_mtok"], rel=1e-12)
     missing = run_dse("evaluate", "litegpu", "--trial", "999", env=env, cwd=tmp_path)
     assert missing.returncode == 2 and "has trials 0 to" in missing.stderr
+
+
+def test_a_narrow_terminal_keeps_every_value_of_the_front() -> None:
+    import pandas as pd
+    from rich.console import Console
+
+    from dse.cli import front_table
+
+    front = pd.DataFrame(
+        {
+            "number": [1234, 7],
+            "cost.usd_per_mtok": [0.2617, 0.3],
+            "perf.tokens_per_joule": [0.4718, 0.5],
+            "availability.capacity_availability": [0.9984, 0.999],
+            "params.die_area_mm2": [774.0, 100.0],
+            "params.hbm_stacks_per_die": [3, 8],
+            "params.optics_per_link": [1, 2],
+            "params.cluster_size": [12, 4096],
+        }
+    )
+    objectives = [c for c in front.columns if "." in c and not c.startswith("params.")]
+    console = Console(width=100, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    saved = front_table.out
+    front_table.out = console
+    try:
+        front_table.print_front(front, objectives, title="t")
+    finally:
+        front_table.out = saved
+    text = console.export_text()
+    assert "number" in text
+    for value in ("1234", "0.2617", "0.9984", "774", "4096"):
+        assert value in text, value
+    assert max(len(line) for line in text.splitlines()) <= 100
+    space = {
+        "cluster_size": {"type": "int", "low": 8, "high": 4096},
+        "die_area_mm2": {"type": "float", "low": 100, "high": 858},
+        "optics_per_link": {"type": "categorical", "choices": [1, 2, 4, 8]},
+    }
+    notes = front_table.bound_notes(front, space)
+    assert notes == [
+        "1 of 2 front designs have cluster_size at the top of its range (4096): the front may "
+        "go on past it; widen the range to see",
+        "1 of 2 front designs have die_area_mm2 at the bottom of its range (100): the front "
+        "may go on past it; widen the range to see",
+    ]
+
+
+def test_one_hypervolume_wording_in_the_html_and_the_png(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pandas as pd
+
+    from dse.inspect import report, report_png
+    from dse.inspect.study_view import HYPERVOLUME_MEANING
+
+    hist = pd.DataFrame({"number": [0, 1], "hypervolume": [0.2, 0.5]})
+
+    class View:
+        name = "s"
+
+    titles: list[str] = []
+    monkeypatch.setattr(
+        report_png, "_save", lambda fig, path, **_: titles.append(fig.axes[0].get_title())
+    )
+    report_png.hypervolume_png(hist, View(), tmp_path / "hv.png")  # type: ignore[arg-type]
+    html_title = report.hypervolume_figure(hist, View()).layout.title.text  # type: ignore[arg-type]
+    assert " ".join(titles[0].split()).endswith(f"({HYPERVOLUME_MEANING})")
+    assert html_title.endswith(f"({HYPERVOLUME_MEANING})")
+    assert "0 = the reference point, 1 = the ideal point" in HYPERVOLUME_MEANING
