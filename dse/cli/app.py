@@ -30,6 +30,9 @@ app = typer.Typer(
     help="Declarative design-space explorer for AI clusters.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain help text (click's): typer's rich panels import rich.markdown and markdown-it,
+    # which alone cost more CPU than typer and rich themselves (benchmarks/RESULTS.md).
+    rich_markup_mode=None,
 )
 
 
