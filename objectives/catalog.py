@@ -28,6 +28,7 @@ __all__ = [
     "STARTER",
     "detail",
     "examples",
+    "headline",
     "kinds",
     "params",
     "plausibility",
@@ -198,3 +199,20 @@ def plausibility(context: Mapping[str, Any]) -> list[str]:
                 f"{rng['source']}"
             )
     return out
+
+
+def headline(context: Mapping[str, Any]) -> str | None:
+    """The one assumption every money figure rests on, said above the numbers: the price
+    basis (``price_basis``: at manufacturing cost, or at each vendor's market margin)."""
+    basis = context.get("price_basis")
+    if basis == "cost":
+        return (
+            "prices at cost: hardware at its manufacturing cost, no vendor margin "
+            "(--set price_basis=market prices each vendor at its cited gross margin)"
+        )
+    if basis == "market":
+        return (
+            "prices at market: each GPU vendor's and each class of network gear's cited "
+            "gross margin on its cost (price_basis=market)"
+        )
+    return None

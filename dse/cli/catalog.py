@@ -14,7 +14,13 @@ from dse.cli.console import note, out
 from dse.cli.options import JsonOpt
 from dse.spec.errors import DseError
 
-__all__ = ["init_command", "params_command", "plausibility_notes", "presets_command"]
+__all__ = [
+    "init_command",
+    "params_command",
+    "plausibility_notes",
+    "presets_command",
+    "print_headlines",
+]
 
 _STUDY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")  # dse.spec.schema's pattern
 
@@ -156,3 +162,11 @@ def plausibility_notes(model: Any) -> None:
         return
     for text in catalogs.plausibility(model.context):
         err.print(f"warning: {text}", markup=False, highlight=False)
+
+
+def print_headlines(model: Any) -> None:
+    """The catalogs' headline assumptions of a result (the price basis), above the numbers."""
+    from dse.model import catalogs
+
+    for text in catalogs.headlines(model.context):
+        out.print(text, markup=False, highlight=False)

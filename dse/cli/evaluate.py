@@ -101,8 +101,10 @@ def evaluate_command(
     if as_json:
         print(json.dumps(view, indent=2))
         return
+    from dse.cli.catalog import print_headlines
     from dse.cli.design_view import print_design  # rich tables: not for --json
 
+    print_headlines(model)
     print_design(model, view)
 
 

@@ -143,6 +143,9 @@ def _print_result(model: StudyModel, result: RunResult) -> None:
     )
     space = {k: v.model_dump() for k, v in model.spec.space.items()}
     print_bound_notes(result.front, space)
+    from dse.cli.catalog import print_headlines
+
+    print_headlines(model)
     failed = result.trials[result.trials["state"] == "FAIL"]
     if "stale" in failed:
         failed = failed[~failed["stale"].astype(bool)]

@@ -24,6 +24,7 @@ __all__ = [
     "CatalogError",
     "closest",
     "examples",
+    "headlines",
     "installed_catalogs",
     "params",
     "plausibility",
@@ -133,6 +134,11 @@ def starter() -> str | None:
     """The example ``dse init`` writes when none is named."""
     names = [getattr(c, "STARTER", None) for c in installed_catalogs().values()]
     return next((n for n in names if n), None)
+
+
+def headlines(context: Any) -> list[str]:
+    """The assumptions the catalogs say every reader of a result must see (a price basis)."""
+    return [h for fn in _each("headline") if (h := fn(context))]
 
 
 def plausibility(context: Any) -> list[str]:

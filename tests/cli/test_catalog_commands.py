@@ -111,3 +111,15 @@ def test_a_spec_path_is_accepted_where_a_study_name_is(tmp_path: Path) -> None:
     for cmd in ("status", "pareto"):
         res = run_dse(cmd, str(spec), env=env, cwd=tmp_path)
         assert res.returncode == 0 and "tiny" in res.stdout, (cmd, res.stderr)
+
+
+def test_the_price_basis_is_said_above_the_numbers() -> None:
+    """Once a design carries ``price_basis`` (cost or market), dse evaluate and dse run print
+    which one their money figures rest on."""
+    from objectives.catalog import headline
+
+    assert headline({"price_basis": "cost"}).startswith("prices at cost")  # type: ignore[union-attr]
+    assert "price_basis=market" in headline({"price_basis": "cost"})  # type: ignore[operator]
+    assert headline({"price_basis": "market"}).startswith("prices at market")  # type: ignore[union-attr]
+    assert headline({}) is None
+    assert catalogs.headlines({"price_basis": "market"}) == [headline({"price_basis": "market"})]
