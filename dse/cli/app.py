@@ -26,6 +26,19 @@ from dse.cli.options import (
 )
 from dse.spec.errors import DseError, SpecError, shorten
 
+__all__ = [
+    "GLOBAL_FLAGS",
+    "app",
+    "evaluators",
+    "global_options_first",
+    "main",
+    "os_error_line",
+    "pareto",
+    "schema",
+    "usage_line",
+    "validate",
+]
+
 app = typer.Typer(
     help="Declarative design-space explorer for AI clusters.",
     no_args_is_help=True,

@@ -14,6 +14,8 @@ from dse.cli.options import JsonOpt, SetOpt
 if TYPE_CHECKING:
     from rich.console import Console
 
+__all__ = ["compare_command"]
+
 
 def _cell(v: object, *, is_ratio: bool) -> str:
     from dse.inspect.formatting import fmt

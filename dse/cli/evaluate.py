@@ -12,6 +12,8 @@ from dse.cli.console import out
 from dse.cli.options import JsonOpt, SetOpt, SpecArg
 from dse.spec.errors import DseError
 
+__all__ = ["MAX_RUNS", "MAX_YEARS", "MetricOpt", "evaluate_command"]
+
 #: Bounded work for --simulate: runs are vectorized, so memory grows with runs x years.
 MAX_RUNS = 1_000_000
 MAX_YEARS = 1000.0

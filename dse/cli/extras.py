@@ -11,6 +11,8 @@ import importlib.util
 
 from dse.spec.errors import DseError
 
+__all__ = ["MissingExtra", "require"]
+
 
 class MissingExtra(DseError):
     """A command needs an optional dependency that is not installed (exit 2)."""

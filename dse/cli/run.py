@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from dse.model.study_model import StudyModel
     from dse.results.run_result import RunResult
 
+__all__ = ["GracefulStop", "run_command"]
+
 
 def run_command(
     spec: SpecArg,

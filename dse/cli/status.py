@@ -10,6 +10,8 @@ import typer
 from dse.cli.inspect import StudyArg, study_name
 from dse.cli.options import JsonOpt, StorageOpt
 
+__all__ = ["status_command"]
+
 
 def status_command(
     study: StudyArg,

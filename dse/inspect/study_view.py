@@ -31,6 +31,24 @@ from dse.search.storage import existing_study_dir
 from dse.search.stored import open_study
 from dse.spec.errors import DseError
 
+__all__ = [
+    "HYPERVOLUME_MEANING",
+    "MIN_IMPORTANCE_TRIALS",
+    "StudyView",
+    "category",
+    "front_table",
+    "ideal_point",
+    "knee_index",
+    "load_view",
+    "metric_units",
+    "normalised_hypervolume_history",
+    "param_importances",
+    "param_ticks",
+    "param_values",
+    "view_basis",
+    "view_reference_point",
+]
+
 MIN_IMPORTANCE_TRIALS = 8
 
 
