@@ -126,6 +126,7 @@ def _public_calls(lite: api.StudyModel) -> dict[str, list]:
         "check_design": [lambda: api.check_design(lite, "x=1")],
         "as_sets": [lambda: api.as_sets({"a": object()}), lambda: api.as_sets({1: 2})],
         "spec_source": [lambda: api.spec_source("no-such-preset")],
+        "trial_design": [lambda: api.trial_design(3, 1), lambda: api.trial_design("x", -1)],
     }
 
 
