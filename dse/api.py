@@ -15,12 +15,13 @@ state: no log levels, no allocator settings (``dse.heap`` is an explicit call).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dse.errors import DseError, Problem, SpecError
-from dse.model.load import check, evaluate, load, load_for_evaluate, lock_dict
+from dse.errors import ArgumentError, DesignError, DseError, Problem, SpecError
+from dse.model import load as _load
 from dse.model.study_model import StudyModel
 from dse.results.counts import counts_line, trial_counts
 from dse.results.run_result import NothingToRun, RunResult, write_run_records
@@ -34,6 +35,273 @@ if TYPE_CHECKING:
     from dse.search.stored import RecordedStudy
     from dse.search.study.runner import Progress
     from dse.search.sweep.sweep import SweepResult
+
+
+# -- argument checks: the CLI's checks, in the Python idiom ------------------------------------
+
+#: Most Monte Carlo runs and years of :func:`simulate` (``dse evaluate --simulate``'s bounds).
+MAX_RUNS = 1_000_000
+MAX_YEARS = 1000.0
+
+
+def _spec_arg(spec: object, name: str = "spec") -> str | Path:
+    if isinstance(spec, str | Path):
+        return spec
+    raise ArgumentError(f"{name}: expected a spec path (str or Path), got {type(spec).__name__}")
+
+
+def _count(value: object, name: str, *, low: int = 1, high: int | None = None) -> int:
+    """A whole number in [low, high] (bool and float refused, as Python's range() does)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentError(f"{name}: expected an int, got {type(value).__name__} {value!r}")
+    if value < low or (high is not None and value > high):
+        upper = f" to {high:,}" if high is not None else " or more"
+        raise ArgumentError(f"{name}={value}: expected {low}{upper}")
+    return value
+
+
+def _optional_count(value: object, name: str, **bounds: Any) -> int | None:
+    return None if value is None else _count(value, name, **bounds)
+
+
+def _text(value: object, name: str, *, optional: bool = True) -> str | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, str):
+        return value
+    raise ArgumentError(f"{name}: expected a str, got {type(value).__name__}")
+
+
+def _names(value: object, name: str) -> list[str] | None:
+    """None, or a list of str (one str is refused: it would be read letter by letter)."""
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ArgumentError(f"{name}: expected a list of str, got {type(value).__name__}")
+    bad = [v for v in value if not isinstance(v, str)]
+    if bad:
+        raise ArgumentError(f"{name}: expected a list of str, got an item {bad[0]!r}")
+    return list(value)
+
+
+def _model(value: object) -> StudyModel:
+    if isinstance(value, StudyModel):
+        return value
+    raise ArgumentError(
+        f"model: expected a StudyModel (from api.load or api.load_for_evaluate), "
+        f"got {type(value).__name__}"
+    )
+
+
+def _study(name: object) -> str:
+    """A study name from a name, its folder or the spec that runs it (as the CLI takes)."""
+    if not isinstance(name, str | Path):
+        raise ArgumentError(f"name: expected a study name (str), got {type(name).__name__}")
+    from dse.inspect.study_arg import study_name
+
+    return study_name(str(name))
+
+
+def as_sets(sets: object, name: str = "sets") -> list[str]:
+    """``sets`` as the CLI's ``--set`` items: a mapping ``{"group.field": 1.2}`` (values
+    written as YAML, so numbers, text, lists and mappings keep their type) or a list of
+    ``"name=value"`` strings."""
+    import json
+
+    if sets is None:
+        return []
+    if isinstance(sets, Mapping):
+        items = []
+        for key, value in sets.items():
+            if not isinstance(key, str) or not key:
+                raise ArgumentError(f"{name}: keys are parameter names (str), got {key!r}")
+            try:
+                text = json.dumps(value, allow_nan=False)
+            except (TypeError, ValueError):
+                raise ArgumentError(
+                    f"{name}[{key!r}]: expected a number, str, bool, list or dict, got "
+                    f"{type(value).__name__} {value!r}"
+                ) from None
+            items.append(f"{key}={text}")
+        return items
+    return _names(sets, name) or []
+
+
+def check_design(model: StudyModel, params: object) -> dict[str, Any]:
+    """A design for ``model``: a mapping that sets every searched parameter within its range
+    and nothing else (a fixed value is changed with ``sets=`` when the spec is loaded), so a
+    misspelt name is never silently ignored."""
+    from dse.spec.messages import choices_text, did_you_mean
+    from dse.spec.schema import FloatParam, IntParam
+
+    if not isinstance(params, Mapping):
+        raise ArgumentError(
+            f"params: expected a mapping of parameter name -> value, got {type(params).__name__}"
+        )
+    space = model.spec.space
+    for key in params:
+        if key not in space:
+            where = (
+                f"the spec searches {choices_text(space)}"
+                if space
+                else "the spec searches nothing"
+            )
+            raise DesignError(
+                f"params: unknown parameter {key!r} ({did_you_mean(str(key), space)}{where}; "
+                "a fixed value is changed with sets= when the spec is loaded)"
+            )
+    missing = [n for n in space if n not in params]
+    if missing:
+        raise DesignError(f"params: the spec searches {', '.join(missing)}; give each a value")
+    for key, p in space.items():
+        v = params[key]
+        if isinstance(p, FloatParam | IntParam):
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise DesignError(f"params[{key!r}]: expected a number, got {v!r}")
+            if isinstance(p, IntParam) and not float(v).is_integer():
+                raise DesignError(f"params[{key!r}]: expected an integer, got {v!r}")
+            if not p.low <= v <= p.high:
+                raise DesignError(
+                    f"params[{key!r}]: {v!r} is outside the searched range [{p.low}, {p.high}]"
+                )
+        elif v not in p.choices:
+            raise DesignError(f"params[{key!r}]: {v!r} is not one of {p.choices}")
+    return dict(params)
+
+
+class Evaluation(dict[str, float]):
+    """Every metric of one design (``{name: value}``, as plain floats), with its verdict:
+    ``feasible``, the ``violated`` constraints and the ``objectives``' values."""
+
+    feasible: bool
+    violated: list[str]
+    objectives: dict[str, float]
+
+    def __repr__(self) -> str:
+        verdict = "feasible" if self.feasible else f"infeasible: {'; '.join(self.violated)}"
+        return f"Evaluation({verdict}, {len(self)} metrics, objectives={self.objectives})"
+
+
+def load(
+    spec: str | Path,
+    *,
+    sets: Mapping[str, Any] | Sequence[str] | None = None,
+    robust: tuple[int, str] | None = None,
+    nominal: bool = False,
+) -> StudyModel:
+    """Load, validate and compile a spec (:func:`dse.model.load.load`); ``sets`` change fixed
+    values, as ``--set`` does (a mapping, or ``"name=value"`` strings). Raises SpecError
+    listing every problem of the spec."""
+    return _load.load(_spec_arg(spec), sets=as_sets(sets), robust=robust, nominal=nominal)
+
+
+def evaluate(model: StudyModel, params: Mapping[str, Any] | None = None) -> Evaluation:
+    """Every metric of one design, with its feasibility and violated constraints. ``params``
+    sets each searched parameter of the spec (none for a spec without a space); anything
+    else, a value outside the space, or a missing one, is a :class:`DesignError`."""
+    from dse.inspect.design import constraint_rows
+
+    model = _model(model)
+    design = check_design(model, {} if params is None else params)
+    result = Evaluation(_load.evaluate(model, design))
+    rows = constraint_rows(model, design, result)
+    result.violated = [r["constraint"] for r in rows if not r["satisfied"]]
+    result.feasible = not result.violated
+    result.objectives = {o: result[o] for o in model.objective_names if o in result}
+    return result
+
+
+def spec_source(spec: str | Path) -> tuple[Path, str | None]:
+    """Where a spec comes from: a file (its path, no text), or a preset name an installed
+    catalog turns into a minimal spec (its label and YAML text)."""
+    path = Path(spec)
+    name = str(spec)
+    looks_like_file = "/" in name or path.suffix.lower() in (".yaml", ".yml") or path.exists()
+    if looks_like_file:
+        return path, None
+    from dse.model import catalogs
+
+    text = catalogs.spec_for(name)
+    if text is None:
+        names = [str(r["name"]) for k in catalogs.preset_kinds() for r in catalogs.preset_rows(k)]
+        raise DseError(
+            f"{name}: no such spec file, nor a preset an installed catalog can evaluate "
+            f"({catalogs.closest(name, names)}'dse presets' lists them, 'dse init' writes a spec)"
+        )
+    return Path(f"<preset {name}>"), text
+
+
+def load_for_evaluate(
+    spec: str | Path, sets: Mapping[str, Any] | Sequence[str] | None = None
+) -> tuple[StudyModel, dict[str, Any]]:
+    """A compiled spec and its fixed design's full parameters (``dse evaluate``): ``spec`` a
+    file or a preset name a catalog knows; ``objectives:`` may be left out; ``sets`` set
+    searched parameters and change fixed values, as ``--set`` does."""
+    path, text = spec_source(_spec_arg(spec))
+    return _load.load_for_evaluate(path, as_sets(sets), text=text)
+
+
+def check(
+    spec: str | Path, *, sets: Mapping[str, Any] | Sequence[str] | None = None
+) -> tuple[StudyModel | None, list[Problem]]:
+    """Every problem of a spec in one pass (schema, presets, evaluators, metric names,
+    constraints), with the compiled model when the spec got far enough to build one."""
+    return _load.check(_spec_arg(spec), sets=as_sets(sets))
+
+
+def lock_dict(model: StudyModel, url: str) -> dict[str, Any]:
+    """The fully resolved spec of ``model`` recorded with storage ``url``."""
+    return _load.lock_dict(_model(model), str(_text(url, "url", optional=False)))
+
+
+def trial_design(
+    study: str | Path, number: int, *, storage: str | None = None
+) -> tuple[StudyModel, dict[str, Any]]:
+    """A recorded trial as a fixed design (``dse evaluate STUDY --trial N``): the study's
+    resolved spec from its lock and the trial's parameters, ready for :func:`evaluate`, so
+    a front design is re-examined without copying its values by hand."""
+    import yaml
+
+    from dse.spec.schema import StudySpec
+
+    name = _study(study)
+    number = _count(number, "trial", low=0)
+    lock = read_lock(name)
+    spec = {k: v for k, v in lock.items() if k in StudySpec.model_fields}
+    spec.update(storage=None, journal_outside_studies=False)
+    trials = load_study(name, storage=storage)[0]
+    row = trials[trials["number"] == number]
+    if row.empty:
+        last = int(trials["number"].max()) if len(trials) else -1
+        raise DseError(f"--trial {number}: study {name!r} has trials 0 to {last}")
+    record = row.iloc[0]
+    if record.get("state") != "COMPLETE":
+        raise DseError(f"--trial {number} of {name!r} is {record.get('state')}, not COMPLETE")
+    params: dict[str, Any] = {}
+    for key, p in lock.get("space", {}).items():
+        v: Any = record.get(f"params.{key}")
+        v = v.item() if hasattr(v, "item") else v  # numpy scalar -> Python
+        if p.get("type") == "int" or (
+            isinstance(v, float)
+            and v.is_integer()
+            and p.get("type") == "categorical"
+            and all(isinstance(c, int) for c in p.get("choices", []))
+        ):
+            v = int(v)
+        params[key] = v
+    text = yaml.safe_dump(spec, sort_keys=False)
+    model, _ = _load.load_for_evaluate(
+        Path(f"studies/{name}/spec.lock.yaml"),
+        [f"{k}={json_value}" for k, json_value in _json_items(params)],
+        text=text,
+    )
+    return model, params
+
+
+def _json_items(params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    import json
+
+    return [(k, json.dumps(v)) for k, v in params.items()]
 
 
 def validate(spec: str | Path) -> tuple[StudyModel | None, list[Problem]]:
@@ -57,6 +325,8 @@ def run(
     storage: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     on_begin: Callable[[int, int], None] | None = None,
+    jobs: int = 1,
+    log: bool | None = False,
     **worker: Any,
 ) -> RunResult:
     """Create or resume the spec's study until it holds ``trials`` finished trials in total.
@@ -66,22 +336,74 @@ def run(
     ``on_begin(finished_before, total)`` runs once the study is open and its spec accepted
     (the CLI starts its progress bar there, so a refused run never shows one). ``worker``
     options go to :func:`dse.search.study.workers.run_worker`, the one run path of ``dse run``,
-    ``--jobs`` and ``dse worker`` (seed_offset, heartbeat_s, should_stop, ...).
+    ``--jobs`` and ``dse worker`` (seed_offset, heartbeat_s, should_stop, ...). ``jobs`` > 1
+    runs that many worker processes (a spec path only, as ``dse run --jobs``). Optuna's log
+    is silenced during the run unless ``log=True`` (``None``: left as the process has it).
+    Every argument is checked before anything is created (:class:`ArgumentError`).
     """
+    import inspect
+
     from dse.search.study import workers
     from dse.search.study.preflight import preflight
 
+    if not isinstance(spec_or_model, StudyModel):
+        _spec_arg(spec_or_model, "spec_or_model")
+    trials = _optional_count(trials, "trials")
+    jobs = _count(jobs, "jobs")
+    _text(storage, "storage")
+    for fn, name in ((on_progress, "on_progress"), (on_begin, "on_begin")):
+        if fn is not None and not callable(fn):
+            raise ArgumentError(f"{name}: expected a callable, got {type(fn).__name__}")
+    known = [n for n in inspect.signature(workers.run_worker).parameters if n != "model"]
+    for key in worker:
+        if key not in known:
+            from dse.spec.messages import did_you_mean
+
+            raise ArgumentError(
+                f"run() got an unknown option {key!r} ({did_you_mean(key, known)}valid: "
+                f"{', '.join(sorted(known))})"
+            )
+    if jobs > 1:
+        if isinstance(spec_or_model, StudyModel):
+            raise ArgumentError("jobs > 1 runs worker processes, which need a spec path")
+        with _optuna_log(log):
+            return run_jobs(
+                Path(spec_or_model),
+                jobs=jobs,
+                trials=trials,
+                storage=storage,
+                on_progress=on_progress,
+                on_begin=on_begin,
+                should_stop=worker.get("should_stop"),
+            )
     model = spec_or_model if isinstance(spec_or_model, StudyModel) else load(spec_or_model)
     preflight(model, storage=storage)  # before anything is created
-    done = workers.run_worker(
-        model,
-        storage=storage,
-        trials=trials,
-        on_progress=on_progress,
-        on_begin=on_begin,
-        **worker,
-    )
+    with _optuna_log(log):
+        done = workers.run_worker(
+            model,
+            storage=storage,
+            trials=trials,
+            on_progress=on_progress,
+            on_begin=on_begin,
+            **worker,
+        )
     return write_run_records(model, done.study, requested=done.target, before=done.before)
+
+
+@contextlib.contextmanager
+def _optuna_log(log: bool | None) -> Iterator[None]:
+    """Optuna's log at WARNING (``False``) or INFO (``True``) for one call, then as before."""
+    if log is None:
+        yield
+        return
+    import optuna
+
+    before = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.INFO if log else optuna.logging.WARNING)
+    try:
+        yield
+    finally:
+        optuna.logging.set_verbosity(before)
 
 
 def run_jobs(
@@ -103,6 +425,8 @@ def run_jobs(
     from dse.search.study import workers
     from dse.search.study.preflight import preflight
 
+    jobs = _count(jobs, "jobs")
+    trials = _optional_count(trials, "trials")
     model = load(spec, robust=robust)
     preflight(model, storage=storage)
     target = trials if trials is not None else model.spec.search.trials
@@ -134,6 +458,7 @@ def run_worker(
     from dse.search.study import workers
     from dse.search.study.preflight import preflight
 
+    _optional_count(options.get("trials"), "trials")
     model = load(spec, robust=robust)
     preflight(model, storage=options.get("storage"))
     done = workers.run_worker(model, **options)
@@ -142,38 +467,43 @@ def run_worker(
     return done.study, done.target
 
 
-def read_lock(name: str) -> dict[str, Any]:
+def read_lock(name: str | Path) -> dict[str, Any]:
     """A recorded study's resolved spec (``studies/<name>/spec.lock.yaml``)."""
     from dse.search.stored import read_lock as _read_lock
 
-    return _read_lock(name)
+    return _read_lock(_study(name))
 
 
-def open_study(name: str, *, storage: str | None = None) -> RecordedStudy:
+def open_study(name: str | Path, *, storage: str | None = None) -> RecordedStudy:
     """A recorded study opened from the storage in its lock (or ``storage``)."""
     from dse.search.stored import open_study as _open_study
 
-    return _open_study(name, storage=storage)
+    return _open_study(_study(name), storage=_text(storage, "storage"))
 
 
-def load_study(name: str, *, storage: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def load_study(
+    name: str | Path, *, storage: str | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A recorded study's trials and feasible Pareto front, read live from its storage."""
     from dse.results.records import load_study as _load_study
 
-    return _load_study(name, storage=storage)
+    return _load_study(_study(name), storage=_text(storage, "storage"))
 
 
-def pareto(name: str, *, storage: str | None = None) -> tuple[list[str], pd.DataFrame]:
-    """``dse pareto``: the study's objective names and its feasible front."""
-    objectives = [o["metric"] for o in read_lock(name)["objectives"]]
-    return objectives, load_study(name, storage=storage)[1]
+def pareto(name: str | Path, *, storage: str | None = None) -> pd.DataFrame:
+    """``dse pareto``: the study's feasible front, one row per trial (its objective names in
+    ``front.attrs["objectives"]``). ``name``: a study name, its folder or its spec."""
+    name = _study(name)
+    front = load_study(name, storage=storage)[1]
+    front.attrs["objectives"] = [o["metric"] for o in read_lock(name)["objectives"]]
+    return front
 
 
-def quality(name: str, *, storage: str | None = None) -> QualityReport:
+def quality(name: str | Path, *, storage: str | None = None) -> QualityReport:
     """``dse pareto --quality``: hypervolume normalised by the reference point, IGD+."""
     from dse.results.quality import study_quality
 
-    return study_quality(name, storage=storage)[0]
+    return study_quality(_study(name), storage=_text(storage, "storage"))[0]
 
 
 def evaluate_design(
@@ -184,7 +514,7 @@ def evaluate_design(
     (:mod:`dse.inspect.design`)."""
     from dse.inspect.design import design_view
 
-    return design_view(model, params, evaluate(model, params), select=metrics)
+    return design_view(model, params, evaluate(model, params), select=_names(metrics, "metrics"))
 
 
 def simulate(
@@ -194,7 +524,13 @@ def simulate(
     from every evaluator with a ``simulate(design, years=, runs=, seed=)`` attribute."""
     from dse.model.simulation import simulation_summary
 
-    return simulation_summary(model, params, runs=runs, years=years, seed=seed)
+    model = _model(model)
+    design = check_design(model, params)
+    runs = _count(runs, "runs", high=MAX_RUNS)
+    seed = _count(seed, "seed", low=0)
+    if isinstance(years, bool) or not isinstance(years, int | float) or not 0 < years <= MAX_YEARS:
+        raise ArgumentError(f"years={years!r}: expected a number in (0, {MAX_YEARS:g}]")
+    return simulation_summary(model, design, runs=runs, years=float(years), seed=seed)
 
 
 def list_evaluators() -> dict[str, dict[str, Any]]:
@@ -240,6 +576,13 @@ def sweep(
     from dse.search.sweep.sweep import DEFAULT_CHUNK
     from dse.search.sweep.sweep import sweep as _sweep
 
+    if not isinstance(spec, StudyModel):
+        _spec_arg(spec)
+    samples = _optional_count(samples, "samples")
+    chunk = _optional_count(chunk, "chunk")
+    seed = _count(seed, "seed", low=0)
+    jobs = _count(jobs, "jobs")
+    _text(scheduler, "scheduler")
     model = spec if isinstance(spec, StudyModel) else load(spec, nominal=True)
     return _sweep(
         model,
@@ -253,30 +596,35 @@ def sweep(
     )
 
 
-def sensitivity(
+def sensitivity_payload(
     spec: str | Path,
     *,
-    sets: list[str] | None = None,
-    metrics: list[str] | None = None,
+    sets: Mapping[str, Any] | Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
     method: str = "tornado",
     samples: int = 512,
     seed: int = 0,
+    only: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """``dse sensitivity``: which assumptions move one design's metrics (default: the
-    objectives). ``tornado`` swings each one alone (p10/p90); ``sobol`` and ``morris`` give
-    global indices (SALib) and record them in the study folder for ``dse report``. Returns
-    the JSON payload the CLI prints."""
+    """``dse sensitivity``'s JSON payload: see :func:`sensitivity` for the arguments."""
     from dataclasses import asdict
 
-    from dse.inspect.sensitivity import assumptions_source
+    from dse.inspect.sensitivity import METHODS, assumptions_source
     from dse.inspect.sensitivity import sensitivity as _tornado
 
-    model, params = load_for_evaluate(spec, sets or [])
+    spec = _spec_arg(spec)
+    metrics = _names(metrics, "metrics")
+    only = _names(only, "only")
+    if method not in METHODS:
+        raise ArgumentError(f"method={method!r}: valid choices: {', '.join(METHODS)}")
+    samples = _count(samples, "samples", low=2)
+    seed = _count(seed, "seed", low=0)
+    model, params = load_for_evaluate(spec, sets)
     evaluate(model, params)  # the nominal design itself must evaluate (finite metrics)
     source = assumptions_source(model)
     units = {m: model.metrics[m].unit for m in model.metrics}
     if method == "tornado":
-        table = _tornado(model, params, metrics=metrics)
+        table = _tornado(model, params, metrics=metrics, only=only)
         return {
             "method": "tornado",
             "params": params,
@@ -306,46 +654,108 @@ def sensitivity(
     return payload
 
 
-def compare(
-    designs: list[str],
+def sensitivity(
+    spec: str | Path,
     *,
-    labels: list[str] | None = None,
-    sets: list[str] | None = None,
-    metrics: list[str] | None = None,
-) -> tuple[list[Any], list[dict[str, object]]]:
-    """``dse compare``: evaluate each design (``SPEC`` or ``SPEC::k=v,k=v``; ``sets`` apply to
-    every design) and return them with the rows: feasibility and violated constraints, then
-    the objectives, then every other metric (``metrics``: ``--metric`` patterns)."""
-    from dse.inspect.compare import compare as _compare
+    sets: Mapping[str, Any] | Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    method: str = "tornado",
+    samples: int = 512,
+    seed: int = 0,
+    only: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Which assumptions move one design's metrics (default: the objectives), one row per
+    metric and assumption, largest effect first. ``tornado`` swings each assumption alone
+    (the p10/p90 of a robust spec's distributions, else a relative swing kept inside each
+    field's valid range); ``sobol`` and ``morris`` give global indices (SALib) and record
+    them in the study folder for ``dse report``. ``sets`` as in :func:`load_for_evaluate`;
+    ``only`` keeps the named assumptions."""
+    import pandas as pd
 
-    return _compare(designs, labels=labels, sets=sets, metrics=metrics)
+    payload = sensitivity_payload(
+        spec, sets=sets, metrics=metrics, method=method, samples=samples, seed=seed, only=only
+    )
+    rows = [
+        {"metric": m, "unit": payload["units"].get(m, ""), **r}
+        for m, rs in payload["metrics"].items()
+        for r in rs
+    ]
+    frame = pd.DataFrame(rows)
+    frame.attrs.update({k: v for k, v in payload.items() if k not in ("metrics", "units")})
+    return frame
+
+
+def compare(
+    designs: Sequence[str | Path | tuple[str | Path, Mapping[str, Any]]],
+    *,
+    labels: Sequence[str] | None = None,
+    sets: Mapping[str, Any] | Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """``dse compare``: evaluate each design and return one row per metric (``feasible`` and
+    ``violated constraints`` first, then the objectives, then the rest) with a column per
+    design and its ratio to the first. A design is a spec (``SPEC`` or ``SPEC::k=v,k=v``) or
+    ``(spec, {name: value})``; ``sets`` apply to every design; ``metrics`` select rows by
+    name, evaluator prefix or glob."""
+    import pandas as pd
+
+    from dse.inspect.compare import _unique_labels, compare_rows, evaluate_design
+
+    if isinstance(designs, str | Path) or not isinstance(designs, Sequence) or not designs:
+        raise ArgumentError("designs: expected a non-empty list of specs or (spec, sets) pairs")
+    labels = _names(labels, "labels") or []
+    common = as_sets(sets)
+    evaluated = []
+    for i, d in enumerate(designs):
+        if isinstance(d, tuple) and len(d) == 2:
+            spec, own = _spec_arg(d[0], f"designs[{i}][0]"), as_sets(d[1], f"designs[{i}][1]")
+        else:
+            spec, own = _spec_arg(d, f"designs[{i}]"), []
+        one = evaluate_design(str(spec), sets=[*common, *own])
+        if i < len(labels):
+            one.label = labels[i]
+        evaluated.append(one)
+    _unique_labels(evaluated)
+    rows = compare_rows(evaluated, metrics=_names(metrics, "metrics"))
+    return pd.DataFrame(rows).set_index("metric")
 
 
 def report(
-    name: str, *, storage: str | None = None, on_stage: Callable[[str], None] | None = None
+    name: str | Path, *, storage: str | None = None, on_stage: Callable[[str], None] | None = None
 ) -> ReportResult:
     """``dse report``: ``studies/<name>/report.html`` (self-contained) and ``figures/*.png``;
     ``on_stage(text)`` is called as each stage starts."""
     from dse.inspect.report import write_report
 
-    return write_report(name, storage=storage, on_stage=on_stage)
+    return write_report(_study(name), storage=_text(storage, "storage"), on_stage=on_stage)
 
 
-def status(name: str, *, storage: str | None = None, recent_s: float = 300.0) -> dict[str, Any]:
+def status(
+    name: str | Path, *, storage: str | None = None, recent_s: float = 300.0
+) -> dict[str, Any]:
     """``dse status``: trials by state, recent workers, feasible count and front size."""
     from dse.inspect.status import study_status
 
-    return study_status(name, storage=storage, recent_s=recent_s)
+    if isinstance(recent_s, bool) or not isinstance(recent_s, int | float) or recent_s < 0:
+        raise ArgumentError(f"recent_s={recent_s!r}: expected a number of seconds >= 0")
+    return study_status(_study(name), storage=_text(storage, "storage"), recent_s=recent_s)
 
 
 __all__ = [
+    "MAX_RUNS",
+    "MAX_YEARS",
+    "ArgumentError",
+    "DesignError",
     "DseError",
+    "Evaluation",
     "NothingToRun",
     "Problem",
     "RunResult",
     "SpecError",
     "StudyModel",
+    "as_sets",
     "check",
+    "check_design",
     "compare",
     "counts_line",
     "evaluate",
@@ -365,9 +775,17 @@ __all__ = [
     "run_jobs",
     "run_worker",
     "sensitivity",
+    "sensitivity_payload",
     "simulate",
+    "spec_source",
     "status",
     "sweep",
+    "trial_design",
     "trial_counts",
     "validate",
 ]
+
+
+def __dir__() -> list[str]:
+    """``dir(api)`` is the public surface, not the typing names this module imports."""
+    return sorted(__all__)

@@ -86,6 +86,11 @@ class DesignError(DseError):
     """A design given on the command line (``--set``) is incomplete or invalid."""
 
 
+class ArgumentError(DseError, ValueError):
+    """A Python API argument of the wrong type or out of its range (:mod:`dse.api`); raised
+    before anything is created. Also a ValueError, as Python's own argument checks are."""
+
+
 class UncertainError(DseError):
     """A distribution in ``fixed`` is malformed (carries the spec location)."""
 

@@ -16,7 +16,8 @@ import typer
 
 from dse import __version__
 from dse.cli.console import INTERRUPTED, err, out, verbosity
-from dse.cli.front_table import print_front
+from dse.cli.front_table import print_bound_notes, print_front
+from dse.cli.inspect import StudyArg, study_name
 from dse.cli.options import (
     JsonOpt,
     OutputFormat,
@@ -26,10 +27,26 @@ from dse.cli.options import (
 from dse.errors import DseError, SpecError
 from dse.spec.messages import shorten
 
+__all__ = [
+    "GLOBAL_FLAGS",
+    "app",
+    "evaluators",
+    "global_options_first",
+    "main",
+    "os_error_line",
+    "pareto",
+    "schema",
+    "usage_line",
+    "validate",
+]
+
 app = typer.Typer(
     help="Declarative design-space explorer for AI clusters.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain help text (click's): typer's rich panels import rich.markdown and markdown-it,
+    # which alone cost more CPU than typer and rich themselves (benchmarks/RESULTS.md).
+    rich_markup_mode=None,
 )
 
 
@@ -102,6 +119,9 @@ def validate(spec: SpecArg, as_json: JsonOpt = False) -> None:
         return
     if problems or model is None:
         raise SpecError(problems)
+    from dse.cli.catalog import plausibility_notes
+
+    plausibility_notes(model)
     out.print(
         f"[green]ok[/green] {spec}: study {model.spec.study!r}, {len(model.spec.space)} "
         f"parameters, {len(model.spec.objectives)} objectives, {len(model.constraints)} "
@@ -115,7 +135,7 @@ app.command("evaluate")(_lazy("evaluate", "evaluate_command"))
 
 @app.command()
 def pareto(
-    study: Annotated[str, typer.Argument(help="Study name (folder under studies/)")],
+    study: StudyArg,
     format_: Annotated[
         OutputFormat, typer.Option("--format", help="Output format", case_sensitive=False)
     ] = OutputFormat.table,
@@ -134,6 +154,7 @@ def pareto(
     from dse.results.quality import print_quality
 
     fmt = OutputFormat.json if as_json else format_
+    study = study_name(study)
     lock = api.read_lock(study)
     objectives = [o["metric"] for o in lock["objectives"]]
     _, front = api.load_study(study, storage=storage)
@@ -143,6 +164,7 @@ def pareto(
         sys.stdout.write(front.to_json(orient="records", indent=2) + "\n")
     else:
         print_front(front, objectives, title=f"Pareto front of {study} ({len(front)} trials)")
+        print_bound_notes(front, lock.get("space") or {})
     if quality:
         print_quality(study, storage=storage, console=out if fmt is OutputFormat.table else err)
 
@@ -183,6 +205,9 @@ app.command("sensitivity")(_lazy("sensitivity", "sensitivity_command"))
 app.command("report")(_lazy("inspect", "report_command"))
 app.command("dashboard")(_lazy("inspect", "dashboard_command"))
 app.command("compare")(_lazy("compare", "compare_command"))
+app.command("init")(_lazy("catalog", "init_command"))
+app.command("presets")(_lazy("catalog", "presets_command"))
+app.command("params")(_lazy("catalog", "params_command"))
 
 
 def main() -> None:
@@ -191,7 +216,8 @@ def main() -> None:
 
     keep_freed_arrays()  # this process only: the CLI owns its allocator (dse/heap.py)
     try:
-        code = app(standalone_mode=False)  # a usage error is ours to print, in one line
+        # a usage error is ours to print, in one line
+        code = app(args=global_options_first(sys.argv[1:]), standalone_mode=False)
     except typer.TyperException as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare 'dse': the help, as before
             exc.show()  # type: ignore[attr-defined]
@@ -227,6 +253,19 @@ def main() -> None:
     if code == 130:  # typer turns a KeyboardInterrupt in any command into a silent Exit(130)
         err.print(INTERRUPTED)
     sys.exit(code if type(code) is int else 0)  # typer.Exit(n) comes back as n
+
+
+#: Options of ``dse`` itself, which a user also writes after the command (``dse run SPEC -q``).
+GLOBAL_FLAGS = frozenset({"-q", "--quiet", "-v", "--verbose", "-vv", "-vvv"})
+
+
+def global_options_first(args: list[str]) -> list[str]:
+    """``args`` with the global flags written after the command moved before it, so that
+    ``dse run SPEC -q`` means ``dse -q run SPEC`` (nothing after ``--`` is touched)."""
+    end = args.index("--") if "--" in args else len(args)
+    flags = [a for a in args[:end] if a in GLOBAL_FLAGS]
+    rest = [a for a in args[:end] if a not in GLOBAL_FLAGS]
+    return [*flags, *rest, *args[end:]]
 
 
 def usage_line(exc: Exception) -> str:

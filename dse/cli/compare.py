@@ -14,6 +14,8 @@ from dse.cli.options import JsonOpt, SetOpt
 if TYPE_CHECKING:
     from rich.console import Console
 
+__all__ = ["compare_command"]
+
 
 def _cell(v: object, *, is_ratio: bool) -> str:
     from dse.inspect.formatting import fmt
@@ -52,11 +54,10 @@ def compare_command(
 
     Feasibility and violated constraints first, then the objectives, then every metric with
     its unit. --set values apply to every design."""
-    from dse import api
     from dse.errors import DesignError
-    from dse.inspect.compare import to_csv
+    from dse.inspect.compare import compare, to_csv
 
-    evaluated, rows = api.compare(designs, labels=label, sets=set_, metrics=metric)
+    evaluated, rows = compare(designs, labels=label, sets=set_, metrics=metric)
     if csv_path is not None and str(csv_path) == "-":
         sys.stdout.write(to_csv(rows))
         return

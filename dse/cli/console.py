@@ -14,6 +14,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
+__all__ = [
+    "INTERRUPTED",
+    "Verbosity",
+    "err",
+    "note",
+    "optuna_logging",
+    "out",
+    "progress_line",
+    "verbosity",
+]
+
 
 class _LazyConsole:
     """A rich Console made at its first use: a command that prints only JSON or plain lines

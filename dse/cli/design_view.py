@@ -11,6 +11,8 @@ from rich.table import Table
 from dse.cli.console import out
 from dse.inspect.formatting import fmt
 
+__all__ = ["print_design", "verdict_line"]
+
 
 def verdict_line(view: dict[str, Any]) -> str:
     """``feasible: meets all 3 constraints`` or ``infeasible: violates 1 of 3 ...: a`` (markup)."""

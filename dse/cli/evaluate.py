@@ -12,6 +12,8 @@ from dse.cli.console import out
 from dse.cli.options import JsonOpt, SetOpt, SpecArg
 from dse.errors import DseError
 
+__all__ = ["MAX_RUNS", "MAX_YEARS", "MetricOpt", "evaluate_command"]
+
 #: Bounded work for --simulate: runs are vectorized, so memory grows with runs x years.
 MAX_RUNS = 1_000_000
 MAX_YEARS = 1000.0
@@ -65,6 +67,15 @@ def evaluate_command(
         float, typer.Option(help="Simulated years per run", min=0.001, max=MAX_YEARS)
     ] = 1.0,
     seed: Annotated[int, typer.Option(help="Monte Carlo seed")] = 0,
+    trial: Annotated[
+        int | None,
+        typer.Option(
+            "--trial",
+            help="Evaluate this recorded trial of a study: SPEC is then the study (its name, "
+            "folder or spec)",
+            min=0,
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Evaluate one design: feasibility, the objectives, then every metric with its unit.
@@ -73,7 +84,15 @@ def evaluate_command(
     other metrics grouped by evaluator; --metric keeps only some."""
     from dse import api
 
-    model, params = api.load_for_evaluate(spec, set_ or [])
+    if trial is not None:
+        if set_:
+            raise DseError("--trial evaluates a recorded design as it ran; leave out --set")
+        model, params = api.trial_design(str(spec), trial)
+    else:
+        model, params = api.load_for_evaluate(spec, set_ or [])
+    from dse.cli.catalog import plausibility_notes
+
+    plausibility_notes(model)
     if breakdown:
         _print_waterfalls(model, api.evaluate(model, params))
         return
@@ -84,8 +103,10 @@ def evaluate_command(
     if as_json:
         print(json.dumps(view, indent=2))
         return
+    from dse.cli.catalog import print_headlines
     from dse.cli.design_view import print_design  # rich tables: not for --json
 
+    print_headlines(model)
     print_design(model, view)
 
 

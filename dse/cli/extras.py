@@ -11,6 +11,8 @@ import importlib.util
 
 from dse.errors import MissingExtra
 
+__all__ = ["MissingExtra", "require"]
+
 
 def require(extra: str, module: str, what: str) -> None:
     """Raise :class:`MissingExtra` naming the install command unless ``module`` imports."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from dse.cli.console import out
+from dse.cli.console import note, out
 
 if TYPE_CHECKING:
     import pandas as pd
+
+__all__ = ["bound_notes", "front_subset", "print_bound_notes", "print_front"]
 
 
 def front_subset(front: pd.DataFrame, objectives: list[str]) -> pd.DataFrame:
@@ -32,8 +35,40 @@ def print_front(
         caption = f"{len(keep)} of {len(sub)} front designs shown; all in pareto.csv / dse pareto"
         sub = sub.iloc[keep]
     table = Table(title=title, caption=caption)
-    for c in sub.columns:
-        table.add_column(c.removeprefix("params."), justify="right", no_wrap=True)
-    for row in sub.itertuples(index=False):
-        table.add_row(*(fmt(v) for v in row))
+    cells = [[fmt(v) for v in row] for row in sub.itertuples(index=False)]
+    for i, c in enumerate(sub.columns):
+        # In a narrow terminal the long metric names fold; a value (the trial number above
+        # all) is never cut or dropped.
+        widest = max((len(r[i]) for r in cells), default=1)
+        table.add_column(
+            c.removeprefix("params."), justify="right", overflow="fold", min_width=widest
+        )
+    for r in cells:
+        table.add_row(*r)
     out.print(table)
+
+
+def bound_notes(front: pd.DataFrame, space: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One line per searched number whose front designs sit on an end of its range: the
+    space may be cutting the front short there (widen the range to see past it)."""
+    lines = []
+    for name, p in space.items():
+        col = f"params.{name}"
+        if p.get("type") not in ("float", "int") or col not in front or not len(front):
+            continue
+        values = front[col].astype(float)
+        span = float(p["high"]) - float(p["low"])
+        tol = 1e-9 * max(span, 1.0)
+        for end, value in (("bottom", float(p["low"])), ("top", float(p["high"]))):
+            n = int(((values - value).abs() <= tol).sum())
+            if n:
+                lines.append(
+                    f"{n} of {len(front)} front designs have {name} at the {end} of its range "
+                    f"({value:g}): the front may go on past it; widen the range to see"
+                )
+    return lines
+
+
+def print_bound_notes(front: pd.DataFrame, space: Mapping[str, Mapping[str, Any]]) -> None:
+    for line in bound_notes(front, space):
+        note(f"note: {line}")

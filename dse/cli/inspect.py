@@ -11,28 +11,16 @@ from typing import Annotated
 import typer
 
 from dse.cli.options import JsonOpt, StorageOpt
+from dse.inspect.study_arg import study_name
+
+__all__ = ["StudyArg", "dashboard_command", "report_command", "study_name"]
 
 StudyArg = Annotated[
-    str, typer.Argument(help="Study name, or its folder (studies/NAME, as tab completion gives)")
+    str,
+    typer.Argument(
+        help="Study name, its folder (studies/NAME, as tab completion gives) or its spec (YAML)"
+    ),
 ]
-
-
-def study_name(arg: str) -> str:
-    """A study name from a name or a study folder path (``studies/NAME/``); a folder outside
-    the studies root makes its parent the root for this command."""
-    import os
-    from pathlib import Path
-
-    from dse.search.storage import studies_root
-    from dse.search.stored import LOCK_FILE
-
-    path = Path(arg)
-    if ("/" in arg or os.sep in arg or path.is_dir()) and (path / LOCK_FILE).is_file():
-        folder = path.resolve()
-        if folder.parent != studies_root():
-            os.environ["DSE_STUDIES_DIR"] = str(folder.parent)
-        return folder.name
-    return arg.rstrip("/")
 
 
 def report_command(study: StudyArg, storage: StorageOpt = None, as_json: JsonOpt = False) -> None:

@@ -13,6 +13,19 @@ from typing import Annotated
 
 import typer
 
+__all__ = [
+    "JsonOpt",
+    "OutputFormat",
+    "ProgressOpt",
+    "RobustOpt",
+    "SensitivityMethod",
+    "SetOpt",
+    "SpecArg",
+    "Statistic",
+    "StatisticOpt",
+    "StorageOpt",
+]
+
 
 class Statistic(StrEnum):
     """How ``--robust`` reduces a design's K samples to one value (dse.model.robust)."""

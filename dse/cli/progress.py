@@ -14,6 +14,8 @@ from typing import Any
 
 from dse.cli.console import err, progress_line, verbosity
 
+__all__ = ["EVERY_S", "Progress"]
+
 EVERY_S = 5.0
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import typer
 
+__all__ = ["HEADER", "reference"]
+
 HEADER = """# Command-line reference
 
 Generated from the `dse` command itself by `python -m dse.cli.reference > docs/cli.md`

@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from dse.cli.console import err, note, optuna_logging, out
-from dse.cli.front_table import front_subset, print_front
+from dse.cli.front_table import front_subset, print_bound_notes, print_front
 from dse.cli.options import JsonOpt, ProgressOpt, RobustOpt, SpecArg, Statistic, StatisticOpt
 
 if TYPE_CHECKING:
     from dse.model.study_model import StudyModel
     from dse.results.run_result import RunResult
+
+__all__ = ["GracefulStop", "run_command"]
 
 
 def run_command(
@@ -50,6 +52,9 @@ def run_command(
     optuna_logging()
     robust_opt = (robust, statistic.value) if robust is not None else None
     model = api.load(spec, robust=robust_opt)
+    from dse.cli.catalog import plausibility_notes
+
+    plausibility_notes(model)
     if str(storage or model.spec.storage or "").startswith("postgres"):
         from dse.cli.extras import require
 
@@ -62,7 +67,7 @@ def run_command(
             api.run_jobs, spec, jobs=jobs, robust=robust_opt, should_stop=stop.requested
         )
     else:
-        run_fn = partial(api.run, model, should_stop=stop.requested)
+        run_fn = partial(api.run, model, should_stop=stop.requested, log=None)
     try:
         with stop, warnings.catch_warnings():
             warnings.simplefilter("ignore", api.NothingToRun)  # said in words below
@@ -138,6 +143,11 @@ def _print_result(model: StudyModel, result: RunResult) -> None:
         f"{api.counts_line(counts)}; {result.added} new this run; front {len(result.front)}; "
         f"records in {result.directory}"
     )
+    space = {k: v.model_dump() for k, v in model.spec.space.items()}
+    print_bound_notes(result.front, space)
+    from dse.cli.catalog import print_headlines
+
+    print_headlines(model)
     failed = result.trials[result.trials["state"] == "FAIL"]
     if "stale" in failed:
         failed = failed[~failed["stale"].astype(bool)]

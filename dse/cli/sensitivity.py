@@ -14,6 +14,8 @@ from dse.cli.options import JsonOpt, SensitivityMethod, SetOpt
 #: A swing or index below this (relative to the nominal / absolute) is printed as "no effect".
 NO_EFFECT = 1e-9
 
+__all__ = ["NO_EFFECT", "sensitivity_command"]
+
 
 def _fmt(v: float | None) -> str:
     return "" if v is None else f"{v:.4g}"
@@ -32,6 +34,14 @@ def sensitivity_command(
         list[str] | None, typer.Option("--metric", help="Metric to analyse (default: objectives)")
     ] = None,
     top: Annotated[int, typer.Option(help="Rows per table (0: all)", min=0)] = 15,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only",
+            help="Swing only these assumptions (a,b or repeated; a dotted name or its last part)",
+            metavar="NAMES",
+        ),
+    ] = None,
     method: Annotated[
         SensitivityMethod,
         typer.Option(
@@ -59,8 +69,15 @@ def sensitivity_command(
         from dse.cli.extras import require
 
         require("sensitivity", "SALib", f"dse sensitivity --method {method.value}")
-    payload = api.sensitivity(
-        spec, sets=sets, metrics=metric, method=method.value, samples=samples, seed=seed
+    chosen = [n.strip() for group in only or [] for n in group.split(",") if n.strip()]
+    payload = api.sensitivity_payload(
+        spec,
+        sets=sets,
+        metrics=metric,
+        method=method.value,
+        samples=samples,
+        seed=seed,
+        only=chosen or None,
     )
     if as_json:
         print(json.dumps(payload, indent=2))
@@ -99,9 +116,17 @@ def _print_tornado(payload: dict[str, Any], *, top: int) -> None:
                 f"{100 * s['swing'] / abs(nominal):.2f}" if nominal else "inf",
             )
         out.print(t)
-        if len(moving) < len(rows):
-            names = ", ".join(r["assumption"] for r in rows if r not in moving)
-            out.print(escape(f"no effect on {m}: {names}"), highlight=False)
+        _no_effect_line(m, len(rows) - len(moving))
+
+
+def _no_effect_line(metric: str, count: int) -> None:
+    """The assumptions that do not move a metric, as one count (--json names them)."""
+    from rich.markup import escape
+
+    if count:
+        what = "assumption has" if count == 1 else "assumptions have"
+        out.print(escape(f"{count} other {what} no effect on {metric} (--json lists them)"),
+                  highlight=False)  # fmt: skip
 
 
 def _print_global(payload: dict[str, Any], *, top: int) -> None:
@@ -131,8 +156,6 @@ def _print_global(payload: dict[str, Any], *, top: int) -> None:
         for r in moving[: top or None]:
             t.add_row(r["assumption"], *(_fmt(r[k]) for k in keys))
         out.print(t)
-        if len(moving) < len(rows):
-            names = ", ".join(r["assumption"] for r in rows if r not in moving)
-            out.print(escape(f"no effect on {m}: {names}"), highlight=False)
+        _no_effect_line(m, len(rows) - len(moving))
     out.print(f"recorded in {payload['recorded']} (shown by dse report)", markup=False,
               highlight=False)  # fmt: skip

@@ -7,11 +7,14 @@ from typing import Annotated
 
 import typer
 
+from dse.cli.inspect import StudyArg, study_name
 from dse.cli.options import JsonOpt, StorageOpt
+
+__all__ = ["status_command"]
 
 
 def status_command(
-    study: Annotated[str, typer.Argument(help="Study name (folder under studies/)")],
+    study: StudyArg,
     storage: StorageOpt = None,
     recent_s: Annotated[
         float, typer.Option(help="A worker counts as recent if it touched a trial this recently")
@@ -24,7 +27,7 @@ def status_command(
     from dse import api
     from dse.cli.console import out
 
-    info = api.status(study, storage=storage, recent_s=recent_s)
+    info = api.status(study_name(study), storage=storage, recent_s=recent_s)
     if as_json:
         print(json.dumps(info, indent=2))
         return

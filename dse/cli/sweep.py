@@ -13,6 +13,8 @@ from dse.cli.options import JsonOpt, ProgressOpt
 if TYPE_CHECKING:
     from dse.search.sweep.sweep import SweepResult
 
+__all__ = ["DEFAULT_CHUNK", "sweep_command"]
+
 #: dse.search.sweep.sweep.DEFAULT_CHUNK, repeated so that ``dse --help`` needs no numpy (a test
 #: checks that the two agree).
 DEFAULT_CHUNK = 1 << 17

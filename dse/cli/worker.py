@@ -9,6 +9,8 @@ import typer
 
 from dse.cli.options import RobustOpt, Statistic, StatisticOpt
 
+__all__ = ["worker_command"]
+
 
 def worker_command(
     spec: Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)],

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["fmt"]
+
 
 def fmt(v: Any) -> str:
     """Four significant digits, thousands separators, scientific only when very big or small."""

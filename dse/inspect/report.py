@@ -32,6 +32,7 @@ from dse.inspect.param_figures import (
 from dse.inspect.report_png import write_pngs
 from dse.inspect.report_robust import robust_sections
 from dse.inspect.study_view import (
+    HYPERVOLUME_MEANING,
     StudyView,
     category,
     front_table,
@@ -162,9 +163,9 @@ def hypervolume_figure(hist: pd.DataFrame, view: StudyView) -> go.Figure:
         go.Scatter(x=hist["number"], y=hist["hypervolume"], mode="lines+markers", name="HV")
     )
     fig.update_layout(
-        title="Hypervolume of the feasible front (normalised: ideal = 0, reference = 1)",
+        title=f"Hypervolume of the feasible front after each trial<br>({HYPERVOLUME_MEANING})",
         xaxis_title="trial number",
-        yaxis_title="dominated fraction of the ideal-reference box",
+        yaxis_title="normalised hypervolume",
         height=400,
     )
     return fig
@@ -262,7 +263,8 @@ def write_report(
     ]
     if len(hist):
         parts.append(
-            f"<p>Final normalised hypervolume: <b>{hist['hypervolume'].iloc[-1]:.4f}</b></p>"
+            f"<p>Final normalised hypervolume: <b>{hist['hypervolume'].iloc[-1]:.4f}</b> "
+            f"({HYPERVOLUME_MEANING})</p>"
         )
     for i, (title, fig) in enumerate(figs):
         parts.append(f"<h2>{html.escape(title)}</h2>")

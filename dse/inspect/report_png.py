@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from textwrap import fill
 
 import matplotlib
 
@@ -14,6 +15,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from dse.inspect.study_view import (  # noqa: E402
+    HYPERVOLUME_MEANING,
     StudyView,
     category,
     knee_index,
@@ -218,7 +220,7 @@ def hypervolume_png(hist: pd.DataFrame, view: StudyView, path: Path) -> Path:
     ax.set_ylabel("normalised hypervolume")
     ax.set_title(
         f"{view.name}: hypervolume of the feasible front after each trial\n"
-        f"(normalised: 0 = reference point, 1 = ideal; {len(hist)} points)",
+        f"({fill(HYPERVOLUME_MEANING, 72)})",
         fontsize=10,
     )
     ax.grid(alpha=0.3)

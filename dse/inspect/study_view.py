@@ -31,6 +31,24 @@ from dse.results.records import front_frame, trials_frame
 from dse.search.storage import existing_study_dir
 from dse.search.stored import open_study
 
+__all__ = [
+    "HYPERVOLUME_MEANING",
+    "MIN_IMPORTANCE_TRIALS",
+    "StudyView",
+    "category",
+    "front_table",
+    "ideal_point",
+    "knee_index",
+    "load_view",
+    "metric_units",
+    "normalised_hypervolume_history",
+    "param_importances",
+    "param_ticks",
+    "param_values",
+    "view_basis",
+    "view_reference_point",
+]
+
 MIN_IMPORTANCE_TRIALS = 8
 
 
@@ -141,6 +159,13 @@ def ideal_point(view: StudyView) -> list[float]:
         vals = feas[obj].to_numpy(dtype=float) if len(feas) else np.zeros(0)
         out.append(math.nan if vals.size == 0 else float(vals.max() if mx else vals.min()))
     return out
+
+
+#: The one wording of the normalised hypervolume, in the HTML report and its PNG figures.
+HYPERVOLUME_MEANING = (
+    "normalised: 0 = the reference point, 1 = the ideal point; "
+    "the share of the box between them that the feasible front dominates"
+)
 
 
 def normalised_hypervolume_history(view: StudyView) -> pd.DataFrame:

@@ -14,10 +14,10 @@ from dse.errors import Problem, SpecError
 from dse.model.compile import collect_model, compile_spec, select_evaluators
 from dse.model.robust import robust_model
 from dse.model.study_model import StudyModel, check_params, split_sets
-from dse.spec.collect import collect_spec, load_spec
+from dse.spec.collect import collect_spec
 from dse.spec.schema import LoadedSpec
 
-__all__ = ["check", "evaluate", "load", "load_for_evaluate", "lock_dict"]
+__all__ = ["blame_overrides", "check", "evaluate", "load", "load_for_evaluate", "lock_dict"]
 
 
 def check(
@@ -30,7 +30,22 @@ def check(
         return None, problems
     _, fixed = _split(loaded, sets or [])
     model, more = collect_model(loaded, fixed_overrides=fixed)
-    return model, [*problems, *more]
+    return model, blame_overrides([*problems, *more], fixed)
+
+
+def blame_overrides(problems: list[Problem], fixed: Mapping[str, Any]) -> list[Problem]:
+    """A problem with a value that came from ``--set`` names that flag, not the spec line of
+    the value it replaced (``--set a=2`` is not the spec's ``a: 1``)."""
+    out = []
+    for p in problems:
+        key = next(
+            (k for k in fixed if p.field == f"fixed.{k}" or p.field.startswith(f"fixed.{k}.")),
+            None,
+        )
+        if key is not None:
+            p = Problem(f"--set {key}={fixed[key]}", None, p.field, p.message)
+        out.append(p)
+    return out
 
 
 def load(
@@ -65,14 +80,25 @@ def _split(loaded: LoadedSpec, sets: list[str]) -> tuple[dict[str, Any], dict[st
     return split_sets(loaded.spec.space, sets, known | set(loaded.spec.fixed))
 
 
-def load_for_evaluate(spec_path: str | Path, sets: list[str]) -> tuple[StudyModel, dict[str, Any]]:
+def load_for_evaluate(
+    spec_path: str | Path, sets: list[str], *, text: str | None = None
+) -> tuple[StudyModel, dict[str, Any]]:
     """A compiled spec and the full parameter set of its fixed design (``dse evaluate``).
 
-    The evaluators are probed in this process: the design is evaluated here right after,
-    with no child or time limit either."""
-    loaded = load_spec(spec_path)
+    ``objectives:`` may be left out (every metric is shown, none is an objective); ``text``
+    is the spec's YAML when it is not read from ``spec_path`` (a catalog's preset spec). The
+    evaluators are probed in this process: the design is evaluated here right after, with no
+    child or time limit either."""
+    loaded, problems = collect_spec(spec_path, text=text)
+    if loaded is not None and "objectives" not in loaded.raw:
+        problems = [p for p in problems if p.field != "objectives"]
+    if problems or loaded is None:
+        raise SpecError(problems)
     params, fixed = _split(loaded, sets)
-    model = compile_spec(loaded, fixed_overrides=fixed, inline_probe=True)
+    try:
+        model = compile_spec(loaded, fixed_overrides=fixed, inline_probe=True)
+    except SpecError as exc:
+        raise SpecError(blame_overrides(list(exc.problems), fixed)) from None
     check_params(model.spec.space, params)
     return model, params
 

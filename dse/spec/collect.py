@@ -15,7 +15,7 @@ from dse.spec.messages import choices_text
 from dse.spec.pydantic_errors import pydantic_problems
 from dse.spec.ranges import range_problems
 from dse.spec.schema import LoadedSpec, StudySpec
-from dse.spec.yamlio import load_yaml
+from dse.spec.yamlio import load_yaml, loads_yaml
 
 #: Top-level fields whose bad items can be dropped one by one so the rest is still checked.
 _ITEM_FIELDS = ("space", "evaluators", "objectives")
@@ -54,16 +54,19 @@ def _without_bad_parts(raw: dict[str, Any], exc: ValidationError) -> tuple[dict[
     return data, placeheld
 
 
-def collect_spec(path: str | Path) -> tuple[LoadedSpec | None, list[Problem]]:
+def collect_spec(
+    path: str | Path, *, text: str | None = None
+) -> tuple[LoadedSpec | None, list[Problem]]:
     """Load a spec and check its shape, collecting every problem instead of stopping at the
     first kind: parts pydantic rejects are left out (or replaced by placeholders) and the rest
     is still checked, so one run of ``dse validate`` lists them all.
 
     Returns the (possibly partial) spec, or None when the file is not a YAML mapping at all.
+    ``text``: the spec's YAML already in hand (a catalog's preset spec), ``path`` its label.
     """
     path = Path(path)
     try:
-        raw, lines = load_yaml(path)
+        raw, lines = load_yaml(path) if text is None else loads_yaml(text, filename=str(path))
     except SpecError as exc:
         return None, list(exc.problems)
     holder = LoadedSpec.__new__(LoadedSpec)

@@ -18,6 +18,7 @@ import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from functools import cache
 from typing import Any
 
@@ -382,17 +383,21 @@ def _resolve_named(
         name = overrides.pop("preset", default)
     else:
         raise ContextError(path, f"expected a {what} preset name or a mapping, got {value!r}")
+    if name not in presets:  # names are matched without regard to case: H100-SXM is h100-sxm
+        name = {str(n).lower(): n for n in presets}.get(str(name).lower(), name)
     if name not in presets:
-        err = unknown_name(
-            path if isinstance(value, str) else f"{path}.preset",
-            name,
-            presets,
-            what=f"{what} preset",
-        )
+        where = path if isinstance(value, str) else f"{path}.preset"
+        typed = str(name).lower()
+        # what was typed begins a name (h100 -> h100-sxm), else the closest spelling
+        starts = sorted(n for n in presets if str(n).lower().startswith(typed))
+        close = starts[:1] or get_close_matches(typed, [str(n).lower() for n in presets], n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise ContextError(
-            err.path,
-            f"{err.message}; docs/presets.md lists the built-ins and how to add your own",
-            choices=err.choices,
+            where,
+            f"unknown {what} preset {str(name)!r} ({hint}valid choices: "
+            f"{', '.join(sorted(presets))}); 'dse presets' and docs/presets.md list them and "
+            "say how to add your own",
+            choices=sorted(presets),
         )
     resolved = copy.deepcopy(dict(presets[name]))
     for key, v in overrides.items():

@@ -170,6 +170,8 @@ def technology_field_type(key: str, value: Any) -> Any:
         return Annotated[list[Positive], Field(min_length=1)]  # type: ignore[valid-type]
     if value is None:
         return Any
+    if "markup" in key:  # price / cost: below 1 would sell below cost
+        return _strict(float, ge=1)
     if any(w in key for w in _FRACTION_WORDS):
         return Fraction
     if any(w in key for w in _NON_NEGATIVE_WORDS) or key.endswith("_s"):

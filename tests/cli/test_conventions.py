@@ -76,7 +76,7 @@ def test_shell_completion_offers_commands_and_closed_choices() -> None:
         assert res.returncode == 0, res.stderr
         return res.stdout.split()
 
-    assert complete("dse pa") == ["pareto"]
+    assert complete("dse pare") == ["pareto"]
     assert complete("dse pareto x --format ") == ["table", "csv", "json"]
     assert "pessimistic" in complete("dse run s.yaml --statistic ")
 
