@@ -174,7 +174,7 @@ def spec_for(name: str) -> str | None:
 
 
 def _plausible() -> dict[str, dict[str, Any]]:
-    from objectives import safe_yaml
+    from dse.spec import safe_yaml
 
     folder = resources.files("objectives.presets")
     text = folder.joinpath("plausible.yaml").read_text(encoding="utf-8")

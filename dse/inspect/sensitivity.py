@@ -119,10 +119,10 @@ class Bounds:
 
 def field_bounds(model: StudyModel, path: tuple[str, ...]) -> Bounds:
     """The valid range of the fixed value at ``path`` (unbounded when no evaluator says)."""
-    for ev in model.evaluators.values():
-        if ev.fixed_schema is None:
+    for dom in domains_of(model.evaluators.values()):
+        if dom.fixed_schema is None:
             continue
-        schema = _fixed_schema(ev.fixed_schema)
+        schema = _fixed_schema(dom.fixed_schema)
         defs = schema.get("$defs", {})
         nodes = [schema]
         for key in path:
