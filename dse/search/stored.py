@@ -14,9 +14,16 @@ import yaml
 
 from dse import __version__
 from dse.model.outcome import Outcome, feasible
-from dse.search import journal_lines, journal_read, lock_check
-from dse.search.storage import existing_study_dir, open_storage, storage_problem
-from dse.search.storage_reach import hide_password, reach_problem
+from dse.search import lock_check
+from dse.search.storage import (
+    existing_study_dir,
+    hide_password,
+    open_storage,
+    reach_problem,
+    storage_problem,
+)
+from dse.search.storage import journal as journal_lines
+from dse.search.storage import journal as journal_read
 from dse.spec.atomic import write_text_atomic
 from dse.spec.errors import (
     Problem,

@@ -1,5 +1,5 @@
-"""Storages are plug-ins (issue 29, item 1): the built-ins are registered in the
-``dse.storages`` entry-point group and pass ``dse.testing.check_storage``, and a storage from a
+"""Storages are plug-ins (issue 29, item 1; one URL-factory contract, docs/storage.md): the
+built-ins pass ``dse.testing.check_storage``, and a storage from a
 package outside litegpu-dse (tests/plugins, on PYTHONPATH) runs studies end to end."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from dse.search.storage_plugin import backend_for, installed
+from dse.search.storage import backend_for
 from dse.testing import ConformanceError, check_storage
 from tests.cli.test_crash_resume import assert_exact, slow_spec
 from tests.conftest import run_dse
@@ -20,13 +20,12 @@ ROOT = Path(__file__).resolve().parents[3]
 PLUGINS = ROOT / "tests" / "plugins"
 
 
-def test_the_builtin_storages_are_registered_in_the_entry_point_group() -> None:
-    eps = installed()
-    assert {"journal", "sqlite", "postgresql"} <= set(eps)
-    assert all(
-        eps[s].value.startswith("dse.search.builtin_storages:") for s in ("journal", "sqlite")
-    )
-    assert backend_for("journal:/x/y.log") is not None
+def test_the_builtin_schemes_are_served_by_the_same_factory_contract() -> None:
+    """journal, SQLAlchemy URLs and grpc are served directly (an install's stale entry points
+    cannot shadow them); an unknown scheme is served by nothing."""
+    for url in ("journal:/x/y.log", "sqlite:////x/y.db", "postgresql://u@h/db", "grpc://h:1"):
+        backend = backend_for(url)
+        assert backend is not None and backend.origin.startswith("dse.search.storage"), url
     assert backend_for("no-such-scheme:/x") is None
 
 

@@ -1,26 +1,35 @@
-"""The database side of :class:`dse.search.rdb_storage.BatchedRDBStorage`: a lost connection
-retried with backoff for a bounded time (said once on stderr, then refused in one line), the
-claim lock that lets one worker at a time count and create trials, and batch heartbeats on
-their own thread."""
+"""Optuna's own RDB storage (PostgreSQL, SQLite, MySQL) as dse's workers open it.
+
+Nothing here reads or writes Optuna's tables: the storage is :class:`optuna.storages.RDBStorage`
+(behind Optuna's own trial cache, as ``optuna.storages.get_storage`` puts it), with two
+additions on the side, each through SQLAlchemy's public API on the storage's engine:
+
+- a claim lock, so concurrent workers count and create trials one at a time (a PostgreSQL
+  advisory lock, a file lock beside an SQLite database, none for others);
+- a lost server waited for: every new connection is retried with backoff for a bounded time
+  (:data:`RETRY_S`, ``$DSE_STORAGE_RETRY_S``), said once on stderr, then refused in one line;
+  the pool pings a connection before lending it, so an outage between two storage calls is
+  ridden out (benchmarks/bench_storage.py measured this storage against the batched one
+  it replaced; docs/storage.md).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from optuna.storages import RDBStorage
 
-from dse.search.journal_file import flocked
+from dse.search.storage._journal_file import flocked
 from dse.spec.errors import StorageError
 
 T = TypeVar("T")
 
-#: How long a lost database connection is retried before the worker gives up (seconds);
+#: How long a lost database server is waited for before the worker gives up (seconds);
 #: ``$DSE_STORAGE_RETRY_S`` overrides it.
 RETRY_S = 120.0
 _MAX_BACKOFF_S = 8.0
@@ -34,9 +43,43 @@ def retry_window_s() -> float:
         return RETRY_S
 
 
+class ClaimLockRDBStorage(RDBStorage):
+    """:class:`optuna.storages.RDBStorage` with a claim lock and connections retried for
+    ``retry_s`` seconds (see the module docstring)."""
+
+    def __init__(self, url: str, *, retry_s: float | None = None, **kwargs: Any) -> None:
+        super().__init__(url, **kwargs)
+        self.retry_s = retry_window_s() if retry_s is None else retry_s
+        _retry_connects(self.engine, self.retry_s)
+
+    @contextlib.contextmanager
+    def claim_lock(self, study_id: int) -> Iterator[None]:
+        """Count and create trials one worker at a time (``dse.search.runner``'s claim)."""
+        if self.engine.name == "postgresql":
+            with _pg_lock(self, study_id):
+                yield
+            return
+        database = self.engine.url.database
+        if self.engine.name != "sqlite" or not database:
+            yield
+            return
+        with flocked(database + ".claim"):
+            yield
+
+
+def _retry_connects(engine: Any, retry_s: float) -> None:
+    """New connections of ``engine`` retried for ``retry_s`` while the server is away."""
+    import sqlalchemy as sa
+
+    def connect(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+        return retrying(retry_s, dialect.connect, *cargs, **cparams)
+
+    sa.event.listen(engine, "do_connect", connect)
+
+
 def connection_lost(exc: BaseException) -> str | None:
     """The database error's text when ``exc`` (or what caused it) is a lost or refused
-    connection, else None (Optuna wraps it in "invalid data in the commit")."""
+    connection, else None."""
     import sqlalchemy.exc as sa_exc
 
     seen: set[int] = set()
@@ -48,10 +91,9 @@ def connection_lost(exc: BaseException) -> str | None:
             or isinstance(cur, sa_exc.OperationalError | sa_exc.InterfaceError)
         ):
             return str(cur.orig).strip().splitlines()[0] if cur.orig else str(cur)
-        if type(cur).__module__.startswith("psycopg") and type(cur).__name__ in (
-            "OperationalError",
-            "InterfaceError",
-        ):
+        if type(cur).__module__.startswith(("psycopg", "sqlite3", "pymysql")) and type(
+            cur
+        ).__name__ in ("OperationalError", "InterfaceError"):
             return str(cur).strip().splitlines()[0]
         cur = cur.__cause__ or cur.__context__
     return None
@@ -91,27 +133,11 @@ def retrying(retry_s: float, fn: Callable[..., T], *args: Any, **kwargs: Any) ->
 
 
 @contextlib.contextmanager
-def claim_lock(backend: RDBStorage, study_id: int, retry_s: float) -> Iterator[None]:
-    """Hold the study's claim lock: a PostgreSQL advisory lock, a file lock beside a SQLite
-    database, none for other databases."""
-    if backend.engine.name == "postgresql":
-        with _pg_lock(backend, study_id, retry_s):
-            yield
-        return
-    database = backend.engine.url.database
-    if backend.engine.name != "sqlite" or not database:
-        yield
-        return
-    with flocked(database + ".claim"):
-        yield
-
-
-@contextlib.contextmanager
-def _pg_lock(backend: RDBStorage, study_id: int, retry_s: float) -> Iterator[None]:
+def _pg_lock(storage: ClaimLockRDBStorage, study_id: int) -> Iterator[None]:
     import sqlalchemy as sa
 
     key = 0x6473650000000000 + study_id  # "dse" in the high bytes: no clash with others
-    conn = retrying(retry_s, _locked_connection, backend, key)
+    conn = retrying(storage.retry_s, _locked_connection, storage.engine, key)
     try:
         yield
     finally:
@@ -122,10 +148,10 @@ def _pg_lock(backend: RDBStorage, study_id: int, retry_s: float) -> Iterator[Non
             conn.close()
 
 
-def _locked_connection(backend: RDBStorage, key: int) -> Any:
+def _locked_connection(engine: Any, key: int) -> Any:
     import sqlalchemy as sa
 
-    conn = backend.engine.connect()
+    conn = engine.connect()
     try:
         conn.execute(sa.text("SELECT pg_advisory_lock(:k)"), {"k": key})
         conn.commit()
@@ -133,25 +159,3 @@ def _locked_connection(backend: RDBStorage, key: int) -> Any:
         conn.close()
         raise
     return conn
-
-
-@contextlib.contextmanager
-def beating(record: Callable[[list[int]], None], interval: int, ids: list[int]) -> Iterator[None]:
-    """``record(ids)`` now and every ``interval`` seconds while the block runs, on its own
-    thread (a missed beat during an outage is skipped)."""
-    stop = threading.Event()
-
-    def beat() -> None:
-        while not stop.wait(interval):
-            with contextlib.suppress(Exception):
-                record(ids)
-
-    with contextlib.suppress(Exception):
-        record(ids)
-    thread = threading.Thread(target=beat, name="dse-heartbeat", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
