@@ -6,16 +6,21 @@ additions on the side, each through SQLAlchemy's public API on the storage's eng
 
 - a claim lock, so concurrent workers count and create trials one at a time (a PostgreSQL
   advisory lock, a file lock beside an SQLite database, none for others);
-- a lost server waited for: every new connection is retried with backoff for a bounded time
-  (:data:`RETRY_S`, ``$DSE_STORAGE_RETRY_S``), said once on stderr, then refused in one line;
-  the pool pings a connection before lending it, so an outage between two storage calls is
-  ridden out (benchmarks/bench_storage.py measured this storage against the batched one
-  it replaced; docs/storage.md).
+- a lost server waited for, for a bounded time (:data:`RETRY_S`, ``$DSE_STORAGE_RETRY_S``),
+  said once on stderr, then refused in one line: each of ``RDBStorage``'s methods is one
+  transaction, so a method that fails on a lost connection is run again, whole, once the
+  server answers (new connections are retried with backoff, and the pool pings a connection
+  before lending it).
+
+benchmarks/bench_storage.py measured this storage against the batched one it replaced
+(docs/storage.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import os
 import sys
 import time
@@ -48,8 +53,8 @@ class ClaimLockRDBStorage(RDBStorage):
     ``retry_s`` seconds (see the module docstring)."""
 
     def __init__(self, url: str, *, retry_s: float | None = None, **kwargs: Any) -> None:
-        super().__init__(url, **kwargs)
         self.retry_s = retry_window_s() if retry_s is None else retry_s
+        super().__init__(url, **kwargs)
         _retry_connects(self.engine, self.retry_s)
 
     @contextlib.contextmanager
@@ -65,6 +70,26 @@ class ClaimLockRDBStorage(RDBStorage):
             return
         with flocked(database + ".claim"):
             yield
+
+
+def _retried(method: Callable[..., T]) -> Callable[..., T]:
+    @functools.wraps(method)
+    def call(self: ClaimLockRDBStorage, *args: Any, **kwargs: Any) -> T:
+        return retrying(self.retry_s, method, self, *args, **kwargs)
+
+    return call
+
+
+# Every method of Optuna's RDBStorage that opens its own transaction (those its trial cache
+# calls too, not the helpers handed a session), run again whole when it fails on a lost
+# connection.
+for _name, _method in vars(RDBStorage).items():
+    if (
+        inspect.isfunction(_method)
+        and not _name.startswith("__")
+        and "session" not in inspect.signature(_method).parameters
+    ):
+        setattr(ClaimLockRDBStorage, _name, _retried(_method))
 
 
 def _retry_connects(engine: Any, retry_s: float) -> None:
@@ -91,9 +116,11 @@ def connection_lost(exc: BaseException) -> str | None:
             or isinstance(cur, sa_exc.OperationalError | sa_exc.InterfaceError)
         ):
             return str(cur.orig).strip().splitlines()[0] if cur.orig else str(cur)
-        if type(cur).__module__.startswith(("psycopg", "sqlite3", "pymysql")) and type(
-            cur
-        ).__name__ in ("OperationalError", "InterfaceError"):
+        if isinstance(cur, sa_exc.DisconnectionError | sa_exc.PendingRollbackError):
+            return str(cur).strip().splitlines()[0]
+        if type(cur).__module__.startswith(("psycopg", "sqlite3", "pymysql")) and any(
+            c.__name__ in ("OperationalError", "InterfaceError") for c in type(cur).__mro__
+        ):
             return str(cur).strip().splitlines()[0]
         cur = cur.__cause__ or cur.__context__
     return None
