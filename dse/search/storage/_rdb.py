@@ -23,6 +23,7 @@ import functools
 import inspect
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -72,23 +73,32 @@ class ClaimLockRDBStorage(RDBStorage):
             yield
 
 
+#: Whether this thread is inside a retried call (only the outermost call is retried: it owns
+#: the transaction; the methods it calls run inside its session).
+_inside = threading.local()
+
+
 def _retried(method: Callable[..., T]) -> Callable[..., T]:
     @functools.wraps(method)
     def call(self: ClaimLockRDBStorage, *args: Any, **kwargs: Any) -> T:
-        return retrying(self.retry_s, method, self, *args, **kwargs)
+        if getattr(_inside, "active", False):
+            return method(self, *args, **kwargs)
+        # A session whose connection died mid-transaction refuses every later statement of
+        # its thread until it is removed: each retry starts from a fresh one.
+        reset = functools.partial(RDBStorage.remove_session, self)
+        _inside.active = True
+        try:
+            return retrying(self.retry_s, method, self, *args, reset=reset, **kwargs)
+        finally:
+            _inside.active = False
 
     return call
 
 
-# Every method of Optuna's RDBStorage that opens its own transaction (those its trial cache
-# calls too, not the helpers handed a session), run again whole when it fails on a lost
-# connection.
+# Every method of Optuna's RDBStorage (those its trial cache calls too): the outermost call,
+# one transaction, is run again whole when it fails on a lost connection.
 for _name, _method in vars(RDBStorage).items():
-    if (
-        inspect.isfunction(_method)
-        and not _name.startswith("__")
-        and "session" not in inspect.signature(_method).parameters
-    ):
+    if inspect.isfunction(_method) and not _name.startswith("__"):
         setattr(ClaimLockRDBStorage, _name, _retried(_method))
 
 
@@ -122,12 +132,21 @@ def connection_lost(exc: BaseException) -> str | None:
             c.__name__ in ("OperationalError", "InterfaceError") for c in type(cur).__mro__
         ):
             return str(cur).strip().splitlines()[0]
-        cur = cur.__cause__ or cur.__context__
+        if isinstance(cur, StorageError):
+            return None  # an inner retry already gave up: its window is the worker's
+        cur = cur.__cause__ or (None if cur.__suppress_context__ else cur.__context__)
     return None
 
 
-def retrying(retry_s: float, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``fn(*args, **kwargs)``, a lost connection retried with backoff for ``retry_s``."""
+def retrying(
+    retry_s: float,
+    fn: Callable[..., T],
+    *args: Any,
+    reset: Callable[[], None] | None = None,
+    **kwargs: Any,
+) -> T:
+    """``fn(*args, **kwargs)``, a lost connection retried with backoff for ``retry_s``
+    (``reset()`` before each retry)."""
     deadline: float | None = None
     delay = 0.25
     while True:
@@ -153,6 +172,9 @@ def retrying(retry_s: float, fn: Callable[..., T], *args: Any, **kwargs: Any) ->
                 ) from None
             time.sleep(min(delay, max(0.0, deadline - now)))
             delay = min(2 * delay, _MAX_BACKOFF_S)
+            if reset is not None:
+                with contextlib.suppress(Exception):
+                    reset()
             continue
         if deadline is not None:
             print("dse: the storage is reachable again", file=sys.stderr, flush=True)
