@@ -8,7 +8,7 @@ size. Each is one small function here, named for what it does, so an Optuna upgr
 against this file (``optuna>=5,<6`` pins the minor API it was written for) and
 ``tests/dse/search/test_optuna_private.py`` fails if a private Optuna name appears anywhere else
 (nowhere else: the storage module and the dashboard import what they need from here, and
-the RDB storage internals from :mod:`dse.search.optuna_private_rdb`).
+Optuna's RDB storage is used through its public API only).
 """
 
 from __future__ import annotations

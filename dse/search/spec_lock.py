@@ -33,8 +33,7 @@ from dse.errors import (
     StudyDamagedError,
     StudyNotFoundError,
 )
-from dse.search.storage import JOURNAL_FILE, existing_study_dir, studies_root
-from dse.search.storage_reach import hide_password
+from dse.search.storage import JOURNAL_FILE, existing_study_dir, hide_password, studies_root
 from dse.spec.atomic import write_text_atomic
 from dse.spec.messages import short_repr
 from dse.spec.schema import StudySpec

@@ -11,10 +11,17 @@ import optuna
 
 from dse.errors import Problem, StorageError, StudyDamagedError, StudyNotFoundError
 from dse.model.outcome import Outcome, feasible
-from dse.search import journal_lines, journal_read, spec_lock
+from dse.search import spec_lock
 from dse.search.spec_lock import LOCK_FILE, META_KEY, plain, read_lock, write_lock_atomic
-from dse.search.storage import existing_study_dir, open_storage, storage_problem
-from dse.search.storage_reach import hide_password, reach_problem
+from dse.search.storage import (
+    existing_study_dir,
+    hide_password,
+    open_storage,
+    reach_problem,
+    storage_problem,
+)
+from dse.search.storage import journal as journal_lines
+from dse.search.storage import journal as journal_read
 from dse.spec.yamlio import load_yaml
 
 __all__ = [
@@ -68,7 +75,7 @@ def trial_metrics(trial: optuna.trial.FrozenTrial) -> dict[str, Any]:
 
 def open_for_reading(url: str, *, allow_outside: bool) -> optuna.storages.BaseStorage:
     """A recorded study's storage opened without creating or changing anything: a journal or
-    SQLite file must exist (and a journal pass :mod:`dse.search.journal_read`); a journal
+    SQLite file must exist (and a journal pass :mod:`dse.search.storage.journal`); a journal
     Optuna cannot replay is answered with its first bad line."""
     if url.startswith("journal:"):
         path = Path(url.removeprefix("journal:"))

@@ -11,16 +11,17 @@ import os
 
 from dse.errors import Problem, SpecError, StorageError, StudyDamagedError
 from dse.model.study_model import StudyModel
-from dse.search import journal_read
 from dse.search.samplers.factory import make_sampler
 from dse.search.storage import (
     JOURNAL_FILE,
     absolute_url,
+    hide_password,
+    reach_problem,
     storage_problem,
     studies_root,
     study_dir,
 )
-from dse.search.storage_reach import hide_password, reach_problem
+from dse.search.storage import journal as journal_read
 from dse.spec.messages import shorten
 
 

@@ -16,7 +16,7 @@ from optuna.distributions import FloatDistribution
 from dse.search import optuna_private as op
 
 DSE = Path(__file__).resolve().parents[3] / "dse"
-ADAPTERS = {"search/optuna_private.py", "search/optuna_private_rdb.py"}
+ADAPTERS = {"search/optuna_private.py"}
 
 
 #: Names with a leading underscore that the standard library documents as public.

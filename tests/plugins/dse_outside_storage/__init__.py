@@ -10,7 +10,7 @@ from pathlib import Path
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
-from dse.search.storage_plugin import StorageBackend
+from dse.search.storage import StorageBackend
 
 
 def _path(url: str) -> Path:

@@ -27,7 +27,7 @@ CONNECT_TIMEOUT_S = 10
 def reach_problem(url: str) -> str:
     """Why the storage cannot be used right now, checked before anything is created: an SQLite
     file's folder must exist, a database server must accept a connection; ``""`` if fine."""
-    if url.startswith("journal:") or "://" not in url:
+    if url.startswith(("journal:", "grpc://")) or "://" not in url:
         return ""
     if url.startswith("sqlite:///"):
         path = Path(url.removeprefix("sqlite:///"))

@@ -1,6 +1,5 @@
-"""``check_storage``: a storage backend against what the engine needs of it (the contract in
-:mod:`dse.search.storage_plugin`), by running the engine's own claim, ask, tell and re-read
-steps on a fresh location."""
+"""``check_storage``: a storage backend against what the engine needs of it (docs/storage.md),
+by running the engine's own claim, ask, tell and re-read steps on a fresh location."""
 
 from __future__ import annotations
 
@@ -12,8 +11,8 @@ from optuna.trial import TrialState
 
 from dse.errors import ConformanceError
 from dse.search.optuna_private import storage_of, study_id, suggest, trial_id
-from dse.search.storage import batched, claim_lock, flush, open_storage, storage_problem, sync
-from dse.search.storage_plugin import backend_for
+from dse.search.storage._open import claim_lock, open_storage, storage_problem
+from dse.search.storage._plugin import backend_for
 from dse.search.stored import METRICS_ATTR, WORKER_ATTR
 from dse.search.study.recovery import FINISHED, claim_trials, enqueue_trials, study_load
 
@@ -24,8 +23,8 @@ def check_storage(url: str, *, study: str = "dse-storage-check") -> None:
 
     Checked: a backend serves the URL and finds no problem with it; ``open`` returns an Optuna
     storage; trials claimed as the runner claims them (under the storage's claim lock) are
-    RUNNING and owned; designs asked, metrics stored and values told inside a batch are what
-    a second, independent open of the URL reads back; queued designs are claimed first with
+    RUNNING and owned; designs asked, metrics stored and values told are what a second,
+    independent open of the URL reads back; queued designs are claimed first with
     their parameters; a finished trial refuses changes; the study's counts add up.
     """
     if backend_for(url) is None:
@@ -41,7 +40,6 @@ def check_storage(url: str, *, study: str = "dse-storage-check") -> None:
     s = optuna.create_study(storage=storage, study_name=study, directions=directions)
     enqueue_trials(s, [{"x": 0.25}])
     with claim_lock(storage_of(s), study_id(s)):
-        sync(storage_of(s), study_id(s))
         ids = claim_trials(s, 3)
     _expect(len(set(ids)) == 3, f"3 claimed trials, got ids {ids}")
     claimed = [storage_of(s).get_trial(i) for i in ids]
@@ -50,14 +48,12 @@ def check_storage(url: str, *, study: str = "dse-storage-check") -> None:
         "claimed trials are RUNNING with their owner tag",
     )
     dist = FloatDistribution(0.0, 1.0)
-    with batched(storage_of(s)):
-        trials = [optuna.Trial(s, i) for i in ids]
-        xs = [suggest(t, "x", dist) for t in trials]
-        flush(storage_of(s))
-        for t, x in zip(trials, xs, strict=True):
-            storage_of(s).set_trial_user_attr(trial_id(t), METRICS_ATTR, {"m": x})
-            t.set_constraint("c", x - 0.5)
-            s.tell(t, [x, 1.0 - x])
+    trials = [optuna.Trial(s, i) for i in ids]
+    xs = [suggest(t, "x", dist) for t in trials]
+    for t, x in zip(trials, xs, strict=True):
+        storage_of(s).set_trial_user_attr(trial_id(t), METRICS_ATTR, {"m": x})
+        t.set_constraint("c", x - 0.5)
+        s.tell(t, [x, 1.0 - x])
     _expect(xs[0] == 0.25, f"the queued design is claimed first (x = 0.25), got x = {xs[0]}")
     again = optuna.load_study(study_name=study, storage=open_storage(url))
     got = sorted(

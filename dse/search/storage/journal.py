@@ -1,19 +1,27 @@
-"""A journal file's lines checked one by one, without opening it as a storage: which line is
-the first that is no journal record or that Optuna cannot replay, and whether the last one is.
+"""A study's journal file checked without opening it as a storage: which line is the first
+that is no journal record or that Optuna cannot replay, whether the last one is, and whether a
+path may be used at all.
 
-Kept apart from :mod:`dse.search.journal_read` (which needs the studies folder) so that the
-storage that opens a journal can name the damage too.
+Reading commands (``status``, ``pareto``, ``report``, ``dashboard``) open a study's journal
+without creating or changing anything: a journal that is missing, not a regular file, or a
+symlink leading out of the studies folder is refused before Optuna sees it, and one that Optuna
+cannot replay (a corrupt or cut line, binary garbage, an unknown op code, an edited record) is
+answered with the file and the first line that is wrong. A run checks the same before it
+appends to a study's default journal, so a ``journal.log`` linked to a user's file is never
+written into; the storage that opens a journal names the damage with :func:`damaged_error`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from dse.errors import Problem, StudyDamagedError
 from dse.search import optuna_private
+from dse.search.storage._layout import studies_root
 from dse.spec.messages import short_repr
 
 #: Optuna's journal op codes (optuna.storages.journal JournalOperation, Optuna 5: 0..10).
@@ -111,3 +119,69 @@ def damaged_error(path: Path, exc: BaseException) -> StudyDamagedError:
     return damaged(
         path, line, f"{why}; the journal is damaged (fix or remove that line, or restore a copy)"
     )
+
+
+def path_problem(
+    path: Path, *, allow_outside: bool = False, check_content: bool = True
+) -> str | None:
+    """Why an existing journal path cannot be used (a FIFO, a folder, a symlink out of the
+    studies folder, with ``check_content`` a file whose first line is no journal record), or
+    None; a missing path is fine here."""
+    if not os.path.lexists(path):
+        return None
+    try:
+        real = path.resolve(strict=True)
+        mode = os.stat(real).st_mode
+    except (OSError, RuntimeError) as exc:  # a dangling link or a loop
+        return f"cannot be used: {getattr(exc, 'strerror', None) or exc}"
+    root = studies_root()
+    if not allow_outside and not real.is_relative_to(root):
+        what = f"is a symlink to {real}, outside" if real != path.absolute() else "is outside"
+        return (
+            f"{what} the studies folder {root}; refusing to use it (move the journal into the "
+            "study's folder, or set 'journal_outside_studies: true' in the spec)"
+        )
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (an Optuna journal is a file of JSON lines)"
+    if not check_content:  # a reader locates the damage line by line instead
+        return None
+    try:
+        with open(real, "rb") as f:
+            first = f.readline(1 << 16)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if first and record_problem(first) is not None:
+        return "is not an Optuna journal (its first line is no journal record); refusing to use it"
+    try:
+        last = last_line_problem(real)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if last is not None:  # appending would bury it in the middle, where Optuna stops reading
+        return f"line {last[0]} is {last[1]}; the journal is damaged (fix or remove that line)"
+    return None
+
+
+def check_readable(path: Path, *, allow_outside: bool) -> None:
+    """A journal a reading command may open: it exists, passes :func:`path_problem`, and its
+    last complete line is a record (the first damaged line is named if not)."""
+    if not os.path.lexists(path):
+        raise damaged(
+            path,
+            None,
+            "the study's journal is missing (deleted or moved?); nothing to read, nothing created",
+        )
+    problem = path_problem(path, allow_outside=allow_outside, check_content=False)
+    if problem:
+        raise damaged(path, None, problem)
+    try:
+        last = last_line_problem(path)
+    except OSError as exc:
+        raise damaged(path, None, f"cannot be read: {exc.strerror or exc}") from None
+    if last is not None:
+        line, why = first_damage(path)  # an earlier line may be the first that is wrong
+        raise damaged(
+            path,
+            line or last[0],
+            f"{why or last[1]}; the journal is damaged (fix or remove that line, or restore a "
+            "copy)",
+        )

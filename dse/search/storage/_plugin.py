@@ -1,12 +1,12 @@
-"""The storage plug-in point: what the engine needs of a storage, and where storages come from.
+"""Where a storage comes from: one contract, a URL factory (docs/storage.md).
 
-Storages plug in the way samplers and evaluators do: an installed distribution registers a
-:class:`StorageBackend` under the ``dse.storages`` entry-point group, named for the URL scheme
-it serves (``myscheme:...`` or ``myscheme://...``), or a URL names one by import path,
-``py:MODULE:ATTR:REST``. The built-ins (:mod:`dse.search.builtin_storages`: ``journal``,
-``sqlite``, ``postgresql``, ``mysql``) are registered through the same group; any other
-SQLAlchemy URL goes to Optuna's RDB storage. ``dse.testing.check_storage`` checks a backend
-against this contract (docs/storage.md).
+A storage plug-in is a function ``open(url, *, heartbeat_s, grace_s)`` returning an Optuna
+``BaseStorage`` (optionally with a ``problem(url)`` check, the pair as a
+:class:`StorageBackend`). An installed distribution registers it under the ``dse.storages``
+entry-point group, named for the URL scheme it serves (``myscheme:...`` or ``myscheme://...``),
+or a URL names it by import path, ``py:MODULE:ATTR:REST``. The built-in schemes (``journal``,
+``grpc`` and any SQLAlchemy URL) are served by the same factories, directly.
+``dse.testing.check_storage`` checks a backend against the contract.
 """
 
 from __future__ import annotations
@@ -24,34 +24,29 @@ from dse.model.registry import import_object
 from dse.spec.entry_points import installed_entry_points, load_entry_point, wrap_plugin
 
 STORAGE_GROUP = "dse.storages"
-#: The schemes dse itself serves (checked by dse.search.storage, not by a plug-in).
-BUILTIN_SCHEMES = ("journal", "sqlite", "postgresql", "mysql")
+#: The schemes dse itself serves (checked by dse.search.storage, not by a plug-in); any other
+#: ``scheme://`` URL no plug-in claims is taken for an SQLAlchemy URL.
+BUILTIN_SCHEMES = ("journal", "grpc", "sqlite", "postgresql", "mysql")
 _EXPECTED = (
-    "storage backend {origin}: expected a dse.search.storage_plugin.StorageBackend or an "
+    "storage backend {origin}: expected a dse.search.storage.StorageBackend or an "
     "open(url, *, heartbeat_s, grace_s) function"
 )
 
 
 @dataclass(frozen=True, kw_only=True)
 class StorageBackend:
-    """A storage backend as the engine uses it. Only ``open`` is required.
+    """A storage backend: ``open`` (required) and ``problem``.
 
     - ``open(url, *, heartbeat_s, grace_s) -> optuna.storages.BaseStorage``: the study's
       storage, as the URL (given whole) names it. Every process of a study opens it; several
-      at once must be safe.
+      at once must be safe. ``heartbeat_s``/``grace_s`` are Optuna's heartbeat settings, for a
+      storage that keeps heartbeats.
     - ``problem(url) -> str``: why the URL cannot hold a study ("" if it can), answered
       before anything is created and without writing (a missing folder, a wrong file).
 
-    Recovery and concurrency, all optional, found on the storage ``open`` returns:
-
-    - ``claim_lock(study_id)``: a context manager under which one worker at a time counts and
-      creates trials, so concurrent workers never claim more than the study's total (without
-      it, surplus claims are created and given back, as FAILED trials marked stale);
-    - Optuna's heartbeat (``optuna.storages.BaseHeartbeat``): trials of dead workers on
-      other hosts are found by their stale heartbeat and re-queued; on this host a trial's
-      ``host:pid`` owner tag is enough, whatever the storage;
-    - ``batch()``/``flush()``/``sync(study_id)``: reads from memory and writes held for a
-      batch of trials (:class:`dse.search.rdb_storage.BatchedRDBStorage` does this).
+    The storage may offer ``claim_lock(study_id)``, a context manager under which one worker at
+    a time counts and creates trials, so concurrent workers never claim more than the study's
+    total (without it, surplus claims are given back as FAILED trials marked stale).
     """
 
     open: Callable[..., optuna.storages.BaseStorage]
@@ -89,9 +84,10 @@ def _from_entry_point(scheme: str) -> StorageBackend:
 
 
 def _builtin(scheme: str) -> StorageBackend:
-    """A built-in backend even where the install's entry points are older than the code."""
-    path = f"dse.search.builtin_storages:{'JOURNAL' if scheme == 'journal' else 'RDB'}"
-    return StorageBackend.wrap(import_object(path), path)
+    from dse.search.storage import _open
+
+    opener = {"journal": _open.open_journal, "grpc": _open.open_grpc}.get(scheme, _open.open_rdb)
+    return StorageBackend(open=opener, origin=f"dse.search.storage ({scheme})")
 
 
 def backend_for(url: str) -> StorageBackend | None:
@@ -102,10 +98,12 @@ def backend_for(url: str) -> StorageBackend | None:
         if not module or not attr:
             raise StorageError(f"storage {url!r}: expected py:MODULE:ATTR:... (an import path)")
         return StorageBackend.wrap(import_object(f"{module}:{attr}"), f"{module}:{attr}")
-    if scheme in installed():
-        return _from_entry_point(scheme)
     if scheme == "journal" and url.startswith("journal:"):
         return _builtin("journal")
+    if scheme in BUILTIN_SCHEMES and "://" in url:
+        return _builtin(scheme)
+    if scheme in installed():
+        return _from_entry_point(scheme)
     if "://" in url:
         return _builtin(scheme)  # any other SQLAlchemy URL: Optuna's RDB storage
     return None

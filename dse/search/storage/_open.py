@@ -1,17 +1,17 @@
-"""Where studies live: ``studies/<study>/`` and the Optuna storage behind it.
+"""A study's storage from its URL: which URLs name one, why one cannot hold a study, and
+opening it.
 
 Default storage is Optuna's journal file (embedded, no server, safe for several local
 processes, read directly by optuna-dashboard); an RDB URL (``sqlite:///...``,
-``postgresql://...``) from the spec or ``--storage`` overrides it.
+``postgresql://...``), a gRPC storage proxy (``grpc://HOST:PORT``) or a plug-in's URL from the
+spec or ``--storage`` overrides it. The contract a storage meets is docs/storage.md.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
-import re
 import time
 import warnings
 from collections.abc import Callable
@@ -21,86 +21,15 @@ from typing import Any
 
 import optuna
 from optuna.exceptions import UpdateFinishedTrialError
-from optuna.storages import JournalStorage, RDBStorage
+from optuna.storages import JournalStorage
 
-from dse.errors import StorageError, StudyNotFoundError
-from dse.search import optuna_private, optuna_private_rdb
-from dse.search.journal_file import JournalFileStorage
-from dse.search.rdb_storage import BatchedRDBStorage
-from dse.search.storage_reach import hide_password
-from dse.spec.messages import choices_text, did_you_mean, shorten
-from dse.spec.schema import STUDY_NAME_PATTERN
-
-JOURNAL_FILE = "journal.log"
-
-
-def studies_root() -> Path:
-    """``$DSE_STUDIES_DIR`` or ``./studies``."""
-    return Path(os.environ.get("DSE_STUDIES_DIR", "studies")).resolve()
-
-
-def study_dir(name: str, *, create: bool = False) -> Path:
-    """The study's folder, confined to the studies root whatever the name says."""
-    if not re.match(STUDY_NAME_PATTERN, name) or name in (".", ".."):
-        raise StorageError(f"invalid study name {name!r} (letters, digits, '.', '_', '-')")
-    root = studies_root()
-    path = (root / name).resolve()
-    if path.parent != root:
-        raise StorageError(f"study name {name!r} escapes {root}")
-    if create:
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            if exc.errno not in _NOT_A_PLACE_FOR_STUDIES:
-                raise  # a full or read-only disk: exit 1, like any other write
-            raise _cannot_create(path, exc.strerror) from None
-    return path
-
-
-def check_study_dir(name: str) -> None:
-    """Raise what ``study_dir(name, create=True)`` would for a studies folder where no study
-    folder can be made, without making anything (``dse sweep`` says its plan first)."""
-    path = study_dir(name)
-    place = path
-    while not place.exists() and place != place.parent:  # the nearest existing ancestor
-        place = place.parent
-    if place == path and path.is_dir():
-        return
-    if not place.is_dir():
-        raise _cannot_create(path, f"{place} is not a folder")
-    if not os.access(place, os.W_OK | os.X_OK):
-        raise _cannot_create(path, f"{place} is not writable")
-
-
-def _cannot_create(path: Path, why: str | None) -> StorageError:
-    return StorageError(
-        f"cannot create the study folder {path}: {why} (the studies folder is "
-        "$DSE_STUDIES_DIR or ./studies)"
-    )
-
-
-#: Why a study folder cannot be made where the studies folder points (``/proc/self``, a path
-#: through a file, a folder of someone else's): the setting is wrong, not the disk.
-_NOT_A_PLACE_FOR_STUDIES = {
-    errno.ENOENT,
-    errno.ENOTDIR,
-    errno.EACCES,
-    errno.EPERM,
-    errno.ELOOP,
-    errno.ENAMETOOLONG,
-}
-
-
-def existing_study_dir(name: str) -> Path:
-    path = study_dir(name)
-    if not path.is_dir():
-        root = studies_root()
-        known = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-        raise StudyNotFoundError(
-            f"no study {name!r} under {root} ({did_you_mean(name, known)}"
-            f"recorded studies: {choices_text(known) or 'none'})"
-        )
-    return path
+from dse.errors import StorageError
+from dse.search import optuna_private
+from dse.search.storage._journal_file import JournalFileStorage
+from dse.search.storage._layout import JOURNAL_FILE, studies_root, study_dir
+from dse.search.storage._rdb import ClaimLockRDBStorage
+from dse.search.storage._reach import hide_password
+from dse.spec.messages import choices_text, shorten
 
 
 def storage_url(name: str, url: str | None, *, journal_outside_studies: bool = False) -> str:
@@ -129,7 +58,7 @@ def absolute_url(url: str) -> str:
     return url
 
 
-_FORMS = "journal:PATH, sqlite:///PATH or postgresql://USER@HOST/DB"
+_FORMS = "journal:PATH, sqlite:///PATH, postgresql://USER@HOST/DB or grpc://HOST:PORT"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -185,8 +114,10 @@ def storage_problem(url: str, *, journal_outside_studies: bool = False) -> str:
                 "'journal_outside_studies: true' in the spec to allow it)"
             )
         return _file_target_problem(path, what="an Optuna journal", looks_right=_is_journal)
-    from dse.search.storage_plugin import backend_for, is_plugin_url
+    from dse.search.storage._plugin import backend_for, is_plugin_url
 
+    if url.startswith("grpc://"):
+        return _grpc_problem(url)
     if is_plugin_url(url):
         backend = backend_for(url)
         if backend is None:
@@ -219,6 +150,21 @@ def storage_problem(url: str, *, journal_outside_studies: bool = False) -> str:
     return ""
 
 
+def _grpc_address(url: str) -> tuple[str, int] | None:
+    host, _, port = url.removeprefix("grpc://").rstrip("/").rpartition(":")
+    return (host, int(port)) if host and port.isdigit() and 0 < int(port) < 65536 else None
+
+
+def _grpc_problem(url: str) -> str:
+    if _grpc_address(url) is None:
+        return "a gRPC storage proxy is grpc://HOST:PORT (optuna.storages.run_grpc_proxy_server)"
+    try:
+        import grpc  # noqa: F401
+    except ImportError:
+        return "the gRPC storage proxy needs grpcio (pip install 'litegpu-dse[grpc]')"
+    return ""
+
+
 def claim_lock(storage: optuna.storages.BaseStorage, study_id: int) -> AbstractContextManager[Any]:
     """The storage's lock for counting and creating trials (none where it offers none)."""
     lock = getattr(optuna_private.uncached(storage), "claim_lock", None)
@@ -230,20 +176,22 @@ def has_claim_lock(storage: optuna.storages.BaseStorage) -> bool:
 
 
 def batched(storage: optuna.storages.BaseStorage) -> AbstractContextManager[Any]:
-    """Reads from memory and writes held until the end, where the storage can do that."""
+    """A storage's ``batch()`` where it has one. No built-in storage has one since the batched
+    RDB storage was removed (docs/storage.md); the run loop's calls are kept until it drops
+    them."""
     batch = getattr(storage, "batch", None)
     return batch() if batch is not None else contextlib.nullcontext()
 
 
 def flush(storage: optuna.storages.BaseStorage) -> None:
-    """Write what a batch holds so far (other workers then see it)."""
+    """A storage's ``flush()`` where it has one (see :func:`batched`)."""
     fn = getattr(storage, "flush", None)
     if fn is not None:
         fn()
 
 
 def sync(storage: optuna.storages.BaseStorage, study_id: int) -> None:
-    """Read what other workers changed, where the storage keeps a copy in memory."""
+    """A storage's ``sync(study_id)`` where it has one (see :func:`batched`)."""
     fn = getattr(storage, "sync", None)
     if fn is not None:
         fn(study_id)
@@ -258,12 +206,12 @@ GRACE_S = 60
 def open_storage(
     url: str, *, heartbeat_s: int | None = None, grace_s: int | None = None
 ) -> optuna.storages.BaseStorage:
-    """Open an Optuna storage from a URL through its backend (:mod:`dse.search.storage_plugin`:
-    ``journal:PATH``, ``sqlite:///PATH``, ``postgresql://...``, or a plug-in's scheme).
+    """Open an Optuna storage from a URL: ``journal:PATH``, an SQLAlchemy URL,
+    ``grpc://HOST:PORT``, or a plug-in's (:mod:`dse.search.storage._plugin`).
 
     Storages with heartbeats get one when ``heartbeat_s`` is given (the runner's workers do).
     """
-    from dse.search.storage_plugin import backend_for
+    from dse.search.storage._plugin import backend_for
 
     backend = backend_for(url)
     if backend is None:
@@ -278,7 +226,7 @@ def open_storage(
 
 
 def unknown_scheme(url: str) -> str:
-    from dse.search.storage_plugin import installed
+    from dse.search.storage._plugin import installed
 
     names = sorted(installed())
     return (
@@ -298,7 +246,7 @@ def open_journal(
     except OSError:
         raise  # the file itself (permissions, a full disk), not its records
     except Exception as exc:  # noqa: BLE001 - Optuna's replay raises whatever a bad line causes
-        from dse.search.journal_lines import damaged_error
+        from dse.search.storage.journal import damaged_error
 
         raise damaged_error(Path(path), exc) from exc
 
@@ -306,21 +254,18 @@ def open_journal(
 def open_rdb(
     url: str, *, heartbeat_s: int | None = None, grace_s: int | None = None
 ) -> optuna.storages.BaseStorage:
-    """An SQLAlchemy URL: PostgreSQL and SQLite behind :class:`BatchedRDBStorage`, others
-    (MySQL) as Optuna's own RDB storage."""
+    """An SQLAlchemy URL: Optuna's RDB storage with a claim lock and a bounded wait for a lost
+    server (:mod:`dse.search.storage._rdb`)."""
     kwargs: dict[str, Any] = {}
     if heartbeat_s:
         kwargs = {"heartbeat_interval": heartbeat_s, "grace_period": grace_s or 2 * heartbeat_s}
-    bulk = url.startswith(("postgresql", "sqlite"))
-    if bulk and url.startswith("postgresql"):
-        # One worker is one thread plus its heartbeat thread (and the claim lock's connection).
-        kwargs["engine_kwargs"] = {"pool_size": 3, "max_overflow": 4}
+    # A dead pooled connection is found before use, and the retried connect waits for the server.
+    kwargs["engine_kwargs"] = {"pool_pre_ping": True}
     for attempt in range(5):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                backend = RDBStorage(url, **kwargs)
-            return BatchedRDBStorage(backend) if bulk else backend
+                return ClaimLockRDBStorage(url, **kwargs)
         except Exception as exc:
             # Workers starting together on an empty database race to create Optuna's tables;
             # the losers see duplicate-type/table errors, and a retry finds the tables made.
@@ -334,26 +279,35 @@ def open_rdb(
     raise AssertionError("unreachable")
 
 
+def open_grpc(
+    url: str, *, heartbeat_s: int | None = None, grace_s: int | None = None
+) -> optuna.storages.BaseStorage:
+    """``grpc://HOST:PORT``: a client of Optuna's gRPC storage proxy
+    (``optuna.storages.run_grpc_proxy_server`` in front of an RDB storage). It has no claim lock
+    and no heartbeat: surplus claims are given back and dead owners found by their tag."""
+    address = _grpc_address(url)
+    if address is None:
+        raise StorageError(f"storage {url!r}: {_grpc_problem(url)}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.storages.GrpcStorageProxy(host=address[0], port=address[1])
+
+
 def set_trials_user_attrs(
     storage: optuna.storages.BaseStorage, attrs_by_trial: dict[int, dict[str, Any]]
 ) -> None:
     """The user attributes of a batch of trials: one journal append for all of them (one lock,
-    one fsync), else one write per trial. If a trial of the batch was finished meanwhile (a
+    one fsync), else one write per attribute. If a trial of the batch was finished meanwhile (a
     late heartbeat), the rest are still written and UpdateFinishedTrialError is raised after."""
     backend = optuna_private.uncached(storage)
-    if isinstance(backend, BatchedRDBStorage):
-        with backend.batch():
-            for trial_id, attrs in attrs_by_trial.items():
-                for k, v in attrs.items():
-                    backend.set_trial_user_attr(trial_id, k, v)
-        return
-    if isinstance(backend, JournalStorage) and len(attrs_by_trial) > 1:
+    if isinstance(backend, JournalStorage):
         optuna_private.journal_set_user_attrs(backend, attrs_by_trial)
         return
     error = None
     for trial_id, attrs in attrs_by_trial.items():
         try:
-            set_trial_user_attrs(storage, trial_id, attrs)
+            for k, v in attrs.items():
+                storage.set_trial_user_attr(trial_id, k, v)
         except UpdateFinishedTrialError as exc:
             error = exc
     if error is not None:
@@ -363,17 +317,5 @@ def set_trials_user_attrs(
 def set_trial_user_attrs(
     storage: optuna.storages.BaseStorage, trial_id: int, attrs: dict[str, Any]
 ) -> None:
-    """Store many user attributes of one trial in one write (one journal append or one
-    transaction) instead of one per key, so concurrent workers do not queue on the storage."""
-    backend = optuna_private.uncached(storage)  # Optuna's cache in front of an RDB storage
-    if isinstance(backend, JournalStorage):
-        optuna_private.journal_set_user_attrs(backend, {trial_id: attrs})
-        return
-    if isinstance(backend, BatchedRDBStorage):
-        set_trials_user_attrs(backend, {trial_id: attrs})
-        return
-    if isinstance(backend, RDBStorage):
-        optuna_private_rdb.rdb_set_user_attrs(backend, trial_id, attrs)
-        return
-    for k, v in attrs.items():
-        storage.set_trial_user_attr(trial_id, k, v)
+    """Many user attributes of one trial (one journal append on a journal)."""
+    set_trials_user_attrs(storage, {trial_id: attrs})
