@@ -126,15 +126,15 @@ def storage_problem(url: str, *, journal_outside_studies: bool = False) -> str:
     if "://" not in url:
         return unknown_scheme(url)
     from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+    from sqlalchemy import exc as sa_exc
 
     try:
         parsed = make_url(url)
-    except (ArgumentError, ValueError) as exc:
+    except (sa_exc.ArgumentError, ValueError) as exc:
         return f"malformed URL ({exc}; expected {_FORMS})"
     try:
         dialect = parsed.get_dialect()
-    except NoSuchModuleError:
+    except sa_exc.NoSuchModuleError:
         return f"unknown scheme {parsed.drivername!r} (expected {_FORMS})"
     try:
         dialect.import_dbapi()
