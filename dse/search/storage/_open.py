@@ -125,8 +125,8 @@ def storage_problem(url: str, *, journal_outside_studies: bool = False) -> str:
         return backend.problem(url) if backend.problem is not None else ""
     if "://" not in url:
         return unknown_scheme(url)
-    from sqlalchemy.engine import make_url
     from sqlalchemy import exc as sa_exc
+    from sqlalchemy.engine import make_url
 
     try:
         parsed = make_url(url)
