@@ -80,6 +80,13 @@ PARAMS: dict[str, Param] = {
         "electrical links, technology.optical_fabric for optics)",
         "auto",
     ),
+    "scaleup_domain": Param(
+        "-",
+        "What one switched copper scale-up domain spans: board (one baseboard, "
+        "technology.switched_domain_silicon_mm2 of compute silicon, HGX-class) | rack (one "
+        "liquid-cooled rack, technology.rack_silicon_mm2, NVL72-class switch trays)",
+        "board",
+    ),
     "scaleup_domain_gpus": Param(
         "GPUs",
         "GPUs one switched copper scale-up domain holds (HGX 8, NVL72 72); 0 = as many as "

@@ -31,7 +31,7 @@ from objectives.cost.cluster import (
 from objectives.cost.gpu import gpu_lines, silicon_lines
 from objectives.cost.package import link_masks
 from objectives.cost.waterfall import cost_waterfall
-from objectives.fabric.topology import resolve_fabric
+from objectives.fabric.topology import is_rack_domain, resolve_fabric
 from objectives.perf.hardware import scaleout_gbps_per_gpu
 
 __all__ = ["METRICS", "cost_breakdown", "evaluate_cost"]
@@ -114,7 +114,8 @@ _NETWORK_KEYS = (
     "pluggable_usd_per_gbps",
     "cpo_usd_per_gbps",
     "ocs_usd_per_port",
-    "ocs_block_gpus",
+    "rack_silicon_mm2",
+    "rack_domain_usd_per_rack",
     "wdm_wavelengths_per_fibre",
     "ocs_ports_per_fibre",
 )
@@ -156,6 +157,7 @@ def _network(d: Mapping[str, Any], installed: Any, is_cpo: Any) -> tuple[Any, An
         is_electrical=is_elec,
         is_cpo=is_cpo,
         fabric=resolve_fabric(d),
+        rack_domain=is_rack_domain(d),
         t={
             **{k: tech(d, k) for k in _NETWORK_KEYS},
             "scaleout_gbps_per_gpu": scaleout_gbps_per_gpu(d),

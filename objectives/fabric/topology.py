@@ -9,10 +9,13 @@ Topology rules (each one a documented approximation, vectorized over designs):
 
 - switched: every GPU of a domain is one switch hop from every other; a domain holds at most
   radix = floor(switch_gbps / link_gbps) GPUs (each GPU puts one link on each switch plane),
-  and with copper links at most one baseboard of compute silicon. Bigger groups fall back to
-  the scale-out NICs (slow, still feasible).
+  and with copper links at most the compute silicon of its ``scaleup_domain``: one baseboard
+  (``board``, HGX) or one rack (``rack``, NVL72-class, liquid-cooled). Bigger groups fall back
+  to the scale-out NICs (slow, still feasible).
 - packet: non-blocking, 2t - 1 switch traversals for t tiers; every group is feasible.
-- direct with copper links reaches one block (``ocs_block_gpus``); beyond it is infeasible.
+- direct with copper links reaches one rack of compute silicon (``rack_silicon_mm2``); beyond
+  it is infeasible. Reach is counted in silicon, never in GPUs: a cluster of small dies reaches
+  exactly as far as one of big dies with the same total silicon.
 - ocs / direct: the GPUs' P ports form a torus of k = floor(P / 2) dimensions; ring and torus
   collectives use ports in pairs (2 floor(P/2) / P of the bandwidth). A 1-port GPU cannot close
   a ring or a pipeline chain, so groups of more than 2 GPUs are infeasible. A ``direct`` group
@@ -33,6 +36,8 @@ from objectives.choices import checked, compact
 
 FABRICS = ("switched", "packet", "ocs", "direct")
 CHOICES = ("auto", *FABRICS)
+DOMAINS = ("board", "rack")
+"""``scaleup_domain``: what a switched copper domain spans (one baseboard or one rack)."""
 OPTICAL_FABRICS = ("circuit", "packet")  # technology.optical_fabric, what ``auto`` follows
 SWITCHED, PACKET, OCS, DIRECT = range(4)
 MAX_TORUS_DIMS = 3  # the torus collectives use at most 3 dimensions (TPU v4: 3D torus)
@@ -52,6 +57,26 @@ def resolve_fabric(d: Mapping[str, Any]) -> np.ndarray:
     optical_name = np.where(optical == "packet", "packet", "ocs")
     auto = np.where(link == "electrical", "switched", optical_name)
     return np.where(choice == "auto", auto, choice)
+
+
+def is_rack_domain(d: Mapping[str, Any]) -> np.ndarray:
+    """True where the design's switched copper domain is a rack (``scaleup_domain: rack``)."""
+    return checked(d.get("scaleup_domain", "board"), DOMAINS, "scaleup_domain", "domain") == "rack"
+
+
+def reach_gpus(reach_silicon_mm2: ArrayLike, silicon_mm2: ArrayLike) -> np.ndarray:
+    """GPUs of ``silicon_mm2`` compute silicon each that fit a reach given in silicon (>= 1)."""
+    reach = np.floor(np.asarray(reach_silicon_mm2, float) / np.asarray(silicon_mm2, float) + 1e-9)
+    return np.maximum(reach, 1.0)
+
+
+def domain_silicon_mm2(d: Mapping[str, Any]) -> np.ndarray:
+    """Compute silicon a switched copper domain holds: one baseboard or one rack."""
+    board = tech(d, "switched_domain_silicon_mm2")
+    rack = is_rack_domain(d)
+    if not np.any(rack):
+        return board
+    return np.where(rack, tech(d, "rack_silicon_mm2"), board)
 
 
 def fabric_code(names: np.ndarray) -> np.ndarray:
@@ -122,7 +147,7 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
         silicon,
         elec,
         switch_gbps=tech(d, "electrical_switch_gbps"),
-        domain_silicon_mm2=tech(d, "switched_domain_silicon_mm2"),
+        domain_silicon_mm2=domain_silicon_mm2(d),
     )
     if "scaleup_domain_gpus" in d:  # a product's own copper domain (HGX 8, NVL72 72)
         declared = value(d, "scaleup_domain_gpus")
@@ -136,9 +161,15 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
         tiers = clos_tiers(value(d, "cluster_size"), radix)
     hops = np.select([code == SWITCHED, code == PACKET], [1.0, 2 * tiers - 1], 0.0)
     # An optical circuit switch steers light: copper links cannot use it. A copper torus
-    # reaches one directly wired block (TPU v4: copper inside a 64-chip cube, optics beyond).
-    beyond_block = value(d, "cluster_size") > tech(d, "ocs_block_gpus")
-    ok = ~((code == OCS) & elec) & ~((code == DIRECT) & elec & beyond_block)
+    # reaches one rack of compute silicon (TPU v4: copper inside a one-rack cube, optics beyond;
+    # NVL72: a copper spine over one rack), whatever the size of the dies it holds.
+    beyond_rack = value(d, "cluster_size") > reach_gpus(tech(d, "rack_silicon_mm2"), silicon)
+    ok = ~((code == OCS) & elec) & ~((code == DIRECT) & elec & beyond_rack)
+    # A rack-scale copper domain is liquid-cooled (technology.rack_domain_needs_liquid).
+    rack = is_rack_domain(d)
+    if np.any(rack) and bool(np.any(tech(d, "rack_domain_needs_liquid"))):
+        air = compact(d.get("cooling", "air")) != "liquid"
+        ok = ok & ~(rack & air & elec & (code == SWITCHED))
     # pJ/bit of a switch-side transceiver (none for copper), for the fabric's power
     side = np.select(
         [link == "cpo", link == "pluggable"],
@@ -225,6 +256,7 @@ def ocs_ports_per_gpu(
     ports_per_fibre: ArrayLike,
 ) -> np.ndarray:
     """OCS ports one GPU uses: only links that leave its block (TPU v4: the cube's faces).
+    A block is one rack of compute silicon (``reach_gpus(rack_silicon_mm2, ...)`` GPUs).
 
     A block of b GPUs wired as a k-dimensional torus (k = min(floor(P/2), 3)) has side
     b^(1/k); in every dimension one link in ``side`` leaves the block through the OCS. A
