@@ -17,7 +17,6 @@ _CHOICES = {
     "cooling": COOLING,
     "hbm_generation": HBM_GENERATIONS,
     "packaging": PACKAGINGS,
-    "scaleup_domain": ("board", "rack"),  # objectives.fabric.topology.DOMAINS
 }
 
 

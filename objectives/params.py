@@ -76,16 +76,10 @@ PARAMS: dict[str, Param] = {
     ),
     "scaleup_fabric": Param(
         "-",
-        "Scale-up fabric: auto | switched | packet | ocs | direct (auto: switched for "
-        "electrical links, technology.optical_fabric for optics)",
+        "Scale-up fabric: auto | switched | packet | ocs | direct | rack (auto: switched for "
+        "electrical links, technology.optical_fabric for optics; rack: switched, its copper "
+        "domain one liquid-cooled rack of technology.rack_silicon_mm2)",
         "auto",
-    ),
-    "scaleup_domain": Param(
-        "-",
-        "What one switched copper scale-up domain spans: board (one baseboard, "
-        "technology.switched_domain_silicon_mm2 of compute silicon, HGX-class) | rack (one "
-        "liquid-cooled rack, technology.rack_silicon_mm2, NVL72-class switch trays)",
-        "board",
     ),
     "scaleup_domain_gpus": Param(
         "GPUs",

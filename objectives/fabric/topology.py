@@ -9,9 +9,10 @@ Topology rules (each one a documented approximation, vectorized over designs):
 
 - switched: every GPU of a domain is one switch hop from every other; a domain holds at most
   radix = floor(switch_gbps / link_gbps) GPUs (each GPU puts one link on each switch plane),
-  and with copper links at most the compute silicon of its ``scaleup_domain``: one baseboard
-  (``board``, HGX) or one rack (``rack``, NVL72-class, liquid-cooled). Bigger groups fall back
+  and with copper links at most one baseboard of compute silicon (HGX). Bigger groups fall back
   to the scale-out NICs (slow, still feasible).
+- rack: a switched fabric whose copper domain is one rack of compute silicon (NVL72-class:
+  switch trays and a copper spine; liquid-cooled).
 - packet: non-blocking, 2t - 1 switch traversals for t tiers; every group is feasible.
 - direct with copper links reaches one rack of compute silicon (``rack_silicon_mm2``); beyond
   it is infeasible. Reach is counted in silicon, never in GPUs: a cluster of small dies reaches
@@ -35,9 +36,9 @@ from objectives._evaluator import tech, value
 from objectives.choices import checked, compact
 
 FABRICS = ("switched", "packet", "ocs", "direct")
-CHOICES = ("auto", *FABRICS)
-DOMAINS = ("board", "rack")
-"""``scaleup_domain``: what a switched copper domain spans (one baseboard or one rack)."""
+RACK = "rack"
+"""A switched fabric whose copper domain spans one rack (NVL72-class) instead of one board."""
+CHOICES = ("auto", *FABRICS, RACK)
 OPTICAL_FABRICS = ("circuit", "packet")  # technology.optical_fabric, what ``auto`` follows
 SWITCHED, PACKET, OCS, DIRECT = range(4)
 MAX_TORUS_DIMS = 3  # the torus collectives use at most 3 dimensions (TPU v4: 3D torus)
@@ -60,8 +61,8 @@ def resolve_fabric(d: Mapping[str, Any]) -> np.ndarray:
 
 
 def is_rack_domain(d: Mapping[str, Any]) -> np.ndarray:
-    """True where the design's switched copper domain is a rack (``scaleup_domain: rack``)."""
-    return checked(d.get("scaleup_domain", "board"), DOMAINS, "scaleup_domain", "domain") == "rack"
+    """True where the design's switched copper domain is a rack (``scaleup_fabric: rack``)."""
+    return checked(d.get("scaleup_fabric", "auto"), CHOICES, "scaleup_fabric", "fabric") == RACK
 
 
 def reach_gpus(reach_silicon_mm2: ArrayLike, silicon_mm2: ArrayLike) -> np.ndarray:
@@ -80,7 +81,9 @@ def domain_silicon_mm2(d: Mapping[str, Any]) -> np.ndarray:
 
 
 def fabric_code(names: np.ndarray) -> np.ndarray:
-    """Float code of each fabric name (SWITCHED ... DIRECT), for numeric grouping."""
+    """Float code of each fabric name (SWITCHED ... DIRECT), for numeric grouping; a rack is a
+    switched fabric (its domain differs: ``is_rack_domain``)."""
+    names = np.where(names == RACK, "switched", names)
     return np.select([names == f for f in FABRICS], [float(i) for i in range(len(FABRICS))], -1.0)
 
 

@@ -43,21 +43,13 @@ _NUMERIC_OPTIONAL = (
 )
 
 
-_STRINGS = (
-    "link_type",
-    "cooling",
-    "scaleup_fabric",
-    "scaleup_domain",
-    "hbm_generation",
-    "packaging",
-)
+_STRINGS = ("link_type", "cooling", "scaleup_fabric", "hbm_generation", "packaging")
 
 
 _STRING_DEFAULTS = {
     "cooling": "air",
     "link_type": "electrical",
     "scaleup_fabric": "auto",
-    "scaleup_domain": "board",
     "hbm_generation": "auto",
     "packaging": "cowos-s",
 }

@@ -116,8 +116,7 @@ PARAM_TYPES: dict[str, Any] = {
     "disaggregated": bool | Literal[0, 1],
     "spare_fraction": NonNegative,
     # objectives.fabric.topology.CHOICES (not imported: fabric imports the presets)
-    "scaleup_fabric": Literal["auto", "switched", "packet", "ocs", "direct"],
-    "scaleup_domain": Literal["board", "rack"],
+    "scaleup_fabric": Literal["auto", "switched", "packet", "ocs", "direct", "rack"],
 }
 """Physical range of each design parameter a GPU preset sets (a parameter not listed is
 accepted as any value, so new parameters work before their range is written here)."""

@@ -16,6 +16,7 @@ import copy
 import os
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,23 +42,28 @@ CASES: dict[str, list[str]] = {
     "deepseek-v3-decode": ["workload.model=deepseek-v3", "workload.ep=auto"],
 }
 #: Die classes by compute-die area, halving from 700 mm2 (the reticle-class die is >= 700 mm2;
-#: 858 mm2 is the 26 x 33 mm field): (low, high, step) of the searched and swept grid, about 13
-#: areas each so that every class's exact sweep has the same size.
+#: 858 mm2 is the 26 x 33 mm field): (low, high, step) of the searched and swept grid, 7 areas
+#: each so that every class's exact sweep has the same size.
 CLASSES: dict[str, tuple[float, float, float]] = {
-    "full": (700.0, 854.0, 14.0),
-    "half": (350.0, 686.0, 28.0),
-    "quarter": (175.0, 343.0, 14.0),
-    "eighth": (88.0, 172.0, 7.0),
-    "chiplet": (175.0, 343.0, 14.0),
+    "full": (700.0, 856.0, 26.0),
+    "half": (350.0, 686.0, 56.0),
+    "quarter": (175.0, 343.0, 28.0),
+    "eighth": (88.0, 172.0, 14.0),
+    "chiplet": (175.0, 343.0, 28.0),
+    "dual": (700.0, 856.0, 26.0),
 }
-#: Fixed values of a class beyond the template's. The chiplet class: four quarter-size compute
-#: dies in one CoWoS-L package (RDL interposer with silicon bridges: the in-package way to
-#: small-die yield, as in B200's two dies or MI300X's eight XCDs) joined at B200's NV-HBI
-#: 10 TB/s (NVIDIA Blackwell architecture technical brief, 2024); HBM stacks per die as for
-#: every class, so a package carries up to 4 x 8.
+#: What separates die size from package size: dies per package beyond the template's one, and
+#: their die-to-die link. ``chiplet``: four quarter-size compute dies in one package; ``dual``:
+#: two reticle-class dies in one package, as B200. Both join their dies at B200's NV-HBI
+#: 10 TB/s (NVIDIA Blackwell architecture technical brief, 2024). Packaging (CoWoS-S or -L),
+#: HBM stacks per die, cooling and every other choice are searched for every class alike.
 CLASS_FIXED: dict[str, dict[str, Any]] = {
-    "chiplet": {"dies_per_gpu": 4, "packaging": "cowos-l", "d2d_tbps": 10.0},
+    "chiplet": {"dies_per_gpu": 4, "d2d_tbps": 10.0},
+    "dual": {"dies_per_gpu": 2, "d2d_tbps": 10.0},
 }
+#: The package-structure fields a class may fix; everything else is the same for all classes
+#: (tests/cli/test_paper_symmetry.py holds it).
+PACKAGE_FIELDS = ("dies_per_gpu", "d2d_tbps")
 #: Who pays the margin. "cost": a buyer who builds at manufacturing cost (a hyperscaler's own
 #: silicon and network). "market": the vendors' gross margins on top: GPUs at NVIDIA's FY2025
 #: GAAP gross margin of 75.0 % (NVIDIA Form 10-K, fiscal year ended 26 Jan 2025) -> price /
@@ -210,23 +216,67 @@ def progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-PARAMS = [
-    "die_area_mm2",
-    "hbm_stacks_per_die",
-    "hbm_gb_per_stack",
-    "hbm_tbps_per_stack",
-    "links_per_gpu",
-    "optics_per_link",
-    "lane_gbps",
-    "link_type",
-    "scaleup_fabric",
-    "clock_ghz",
-    "cluster_size",
-]
+def _template_space() -> dict[str, Any]:
+    return dict(yaml.safe_load(TEMPLATE.read_text(encoding="utf-8"))["space"])
 
 
-#: The searched parameters (PARAMS less the derived ones).
-SEARCHED = [p for p in PARAMS if p not in ("hbm_tbps_per_stack", "cluster_size")]
+#: The searched parameters (the template's space) and, after them, the derived ones.
+SEARCHED = list(_template_space())
+PARAMS = [*SEARCHED, "cluster_size"]
+
+#: Edges of the searched space a best design may sit on because they are physical limits, not
+#: choices of the study: (parameter, "low" | "high") -> why. A best design on any other edge
+#: (``at_bound``) means the space cut it off, and findings.py refuses to name it a winner.
+PHYSICAL_EDGES: dict[tuple[str, str], str] = {
+    ("die_area_mm2", "low"): "the class's own definition",
+    ("die_area_mm2", "high"): "the class's own definition (the reticle for full and dual)",
+    ("clock_ghz", "low"): "below the V-f curve's Vmin knee (~1.16 GHz) a lower clock saves no "
+    "energy per operation (technology.vdd_min_v)",
+    ("clock_ghz", "high"): "above H100's 1.98 GHz boost clock (NVIDIA H100 datasheet)",
+    ("hbm_stacks_per_die", "low"): "a GPU needs at least one HBM stack",
+    ("hbm_tbps_per_stack", "high"): "HBM4 is the newest JEDEC generation (JESD270-4, 2025)",
+    ("hbm_gb_per_stack", "low"): "the smallest HBM3 stack (8-high x 16 Gb)",
+    ("hbm_gb_per_stack", "high"): "the largest stack shipped (16-high x 24 Gb)",
+    ("links_per_gpu", "low"): "two links are the fewest that close a ring",
+    ("optics_per_link", "low"): "a link has at least one lane",
+}
+
+
+def at_bound(row: Mapping[str, Any], space: Mapping[str, Any], low: float, high: float) -> str:
+    """The searched parameters whose value in ``row`` is the lowest or highest the space offers
+    (ordered numeric choices and ranges; unordered names have no edge), as 'name=low' and
+    'name=high' joined by ';'. ``low``/``high``: the class's die area range."""
+    out = []
+    for name, dist in space.items():
+        if name == "die_area_mm2":
+            lo, hi = low, high
+        elif "choices" in dist:
+            vals = dist["choices"]
+            if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals):
+                continue
+            if len(vals) < 2:
+                continue
+            lo, hi = min(vals), max(vals)
+        else:
+            lo, hi = dist["low"], dist["high"]
+        v = float(row[name])
+        if abs(v - lo) <= 1e-9 * max(1.0, abs(lo)):
+            out.append(f"{name}=low")
+        elif abs(v - hi) <= 1e-9 * max(1.0, abs(hi)):
+            out.append(f"{name}=high")
+    return ";".join(out)
+
+
+def unphysical_edges(text: str) -> list[str]:
+    """The entries of an ``at_bound`` cell that are not declared physical limits."""
+    if not isinstance(text, str) or not text:
+        return []
+    out = []
+    for item in text.split(";"):
+        name, side = item.split("=")
+        if (name, side) not in PHYSICAL_EDGES:
+            out.append(item)
+    return out
 
 
 def _best_row(front: pd.DataFrame, objs: list[str], mx: list[bool], i: int) -> pd.Series:
@@ -240,6 +290,7 @@ def class_rows(results: list[dict[str, Any]]) -> pd.DataFrame:
     """classes.csv: per case x class x basis x objective, the best design the search found,
     every searched parameter and metric, and the exact sweep's best value beside it."""
     rows = []
+    space = _template_space()
     for r in results:
         job: Job = r["job"]
         objs, mx = objectives(job.case), maximize(job.case)
@@ -260,6 +311,10 @@ def class_rows(results: list[dict[str, Any]]) -> pd.DataFrame:
             for p in PARAMS:
                 row[p] = best[f"params.{p}"]
             row["dies_per_gpu"] = int(CLASS_FIXED.get(job.die_class, {}).get("dies_per_gpu", 1))
+            low, high, _ = CLASSES[job.die_class]
+            row["at_bound"] = at_bound(
+                {p: best[f"params.{p}"] for p in SEARCHED}, space, low, high
+            )
             metrics = sorted(c for c in front.columns if c.split(".")[0] in METRIC_GROUPS)
             for m in metrics:
                 row[m] = float(best[m])
@@ -382,7 +437,7 @@ def moved_rows(before: dict[str, pd.DataFrame], after: dict[str, pd.DataFrame]) 
     return pd.DataFrame(rows)
 
 
-MARKERS = {"full": "s", "half": "D", "quarter": "o", "eighth": "^", "chiplet": "P"}
+MARKERS = {"full": "s", "half": "D", "quarter": "o", "eighth": "^", "chiplet": "P", "dual": "X"}
 
 
 def figure(case: str, results: list[dict[str, Any]], products: pd.DataFrame, out: Path) -> None:

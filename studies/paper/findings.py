@@ -23,7 +23,8 @@ CLASS_TEXT = {
     "half": "half (350-686 mm²)",
     "quarter": "quarter (175-343 mm²)",
     "eighth": "eighth (88-172 mm²)",
-    "chiplet": "chiplet (4 quarter-size dies on CoWoS-L)",
+    "chiplet": "chiplet (4 quarter-size dies in one package)",
+    "dual": "dual (2 reticle-class dies in one package, as B200)",
 }
 
 
@@ -103,6 +104,8 @@ def _spread_cell(sp: pd.DataFrame, case: str, basis: str, obj: str, cls: str) ->
         return ""
     r = s.iloc[0]
     lo, hi = sorted((1 / r["p90"], 1 / r["p10"]) if obj == COST else (r["p10"], r["p90"]))
+    if f"{lo:.3f}" == f"{hi:.3f}":  # nothing sampled moves it: no range to print
+        return ""
     return f" ({lo:.3f}-{hi:.3f})"
 
 
@@ -540,6 +543,36 @@ def _method() -> str:
     )
 
 
+class EdgeWinnerError(SystemExit):
+    """A winner sits on an edge of the searched space that is not a physical limit."""
+
+
+def refuse_edge_winners(out: Path) -> None:
+    """Refuse (exit with every offending row named) when a winning class's best design sits on
+    an edge of the searched space that classes.PHYSICAL_EDGES does not declare a physical
+    limit: the space, not the physics, chose it. Results without ``at_bound`` predate it."""
+    from classes import unphysical_edges
+
+    cl, w = pd.read_csv(out / "classes.csv"), pd.read_csv(out / "winners.csv")
+    if "at_bound" not in cl.columns:
+        return
+    keys = ["case", "price_basis", "objective"]
+    rows = w.merge(cl, left_on=[*keys, "winner"], right_on=[*keys, "die_class"])
+    bad = [
+        f"{r['case']} {r['price_basis']} {NAMES.get(r['objective'], r['objective'])}: "
+        f"{r['winner']} at {', '.join(edges)}"
+        for _, r in rows.iterrows()
+        if (edges := unphysical_edges(r["at_bound"]))
+    ]
+    if bad:
+        raise EdgeWinnerError(
+            "winners on an edge of the searched space that is not a physical limit (widen "
+            "spaces/paper/search.yaml or declare the limit in classes.PHYSICAL_EDGES):\n  "
+            + "\n  ".join(bad)
+        )
+
+
 def write(out: Path) -> None:
+    refuse_edge_winners(out)
     (out / "FINDINGS.md").write_text(render(out), encoding="utf-8")
     (out / "EVIDENCE.md").write_text(render_evidence(out), encoding="utf-8")

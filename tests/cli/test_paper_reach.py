@@ -17,13 +17,12 @@ EQUAL_SILICON = [(814.0, 64), (407.0, 128), (203.5, 256)]
 BASE = {
     "hbm_stacks_per_die": "4",
     "hbm_gb_per_stack": "24",
+    "hbm_tbps_per_stack": "1.2288",
     "optics_per_link": "2",
     "lane_gbps": "200",
-    "clock_ghz": "1.4",
-    "hbm_generation": "hbm3e",
+    "clock_ghz": "1.5",
     "packaging": "cowos-s",
     "cooling": "liquid",
-    "scaleup_domain": "board",
 }
 
 
@@ -54,7 +53,7 @@ def test_copper_torus_feasibility_does_not_depend_on_die_size(reach: float | Non
 
 def test_rack_domain_needs_liquid_cooling_for_every_die_size() -> None:
     for area, n in EQUAL_SILICON:
-        sets = ["scaleup_fabric=switched", "scaleup_domain=rack"]
+        sets = ["scaleup_fabric=rack"]
         air = _evaluate(area, n, *sets, "cooling=air")
         liquid = _evaluate(area, n, *sets, "cooling=liquid")
         assert air["perf.topology_ok"] == 0 and liquid["perf.topology_ok"] == 1, area

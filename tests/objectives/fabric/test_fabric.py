@@ -168,9 +168,7 @@ def test_rack_domain_is_liquid_cooled_and_reaches_a_rack(cooling, ok):
     # 115,200 mm2 (566), which only liquid cooling can carry.
     board = perf(scaleup_fabric="switched", link_type="electrical", cooling=cooling)
     assert board["scaleup_domain_gpus"] == 32 and board["topology_ok"] == 1
-    rack = perf(
-        scaleup_fabric="switched", link_type="electrical", cooling=cooling, scaleup_domain="rack"
-    )
+    rack = perf(scaleup_fabric="rack", link_type="electrical", cooling=cooling)
     assert rack["topology_ok"] == ok
     if ok:
         # the switch radix binds first: 12,800 Gb/s / (2 lanes x 100 Gb/s) = 64 GPUs
