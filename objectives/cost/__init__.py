@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import broadcast, builtin_evaluator, tech, value
+from objectives.cooling import cooling_usd_per_gpu
 from objectives.cost.cluster import (
     energy_cost,
     installed_gpus,
@@ -79,7 +80,12 @@ METRICS: dict[str, tuple[str, str]] = {
     "host_cost_usd": (_GPU, "host CPUs, DRAM, NICs, chassis, PSUs sized by GPU peak power"),
     "board_cost_usd": (_GPU, "GPU module board, VRMs and connectors, sized by GPU peak power"),
     "facility_cost_usd": (_GPU, "datacentre power and cooling capex, lifetime share"),
-    "system_share_usd": (_GPU, "host + board + facility"),
+    "cooling_cost_usd": (
+        _GPU,
+        "cooling hardware beyond an air-cooled host's (liquid: cold plates, manifolds, CDU "
+        "share) per kW of GPU peak power (objectives/cooling.py)",
+    ),
+    "system_share_usd": (_GPU, "host + board + facility + cooling"),
     "installed_gpus": ("GPUs", "serving GPUs + ceil(spare_fraction x serving) spares"),
     "network_cost_usd": (
         _CLUSTER,
@@ -190,7 +196,8 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
     installed = installed_gpus(n, value(d, "spare_fraction"))
     life = tech(d, "lifetime_years")
     host, board, facility = _system(d, perf, n, life)
-    system = host + board + facility
+    cooling = cooling_usd_per_gpu(d, perf["package_power_w"])
+    system = host + board + facility + cooling
     net, tiers = _network(d, installed, is_cpo)
     capex = installed * (g["gpu_cost_usd"] + g["gpu_margin_usd"] + system) + net
     energy = energy_cost(perf["facility_power_w"], life, tech(d, "electricity_usd_per_kwh"))
@@ -204,6 +211,7 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
         host_cost_usd=host,
         board_cost_usd=board,
         facility_cost_usd=facility,
+        cooling_cost_usd=cooling,
         system_share_usd=system,
         installed_gpus=installed,
         network_cost_usd=net,
