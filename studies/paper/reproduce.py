@@ -33,6 +33,7 @@ SPACES = ROOT / "spaces" / "paper"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import breakeven  # noqa: E402
 import classes  # noqa: E402
 import findings  # noqa: E402
 import spread  # noqa: E402
@@ -709,6 +710,9 @@ def _classes(
     classes.progress("spread over the uncertain assumptions")
     ranges = spread.spread_rows(table, scratch, USER_SETS, results=results)
     ranges.to_csv(OUT / "spread.csv", index=False, float_format="%.6g")
+    classes.progress("break-even of each deciding assumption (winner vs runner-up)")
+    parity = breakeven.breakeven_rows(table, scratch, USER_SETS)
+    parity.to_csv(OUT / "breakeven.csv", index=False, float_format="%.6g")
     classes.progress("the validated model error's effect on each class / full ratio")
     bias = classes.model_error_rows(table, scratch, USER_SETS)
     bias.to_csv(OUT / "model_error.csv", index=False, float_format="%.6g")

@@ -1,7 +1,8 @@
 """The headline ratios over the uncertain assumptions (``spread.csv``).
 
 Each class's best design (``classes.csv``) is evaluated under SCENARIOS paired Latin-hypercube
-draws of defect density, wafer cost, co-packaged optics price and electricity price, and its
+draws of the uncertain assumptions (``uncertain_assumptions``: prices, power, fitted
+efficiencies, copper reach and the SLO), and its
 ratio to the full die's best is summarised; ``repicked_*`` lets every class take, in each
 scenario, the best design of its own exact front instead. Imported by ``reproduce.py``.
 """
@@ -17,17 +18,32 @@ from classes import CASES, CLASSES, COST, SEARCHED, Job, _sets, class_spec, obje
 
 
 def uncertain_assumptions(context: dict[str, Any]) -> list[Any]:
-    """The robust study's four uncertain assumptions, centred on the resolved (possibly
-    user-set) nominal values: D0 lognormal with sigma 0.4 (public N5/N4 estimates 0.05-0.10
+    """The uncertain assumptions, centred on the resolved (possibly user-set) nominal values.
+
+    The four of the robust study: D0 lognormal with sigma 0.4 (public N5/N4 estimates 0.05-0.10
     /cm2), wafer cost triangular from -12 % to +47 % (N4 quotes of 15-25 k USD around 17 k),
     CPO USD/Gb/s lognormal with sigma 0.5 (targets of 0.3-1 USD/Gb/s), electricity uniform
-    +/-37.5 % (industrial 0.05-0.11 USD/kWh around 0.08)."""
+    +/-37.5 % (industrial 0.05-0.11 USD/kWh around 0.08). And what decides the answer (issue
+    35), each over its published spread where there is one:
+
+    - HBM USD/GB of every generation, lognormal sigma 0.25 (quotes of 10-18 USD/GB around ~13);
+    - host USD and W per kW of GPU power, lognormal sigma 0.3 and uniform +/-30 % (Epoch's 90 %
+      interval of 2,500-8,000 USD for an H100's module and baseboard share);
+    - facility capex per kW, uniform from -9 % to +82 % (10-12 M USD per MW, AI-optimised up
+      to 20 M); maintenance per year, uniform +/-50 % (E);
+    - HBM pJ/bit, triangular from -25 % to +100 % (3.9 pJ/bit HBM2-class to 7-9 quoted for
+      HBM3E); the busy-activity floor, uniform +/-0.1 (a fitted fraction);
+    - the fitted serving efficiencies (continuous-batching GEMM compute and memory), uniform
+      +/-15 % (the validated model error band, docs/validation.md);
+    - copper reach (rack_silicon_mm2), triangular from one baseboard to 1.5 racks;
+    - the TPOT SLO, uniform +/-50 %.
+    """
     from dse.model.uncertain import Uncertain
 
     t = context["technology"]
     d0, wafer = float(t["defect_density_per_cm2"]), float(t["wafer_cost_usd"])
     cpo, kwh = float(t["cpo_usd_per_gbps"]), float(t["electricity_usd_per_kwh"])
-    return [
+    out = [
         Uncertain(("technology", "defect_density_per_cm2"), "lognormal",
                   {"median": d0, "sigma": 0.4}),
         Uncertain(("technology", "wafer_cost_usd"), "triangular",
@@ -37,6 +53,49 @@ def uncertain_assumptions(context: dict[str, Any]) -> list[Any]:
         Uncertain(("technology", "electricity_usd_per_kwh"), "uniform",
                   {"low": kwh * 0.625, "high": kwh * 1.375}),
     ]  # fmt: skip
+    return out + _deciding(t, context.get("workload", {}))
+
+
+def _deciding(t: dict[str, Any], wl: dict[str, Any]) -> list[Any]:
+    """The assumptions that decide the answer (see ``uncertain_assumptions``)."""
+    from dse.model.uncertain import Uncertain
+
+    def tech(name: str, dist: str, **params: float) -> Any:
+        return Uncertain(("technology", name), dist, params)
+
+    def scaled(name: str, low: float, high: float, mode: float | None = None) -> Any:
+        v = float(t[name])
+        if mode is None:
+            return tech(name, "uniform", low=v * low, high=v * high)
+        return tech(name, "triangular", low=v * low, mode=v * mode, high=v * high)
+
+    out = [
+        tech(f"{g}_usd_per_gb", "lognormal", median=float(t[f"{g}_usd_per_gb"]), sigma=0.25)
+        for g in ("hbm3", "hbm3e", "hbm3e12", "hbm4")
+        if f"{g}_usd_per_gb" in t
+    ]
+    floor = float(t["compute_busy_activity_floor"])
+    out += [
+        tech("host_usd_per_gpu_kw", "lognormal", median=float(t["host_usd_per_gpu_kw"]),
+             sigma=0.3),
+        scaled("host_power_per_gpu_watt", 0.7, 1.3),
+        scaled("facility_capex_usd_per_kw", 10 / 11, 20 / 11),
+        scaled("maintenance_fraction_per_year", 0.5, 1.5),
+        scaled("hbm_pj_per_bit", 0.75, 2.0, 1.0),
+        tech("compute_busy_activity_floor", "uniform", low=max(floor - 0.1, 0.0),
+             high=min(floor + 0.1, 1.0)),
+        scaled("cb_gemm_compute_efficiency", 0.85, min(1.15, 1 / float(
+            t["cb_gemm_compute_efficiency"]))),
+        scaled("cb_gemm_memory_efficiency", 0.85, min(1.15, 1 / float(
+            t["cb_gemm_memory_efficiency"]))),
+        tech("rack_silicon_mm2", "triangular", low=float(t["switched_domain_silicon_mm2"]),
+             mode=float(t["rack_silicon_mm2"]), high=1.5 * float(t["rack_silicon_mm2"])),
+    ]  # fmt: skip
+    slo = wl.get("tpot_slo_s")
+    if isinstance(slo, int | float) and not isinstance(slo, bool) and slo > 0:
+        out.append(Uncertain(("workload", "tpot_slo_s"), "uniform",
+                             {"low": 0.5 * slo, "high": 1.5 * slo}))  # fmt: skip
+    return out
 
 
 SCENARIOS = 64
