@@ -75,6 +75,11 @@ METRICS: dict[str, tuple[str, str]] = {
         "share of the full-load tokens actually delivered: goodput_fraction for training, "
         "capacity_availability for serving",
     ),
+    "delivered_tokens_per_s_per_mw": (
+        "tokens/s/MW",
+        "perf.tokens_per_s x delivered_fraction per MW of perf.facility_power_w (IT x PUE): "
+        "what a site of fixed power serves at the SLO",
+    ),
     "delivered_tokens_per_joule": (
         "tokens/J",
         "perf.tokens_per_joule x delivered_fraction: the cluster draws its running power "
@@ -178,8 +183,13 @@ def _evaluate_availability(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "job_mtti_h": train["job_mtti_h"],
     }
     out["delivered_fraction"] = delivered_fraction(design, out)
+    perf = evaluate_perf(design)
     out["delivered_tokens_per_joule"] = (
-        np.asarray(evaluate_perf(design)["tokens_per_joule"], float) * out["delivered_fraction"]
+        np.asarray(perf["tokens_per_joule"], float) * out["delivered_fraction"]
+    )
+    facility_mw = np.maximum(np.asarray(perf["facility_power_w"], float), 1e-9) / 1e6
+    out["delivered_tokens_per_s_per_mw"] = (
+        np.asarray(perf["tokens_per_s"], float) * out["delivered_fraction"] / facility_mw
     )
     return broadcast(out)
 

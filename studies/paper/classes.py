@@ -40,7 +40,24 @@ CASES: dict[str, list[str]] = {
     # case made for many small GPUs: DeepSeek-V3/R1 (671B, 256 routed experts, MLA), experts
     # spread over a searched expert-parallel degree (``ep: auto``) with its all-to-all.
     "deepseek-v3-decode": ["workload.model=deepseek-v3", "workload.ep=auto"],
+    # A small model, where the full die's capacity is mostly idle weight copies.
+    "llama3-8b-decode": ["workload.model=llama3-8b"],
+    # Long-output reasoning (DeepSeek-R1 shares DeepSeek-V3's architecture): ~1k in, 8k out,
+    # so the KV cache of a long decode decides the batch.
+    "deepseek-r1-reasoning": [
+        "workload.model=deepseek-v3",
+        "workload.ep=auto",
+        "workload.input_tokens=1024",
+        "workload.output_tokens=8192",
+    ],
+    # Today's scale: 16 x the silicon (1,024 H100-equivalents), where switch tiers and copper
+    # reach matter to every class.
+    "llama3-405b-decode-1k": ["workload.model=llama3-405b"],
 }
+#: Compute silicon of a case's cluster in units of the 64 x 814 mm2 baseline (default 1).
+CASE_SCALE: dict[str, int] = {"llama3-405b-decode-1k": 16}
+#: Compute silicon of the baseline cluster: 64 H100 dies of 814 mm2.
+BASE_SILICON_MM2 = 52096
 #: Die classes by compute-die area, halving from 700 mm2 (the reticle-class die is >= 700 mm2;
 #: 858 mm2 is the 26 x 33 mm field): (low, high, step) of the searched and swept grid, 7 areas
 #: each so that every class's exact sweep has the same size.
@@ -76,7 +93,9 @@ BASES: dict[str, list[str]] = {
 #: exact sweep's front gives the answer (the same grid, every design evaluated).
 SEARCHED_BASES = ("cost",)
 COST = "cost.usd_per_mtok_delivered"
-TPJ = "availability.delivered_tokens_per_joule"
+POWER = "availability.delivered_tokens_per_s_per_mw"
+"""Fixed site power: delivered tokens/s per MW of facility power (IT x PUE) at the SLO."""
+TPJ = "availability.delivered_tokens_per_joule"  # recorded, no longer an objective
 SERVE_AVAIL = "availability.capacity_availability"
 TRAIN_AVAIL = "availability.goodput_fraction"
 #: Shipped products as reference points: label -> (GPU preset, extra overrides).
@@ -100,7 +119,7 @@ BASE_N = 64  # the products' cluster: 64 GPUs (8 HGX nodes), like the classes' t
 
 
 def objectives(case: str) -> list[str]:
-    return [COST, TPJ, TRAIN_AVAIL if case.endswith("-train") else SERVE_AVAIL]
+    return [COST, POWER, TRAIN_AVAIL if case.endswith("-train") else SERVE_AVAIL]
 
 
 def maximize(case: str) -> list[bool]:
@@ -143,8 +162,9 @@ def class_spec(job: Job, scratch: Path) -> Path:
     extra = CLASS_FIXED.get(job.die_class, {})
     spec["fixed"].update(extra)
     dies = int(extra.get("dies_per_gpu", 1))
-    if dies > 1:  # equal compute silicon: dies x area per GPU
-        spec["derived"]["cluster_size"] = f"52096 // ({dies} * die_area_mm2)"
+    silicon = BASE_SILICON_MM2 * CASE_SCALE.get(job.case, 1)
+    per_gpu = f"({dies} * die_area_mm2)" if dies > 1 else "die_area_mm2"
+    spec["derived"]["cluster_size"] = f"{silicon} // {per_gpu}"  # equal compute silicon
     for obj, metric in zip(spec["objectives"], objectives(job.case), strict=True):
         obj["metric"] = metric
     path = scratch / "specs" / f"{job.study}.yaml"
@@ -347,6 +367,17 @@ def quality_rows(results: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _scaled(extra: list[str], scale: int) -> list[str]:
+    """A product's overrides for a cluster ``scale`` x the baseline: BASE_N x scale GPUs, or
+    for a rack system (cluster_size=72) whole racks of about the same count."""
+    if scale == 1:
+        return extra
+    rest = [e for e in extra if not e.startswith("cluster_size=")]
+    if len(rest) < len(extra):  # NVL72: whole racks, 15 x 72 = 1,080 for 1,024
+        return [*rest, f"cluster_size={72 * round(BASE_N * scale / 72)}"]
+    return [*rest, f"cluster_size={BASE_N * scale}"]
+
+
 def product_rows(user_sets: list[str]) -> pd.DataFrame:
     """Shipped products on every case and basis, as they ship (64 GPUs, their own fabric)."""
     from dse import api
@@ -355,6 +386,7 @@ def product_rows(user_sets: list[str]) -> pd.DataFrame:
     for case, case_sets in CASES.items():
         for basis, basis_sets in BASES.items():
             for label, (preset, extra) in PRODUCTS.items():
+                extra = _scaled(extra, CASE_SCALE.get(case, 1))
                 sets = [f"gpu={preset}", *extra, *case_sets, *basis_sets, *user_sets]
                 m = api.evaluate(*api.load_for_evaluate(SPACES / "h100.yaml", sets))
                 feasible = all(
@@ -426,7 +458,7 @@ def moved_rows(before: dict[str, pd.DataFrame], after: dict[str, pd.DataFrame]) 
     for _, r in after["classes"].iterrows():
         add("class", r, r["die_class"], r["objective"], prev.get(tuple(r[ckeys])), r["value"])
     pkeys = ["case", "price_basis", "product"]
-    for obj in (COST, TPJ):
+    for obj in (COST, POWER):
         prev = lookup(before.get("products"), pkeys, obj)
         for _, r in after["products"].iterrows():
             add("product", r, r["product"], obj, prev.get(tuple(r[pkeys])), r[obj])
@@ -441,8 +473,8 @@ MARKERS = {"full": "s", "half": "D", "quarter": "o", "eighth": "^", "chiplet": "
 
 
 def figure(case: str, results: list[dict[str, Any]], products: pd.DataFrame, out: Path) -> None:
-    """The classes' searched fronts (cost basis) in cost per token x tokens per joule, die area
-    as colour, shipped products marked."""
+    """The classes' searched fronts (cost basis) in cost per token x tokens/s per MW of facility
+    power, die area as colour, shipped products marked."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -456,19 +488,19 @@ def figure(case: str, results: list[dict[str, Any]], products: pd.DataFrame, out
             continue
         f = r["search"]
         sc = ax.scatter(
-            f[COST], f[TPJ], c=f["params.die_area_mm2"], cmap="viridis", vmin=88, vmax=858,
+            f[COST], f[POWER], c=f["params.die_area_mm2"], cmap="viridis", vmin=88, vmax=858,
             marker=MARKERS[job.die_class], s=28, edgecolors="k", linewidths=0.3,
             label=f"{job.die_class} die (searched front)",
         )  # fmt: skip
     prod = products[(products["case"] == case) & (products["price_basis"] == "cost")]
     for _, p in prod.iterrows():
-        ax.scatter(p[COST], p[TPJ], marker="*", s=180, c="red", edgecolors="k", zorder=5)
-        ax.annotate(p["product"], (p[COST], p[TPJ]), textcoords="offset points",
+        ax.scatter(p[COST], p[POWER], marker="*", s=180, c="red", edgecolors="k", zorder=5)
+        ax.annotate(p["product"], (p[COST], p[POWER]), textcoords="offset points",
                     xytext=(6, 4), fontsize=8, color="darkred")  # fmt: skip
     if sc is not None:
         fig.colorbar(sc, ax=ax, label="compute die area (mm²)")
     ax.set_xlabel("USD per million tokens delivered (manufacturing cost basis)")
-    ax.set_ylabel("tokens per joule delivered")
+    ax.set_ylabel("tokens/s delivered per MW of facility power")
     ax.set_title(f"{case}: each die class searched to its own best; ★ shipped products")
     ax.legend(fontsize=8, loc="best")
     ax.grid(alpha=0.3)

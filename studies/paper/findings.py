@@ -10,11 +10,13 @@ from pathlib import Path
 import pandas as pd
 
 COST = "cost.usd_per_mtok_delivered"
-TPJ = "availability.delivered_tokens_per_joule"
+POWER = "availability.delivered_tokens_per_s_per_mw"
+"""Fixed site power: delivered tokens/s per MW of facility power (IT x PUE) at the SLO."""
+TPJ = "availability.delivered_tokens_per_joule"  # recorded, no longer an objective
 AVAIL = {"serve": "availability.capacity_availability", "train": "availability.goodput_fraction"}
 NAMES = {
     COST: "cost per token",
-    TPJ: "tokens per joule",
+    POWER: "tokens/s per MW",
     AVAIL["serve"]: "capacity availability",
     AVAIL["train"]: "training goodput",
 }
@@ -138,24 +140,24 @@ def _answer(d: dict[str, pd.DataFrame]) -> str:
         "Best class per case at manufacturing cost; × = its advantage over the full "
         "(reticle-sized) die, with the p10-p90 range.",
         "",
-        "| case | cost per token | tokens per joule | availability | at market prices |",
+        "| case | cost per token | tokens/s per MW | availability | at market prices |",
         "|---|---|---|---|---|",
     ]
     for case, g in w.groupby("case", sort=False):
         by = {(r["price_basis"], r["objective"]): r for _, r in g.iterrows()}
-        avail = next(o for (b, o) in by if b == "cost" and o not in (COST, TPJ))
+        avail = next(o for (b, o) in by if b == "cost" and o not in (COST, POWER))
         a = by[("cost", avail)]
         a_cell = f"{a['winner']} {a['winner_value']:.4f}" + (
             f" (full {a['full_value']:.4f})" if a["winner"] != "full" else ""
         )
         market = [
             f"{NAMES[o]}: {by[('market', o)]['winner']}"
-            for o in (COST, TPJ)
+            for o in (COST, POWER)
             if ("market", o) in by and by[("market", o)]["winner"] != by[("cost", o)]["winner"]
         ]
         rows.append(
             f"| {case} | {_perf_cell(by[('cost', COST)], sp)} | "
-            f"{_perf_cell(by[('cost', TPJ)], sp)} | {a_cell} | "
+            f"{_perf_cell(by[('cost', POWER)], sp)} | {a_cell} | "
             + ("; ".join(market) if market else "same winners")
             + " |"
         )
@@ -164,7 +166,7 @@ def _answer(d: dict[str, pd.DataFrame]) -> str:
 
 def _in_short(d: dict[str, pd.DataFrame]) -> str:
     w, sp, e, prod, cl = d["winners"], d["spread"], d["model_error"], d["products"], d["classes"]
-    wc = w[(w["price_basis"] == "cost") & (w["objective"].isin([COST, TPJ]))]
+    wc = w[(w["price_basis"] == "cost") & (w["objective"].isin([COST, POWER]))]
     out = ["## In short", ""]
     # 1. off-package Lite-GPUs
     best_off = []
@@ -186,7 +188,7 @@ def _in_short(d: dict[str, pd.DataFrame]) -> str:
         line = (
             "- **Off-package Lite-GPUs** (half, quarter, eighth dies, each its own package, "
             "joined by the searched fabric) never beat the full die on cost per token or "
-            f"tokens per joule; the closest is {top[1]} on {top[2]} {NAMES[top[3]]} at "
+            f"tokens/s per MW; the closest is {top[1]} on {top[2]} {NAMES[top[3]]} at "
             f"{_x(top[0])}"
         )
         if most is not None and float(most["wins_fraction"]) == 0:
@@ -217,7 +219,7 @@ def _in_short(d: dict[str, pd.DataFrame]) -> str:
             + "."
         )
     # 3. availability
-    wa = w[(w["price_basis"] == "cost") & ~w["objective"].isin([COST, TPJ])]
+    wa = w[(w["price_basis"] == "cost") & ~w["objective"].isin([COST, POWER])]
     diff = (wa["winner_value"] - wa["full_value"]).abs()
     out.append(
         f"- **Availability** hardly separates the classes: the best class's capacity "
@@ -226,7 +228,7 @@ def _in_short(d: dict[str, pd.DataFrame]) -> str:
     )
     # 4. price basis
     changed = []
-    for (case, obj), g in w[w["objective"].isin([COST, TPJ])].groupby(["case", "objective"]):
+    for (case, obj), g in w[w["objective"].isin([COST, POWER])].groupby(["case", "objective"]):
         by = dict(zip(g["price_basis"], g["winner"], strict=True))
         if by.get("market", by.get("cost")) != by.get("cost"):
             changed.append(f"{case} {NAMES[obj]} ({by['cost']} → {by['market']})")
@@ -291,7 +293,7 @@ def _moved(d: dict[str, pd.DataFrame]) -> str:
     num["change"] = pd.to_numeric(num["change"], errors="coerce")
     new = num[num["change"].isna()]
     for kind, label in (("class", "each class's best"), ("product", "shipped products")):
-        for obj in (COST, TPJ):
+        for obj in (COST, POWER):
             g = num[(num["kind"] == kind) & (num["objective"] == obj) & num["change"].notna()]
             if not len(g):
                 continue
@@ -383,7 +385,7 @@ def _flips(d: dict[str, pd.DataFrame]) -> str:
     out = ["## What would change the answer", ""]
     for case, g in w.groupby("case", sort=False):
         parts = []
-        for obj in (COST, TPJ):
+        for obj in (COST, POWER):
             by = {r["price_basis"]: r for _, r in g[g["objective"] == obj].iterrows()}
             c, m = by["cost"], by["market"]
             text = f"{NAMES[obj]}: {c['winner']} at cost"
@@ -437,7 +439,7 @@ def _per_case(d: dict[str, pd.DataFrame]) -> str:
             )
         p = prod[(prod["case"] == case) & (prod["price_basis"] == "cost")]
         shipped = "; ".join(
-            f"{r['product']} {r[COST]:.4g} USD/Mtok, {r[TPJ]:.4g} tok/J"
+            f"{r['product']} {r[COST]:.4g} USD/Mtok, {r[POWER]:.4g} tok/s/MW"
             + ("" if r["feasible"] else " (misses its SLO or does not fit)")
             for _, r in p.iterrows()
         )
@@ -481,7 +483,7 @@ def _failures(d: dict[str, pd.DataFrame]) -> str:
         [
             "### What a failure costs",
             "",
-            "Training cost per token and tokens per joule are divided by the job's goodput: every "
+            "Training cost per token and tokens/s per MW are divided by the job's goodput: every "
             "failure (counted per component: dies by area, HBM stacks, optics, package, host) "
             "stops the one synchronous job, which loses its restart time and the work since the "
             "last checkpoint, taken at the Young-Daly interval. Goodput of each class's cheapest "
@@ -494,7 +496,7 @@ def _failures(d: dict[str, pd.DataFrame]) -> str:
 def _model_error(d: dict[str, pd.DataFrame]) -> str:
     w, e = d["winners"], d["model_error"]
     cells = []
-    for _, r in w[(w["price_basis"] == "cost") & (w["objective"].isin([COST, TPJ]))].iterrows():
+    for _, r in w[(w["price_basis"] == "cost") & (w["objective"].isin([COST, POWER]))].iterrows():
         if r["winner"] == "full":
             continue
         m = e[(e["case"] == r["case"]) & (e["objective"] == r["objective"])]

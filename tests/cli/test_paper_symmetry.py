@@ -52,7 +52,7 @@ def test_every_class_holds_the_same_compute_silicon(cls: str, tmp_path: Path) ->
     expr = s["derived"]["cluster_size"]
     for i in range(7):
         area = low + i * step
-        n = eval(expr, {}, {"die_area_mm2": area})  # the spec's own arithmetic, trusted text
+        n = eval(expr, {}, {"die_area_mm2": area})  # noqa: S307 (the spec's own arithmetic)
         assert n * dies * area <= 52096 < (n + 1) * dies * area, (cls, area)
 
 
@@ -98,3 +98,27 @@ def test_findings_refuses_a_winner_on_an_unphysical_edge(tmp_path: Path) -> None
     rows[0]["at_bound"] = "clock_ghz=high"  # a physical limit: accepted
     pd.DataFrame(rows).to_csv(tmp_path / "classes.csv", index=False)
     findings.refuse_edge_winners(tmp_path)
+
+
+def test_cases_at_scale_hold_their_multiple_of_the_silicon(tmp_path: Path) -> None:
+    assert {"llama3-8b-decode", "deepseek-r1-reasoning"} <= set(classes.CASES)
+    for case, scale in classes.CASE_SCALE.items():
+        job = classes.Job(case, "quarter", "cost")
+        s = yaml.safe_load(classes.class_spec(job, tmp_path).read_text(encoding="utf-8"))
+        n = eval(s["derived"]["cluster_size"], {}, {"die_area_mm2": 203.5})  # noqa: S307
+        assert n == 256 * scale  # 1,024 H100-equivalents = 4,096 quarter dies for scale 16
+    assert max(classes.CASE_SCALE.values()) * 64 >= 1024
+
+
+@pytest.mark.parametrize("case", sorted(classes.CASES))
+def test_every_case_evaluates_a_design(case: str, tmp_path: Path) -> None:
+    from dse import api
+
+    job = classes.Job(case, "half", "cost")
+    model = api.load(classes.class_spec(job, tmp_path), sets=classes._sets(job, []))
+    design = dict(die_area_mm2=406.0, hbm_stacks_per_die=4, hbm_tbps_per_stack=1.2288,
+                  hbm_gb_per_stack=36, links_per_gpu=9, optics_per_link=2, link_type="cpo",
+                  scaleup_fabric="packet", clock_ghz=1.5, packaging="cowos-s",
+                  cooling="liquid")  # fmt: skip
+    m = model.evaluate(design, strict=False)
+    assert float(m[classes.POWER]) > 0 and float(m[classes.COST]) > 0, case
