@@ -311,6 +311,7 @@ def class_rows(results: list[dict[str, Any]]) -> pd.DataFrame:
     every searched parameter and metric, and the exact sweep's best value beside it."""
     rows = []
     space = _template_space()
+    fixed = yaml.safe_load(TEMPLATE.read_text(encoding="utf-8"))["fixed"]
     for r in results:
         job: Job = r["job"]
         objs, mx = objectives(job.case), maximize(job.case)
@@ -331,6 +332,7 @@ def class_rows(results: list[dict[str, Any]]) -> pd.DataFrame:
             for p in PARAMS:
                 row[p] = best[f"params.{p}"]
             row["dies_per_gpu"] = int(CLASS_FIXED.get(job.die_class, {}).get("dies_per_gpu", 1))
+            row["lane_gbps"] = float(fixed.get("lane_gbps", float("nan")))
             low, high, _ = CLASSES[job.die_class]
             row["at_bound"] = at_bound(
                 {p: best[f"params.{p}"] for p in SEARCHED}, space, low, high

@@ -6,6 +6,7 @@ outputs and compares)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -39,6 +40,8 @@ def _load(out: Path) -> dict[str, pd.DataFrame]:
         k: pd.read_csv(out / f"{k}.csv")
         for k in ("classes", "winners", "spread", "products", "quality", "model_error")
     }
+    if (out / "breakeven.csv").exists():
+        d["breakeven"] = pd.read_csv(out / "breakeven.csv")
     if (out / "moved.csv").exists():
         d["moved"] = pd.read_csv(out / "moved.csv", dtype={"before": str, "after": str})
     return d
@@ -60,6 +63,8 @@ def render(out: Path) -> str:
         "",
         _answer(d),
         "",
+        _why(d),
+        "",
         _in_short(d),
         "",
         _moved(d),
@@ -79,6 +84,10 @@ def render_evidence(out: Path) -> str:
         _flips(d),
         "",
         _per_case(d),
+        "",
+        _waterfalls(d),
+        "",
+        _breakeven(d),
         "",
         _quality(d),
         "",
@@ -164,6 +173,130 @@ def _answer(d: dict[str, pd.DataFrame]) -> str:
     return "\n".join(rows)
 
 
+#: The lines of cost per token, each a sum of ``classes.csv`` cost columns (per installed GPU
+#: unless marked cluster-wide), in the order FINDINGS and EVIDENCE print them.
+LINES: dict[str, tuple[tuple[str, ...], bool]] = {
+    "silicon": (("cost.silicon_cost_usd",), False),
+    "HBM": (("cost.hbm_cost_usd",), False),
+    "package": (("cost.package_cost_usd",), False),
+    "network": (("cost.optics_cost_usd",), False),  # + the cluster network below
+    "host": (("cost.host_cost_usd", "cost.board_cost_usd", "cost.cooling_cost_usd"), False),
+    "facility": (("cost.facility_cost_usd",), False),
+    "margin": (("cost.gpu_margin_usd",), False),
+    "energy": (("cost.energy_cost_usd",), True),
+    "maintenance": (("cost.maintenance_cost_usd",), True),
+}
+#: The case FINDINGS' first screen quantifies the paper's four claimed benefits on.
+REFERENCE_CASE = "llama3-70b-decode"
+
+
+def decomposition(r: pd.Series) -> dict[str, float]:
+    """Cost per token delivered (USD/Mtok) split by line: each line's share of the TCO times
+    the design's cost per token delivered."""
+    n, tco = float(r["cost.installed_gpus"]), float(r["cost.tco_usd"])
+    out = {}
+    for name, (cols, cluster) in LINES.items():
+        usd = sum(float(r.get(c, 0.0)) for c in cols) * (1.0 if cluster else n)
+        if name == "network":
+            usd += float(r["cost.network_cost_usd"])
+        out[name] = usd / tco * float(r[COST])
+    # a cost line the model gains later lands here rather than vanishing from the sum
+    out["other"] = float(r[COST]) - sum(out.values())
+    return out
+
+
+def _decomp_text(r: pd.Series) -> str:
+    parts = decomposition(r)
+    return " + ".join(f"{k} {1000 * v:.2f}" for k, v in parts.items() if abs(v) > 5e-7)
+
+
+def _why(d: dict[str, pd.DataFrame]) -> str:
+    """The paper's four claimed benefits as numbers per class, and cost per token split by
+    line for the winner and the runner-up (each class's cost-best on REFERENCE_CASE)."""
+    cl = d["classes"]
+    need = {"cost.cost_per_good_mm2_usd", "cost.tco_usd", "cost.installed_gpus"}
+    if not need <= set(cl.columns):
+        return "## Why\n\n(the results predate the cost decomposition: regenerate them)"
+    ref = cl[(cl["case"] == REFERENCE_CASE) & (cl["price_basis"] == "cost")]
+    best = ref[ref["objective"] == COST].set_index("die_class")
+    eff = ref[ref["objective"] == POWER].set_index("die_class")
+
+    def per_class(fmt: Any) -> str:
+        return ", ".join(f"{c} {fmt(c)}" for c in best.index)
+
+    rows = [
+        "## Why",
+        "",
+        f"The paper's claimed benefits, per class, each class's best design on {REFERENCE_CASE}:",
+        "- **Yield**: good compute silicon USD/mm² "
+        + per_class(lambda c: f"{best.loc[c, 'cost.cost_per_good_mm2_usd']:.3f}")
+        + "; GPU USD per dense PFLOPS "
+        + per_class(lambda c: f"{best.loc[c, 'cost.gpu_usd_per_pflops']:,.0f}")
+        + ".",
+        "- **Power efficiency**: delivered tokens/s per MW of facility power "
+        + per_class(lambda c: f"{eff.loc[c, POWER]:,.0f}" if c in eff.index else "-")
+        + ".",
+        "- **Blast radius**: share of the cluster one GPU failure stops "
+        + per_class(lambda c: f"{best.loc[c, 'availability.blast_radius_fraction']:.1%}")
+        + "; **allocation**: HBM left unused in the replicas "
+        + per_class(lambda c: f"{max(1 - best.loc[c, 'perf.memory_used_fraction'], 0):.0%}")
+        + ".",
+    ]
+    g = best.reset_index().sort_values(COST, kind="mergesort")
+    if len(g) >= 2:
+        a, b = g.iloc[0], g.iloc[1]
+        rows.append(
+            "- **Cost per token** (milli-USD/Mtok delivered, by line; every case in "
+            f"EVIDENCE.md): winner {a['die_class']} {_decomp_text(a)}; runner-up "
+            f"{b['die_class']} {_decomp_text(b)}."
+        )
+    return "\n".join(rows)
+
+
+def _waterfalls(d: dict[str, pd.DataFrame]) -> str:
+    """EVIDENCE: cost per token split by line, every class's cost-best design per case."""
+    cl = d["classes"]
+    if "cost.tco_usd" not in cl.columns:
+        return ""
+    out = ["### Where the cost per token goes (milli-USD per Mtok delivered, manufacturing cost)"]
+    for case, g in cl[(cl["price_basis"] == "cost") & (cl["objective"] == COST)].groupby(
+        "case", sort=False
+    ):
+        out += ["", f"{case}:", "", "| class | " + " | ".join(LINES) + " | other | total |"]
+        out.append("|---" * (len(LINES) + 3) + "|")
+        for _, r in g.iterrows():
+            parts = decomposition(r)
+            milli = [1000 * v if abs(v) > 5e-10 else 0.0 for v in parts.values()]
+            cells = " | ".join(f"{v:.3f}" for v in milli)
+            out.append(f"| {r['die_class']} | {cells} | {1000 * r[COST]:.3f} |")
+    return "\n".join(out)
+
+
+def _breakeven(d: dict[str, pd.DataFrame]) -> str:
+    """EVIDENCE: the value of each deciding assumption at which the runner-up ties."""
+    be = d.get("breakeven")
+    if be is None or be.empty:
+        return ""
+    out = [
+        "### What would flip it (breakeven.csv)",
+        "",
+        "The value of each assumption, the others nominal, at which the runner-up class ties "
+        "the winner; blank where it never does in the assumption's range (p1-p99).",
+        "",
+        "| case | objective | winner | runner-up | assumption | nominal | parity |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for _, r in be[be["parity_value"].notna()].iterrows():
+        out.append(
+            f"| {r['case']} | {NAMES.get(r['objective'], r['objective'])} | {r['winner']} | "
+            f"{r['runner_up']} | {r['parameter']} | {r['nominal']:.4g} | "
+            f"{r['parity_value']:.4g} |"
+        )
+    never = be["parity_value"].isna().sum()
+    out += ["", f"{never} of {len(be)} (case, objective, assumption) rows never tie in range."]
+    return "\n".join(out)
+
+
 def _in_short(d: dict[str, pd.DataFrame]) -> str:
     w, sp, e, prod, cl = d["winners"], d["spread"], d["model_error"], d["products"], d["classes"]
     wc = w[(w["price_basis"] == "cost") & (w["objective"].isin([COST, POWER]))]
@@ -210,7 +343,7 @@ def _in_short(d: dict[str, pd.DataFrame]) -> str:
     if chip:
         gains = [g for g, _, _ in chip]
         out.append(
-            f"- **Small dies in one package** (four quarter-size dies on CoWoS-L) win "
+            f"- **Small dies in one package** (four quarter-size dies, chiplet) win "
             f"{len(chip)} of {len(wc)} case × objective pairs, by {min(gains) - 1:.1%}-"
             f"{max(gains) - 1:.1%}: "
             + ", ".join(f"{k} {NAMES[o]}" for _, k, o in chip)
@@ -420,7 +553,9 @@ def _design(r: pd.Series) -> str:
         f"{r['die_area_mm2']:.0f} mm² × {r['cluster_size']:.0f}, {r['hbm_stacks_per_die']:.0f}"
         f"×{r['hbm_gb_per_stack']:.0f} GB HBM, {r['links_per_gpu']:.0f}×"
         f"{r['optics_per_link']:.0f}×{r['lane_gbps']:.0f}G {r['link_type']} "
-        f"{r['scaleup_fabric']}, {r['clock_ghz']:g} GHz, TP{r['perf.tp']:.0f} PP{r['perf.pp']:.0f}"
+        f"{r['scaleup_fabric']}, {r['clock_ghz']:g} GHz"
+        + (f", {r['packaging']}, {r['cooling']}-cooled" if "cooling" in r else "")
+        + f", TP{r['perf.tp']:.0f} PP{r['perf.pp']:.0f}"
         + (f" EP{r['perf.ep']:.0f}" if r.get("perf.ep", 1) > 1 else "")
     )
 
