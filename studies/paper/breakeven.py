@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from classes import CASES, COST, SEARCHED, Job, _sets, class_spec, objectives
+from classes import ALIAS, CASES, SEARCHED, Job, _sets, class_spec, minimized, objectives
 from spread import uncertain_assumptions
 
 #: Grid points over each assumption's range (the parity is interpolated between them).
@@ -42,7 +42,7 @@ def metric_over(
     ok = np.ones(len(xs), bool)
     for v in model.violations(params, m):
         ok &= np.broadcast_to(np.asarray(v, float) <= 0, (len(xs),))
-    bad = np.inf if obj == COST else 0.0
+    bad = np.inf if minimized(obj) else 0.0
     return np.where(ok & np.isfinite(m[obj]), m[obj], bad)
 
 
@@ -89,8 +89,8 @@ def breakeven_rows(
     for case in cases or CASES:
         sub = classes[(classes["case"] == case) & (classes["price_basis"] == basis)]
         for obj in objectives(case)[:2]:
-            g = sub[sub["objective"] == obj].sort_values(
-                "value", ascending=obj == COST, kind="mergesort"
+            g = sub[sub["objective"] == ALIAS.get(obj, obj)].sort_values(
+                "value", ascending=minimized(obj), kind="mergesort"
             )
             if len(g) < 2:
                 continue
@@ -110,11 +110,11 @@ def breakeven_rows(
                 vw = metric_over(models[win["die_class"]], pw, u, xs, obj)
                 vr = metric_over(models[run["die_class"]], pr, u, xs, obj)
                 with np.errstate(divide="ignore", invalid="ignore"):  # inf: infeasible
-                    lead = np.log(vr / vw) if obj == COST else np.log(vw / vr)
+                    lead = np.log(vr / vw) if minimized(obj) else np.log(vw / vr)
                 rows.append(
                     {
                         "case": case,
-                        "objective": obj,
+                        "objective": ALIAS.get(obj, obj),
                         "winner": win["die_class"],
                         "runner_up": run["die_class"],
                         "parameter": u.name,

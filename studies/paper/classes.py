@@ -53,7 +53,12 @@ CASES: dict[str, list[str]] = {
     # Today's scale: 16 x the silicon (1,024 H100-equivalents), where switch tiers and copper
     # reach matter to every class.
     "llama3-405b-decode-1k": ["workload.model=llama3-405b"],
+    # One cluster serving a request mix over Llama-3-8B/70B/405B, each at its own SLO, replicas
+    # bin-packed (objectives/fleet/): allocation granularity and stranded capacity.
+    "mixed-fleet": [],
 }
+#: Cases judged on the mixed fleet's metrics (objectives/fleet/) instead of one model's.
+FLEET_CASES = ("mixed-fleet",)
 #: Compute silicon of a case's cluster in units of the 64 x 814 mm2 baseline (default 1).
 CASE_SCALE: dict[str, int] = {"llama3-405b-decode-1k": 16}
 #: Compute silicon of the baseline cluster: 64 H100 dies of 814 mm2.
@@ -118,8 +123,21 @@ PRODUCTS: dict[str, tuple[str, list[str]]] = {
 BASE_N = 64  # the products' cluster: 64 GPUs (8 HGX nodes), like the classes' total die area
 
 
+FLEET_COST = "fleet.usd_per_mtok"
+FLEET_POWER = "fleet.tokens_per_s_per_mw"
+#: A fleet case's objectives under the names every table uses for cost and power.
+ALIAS = {FLEET_COST: COST, FLEET_POWER: POWER}
+
+
 def objectives(case: str) -> list[str]:
+    if case in FLEET_CASES:
+        return [FLEET_COST, FLEET_POWER, SERVE_AVAIL]
     return [COST, POWER, TRAIN_AVAIL if case.endswith("-train") else SERVE_AVAIL]
+
+
+def minimized(obj: str) -> bool:
+    """True for the cost objectives (under any alias)."""
+    return ALIAS.get(obj, obj) == COST
 
 
 def maximize(case: str) -> list[bool]:
@@ -167,6 +185,17 @@ def class_spec(job: Job, scratch: Path) -> Path:
     spec["derived"]["cluster_size"] = f"{silicon} // {per_gpu}"  # equal compute silicon
     for obj, metric in zip(spec["objectives"], objectives(job.case), strict=True):
         obj["metric"] = metric
+    if job.case in FLEET_CASES:  # every model of the mix must fit and meet its SLO
+        spec["evaluators"] = {
+            "cost": None,
+            "perf": None,
+            "availability": None,
+            "fleet": "objectives.fleet:evaluate_fleet",
+        }
+        drop = ("perf.model_fits", "perf.slo_met")
+        spec["constraints"] = ["fleet.models_fit"] + [
+            c for c in spec["constraints"] if c not in drop
+        ]
     path = scratch / "specs" / f"{job.study}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
@@ -323,7 +352,7 @@ def class_rows(results: list[dict[str, Any]]) -> pd.DataFrame:
                 "case": job.case,
                 "die_class": job.die_class,
                 "price_basis": job.basis,
-                "objective": obj,
+                "objective": ALIAS.get(obj, obj),
                 "found_by": r["found_by"],
                 "value": float(best[obj]),
                 "exact_value": float(ex),
@@ -344,7 +373,7 @@ def class_rows(results: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-METRIC_GROUPS = ("cost", "perf", "availability")
+METRIC_GROUPS = ("cost", "perf", "availability", "fleet")
 
 
 def quality_rows(results: list[dict[str, Any]]) -> pd.DataFrame:
@@ -380,6 +409,16 @@ def _scaled(extra: list[str], scale: int) -> list[str]:
     return [*rest, f"cluster_size={BASE_N * scale}"]
 
 
+def _fleet_metrics(model: Any, params: dict[str, Any]) -> dict[str, float]:
+    """A fixed design's mixed-fleet metrics, its cost and power also under COST and POWER."""
+    from objectives.fleet import evaluate_fleet
+
+    f = {f"fleet.{k}": float(v) for k, v in evaluate_fleet(model.design(params)).items()}
+    f[COST], f[POWER] = f[FLEET_COST], f[FLEET_POWER]
+    f["perf.model_fits"] = f["perf.slo_met"] = f["fleet.models_fit"]
+    return f
+
+
 def product_rows(user_sets: list[str]) -> pd.DataFrame:
     """Shipped products on every case and basis, as they ship (64 GPUs, their own fabric)."""
     from dse import api
@@ -390,7 +429,10 @@ def product_rows(user_sets: list[str]) -> pd.DataFrame:
             for label, (preset, extra) in PRODUCTS.items():
                 extra = _scaled(extra, CASE_SCALE.get(case, 1))
                 sets = [f"gpu={preset}", *extra, *case_sets, *basis_sets, *user_sets]
-                m = api.evaluate(*api.load_for_evaluate(SPACES / "h100.yaml", sets))
+                model, params = api.load_for_evaluate(SPACES / "h100.yaml", sets)
+                m = api.evaluate(model, params)
+                if case in FLEET_CASES:  # the mix's cost and power, under the common names
+                    m.update(_fleet_metrics(model, params))
                 feasible = all(
                     m[k] > 0 for k in ("perf.model_fits", "perf.slo_met", "perf.topology_ok")
                 )
@@ -534,7 +576,7 @@ def model_error_rows(
     beta = vb.regress(x, y)["beta"]
     rows = []
     for case in CASES:
-        if case.endswith("-train"):
+        if case.endswith("-train") or case in FLEET_CASES:
             continue
         models = {
             cls: api.load(class_spec(Job(case, cls, basis), Path(scratch)),

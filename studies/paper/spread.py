@@ -14,7 +14,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from classes import CASES, CLASSES, COST, SEARCHED, Job, _sets, class_spec, objectives
+from classes import (
+    ALIAS,
+    CASES,
+    CLASSES,
+    SEARCHED,
+    Job,
+    _sets,
+    class_spec,
+    minimized,
+    objectives,
+)
 
 
 def uncertain_assumptions(context: dict[str, Any]) -> list[Any]:
@@ -134,7 +144,7 @@ def spread_rows(
             if r["job"].case == case and r["job"].basis == basis
         }
         for obj in objectives(case)[:2]:
-            g = sub[sub["objective"] == obj]
+            g = sub[sub["objective"] == ALIAS.get(obj, obj)]
             repicked = {
                 cls: scenario_best(models[cls], front, values, obj)
                 for cls, front in fronts.items()
@@ -152,7 +162,7 @@ def spread_rows(
                 row = {
                     "case": case,
                     "price_basis": basis,
-                    "objective": obj,
+                    "objective": ALIAS.get(obj, obj),
                     "die_class": cls,
                     "ratio_vs_full": nominal,
                     **_percentiles(ratio, obj, ""),
@@ -168,7 +178,7 @@ def _percentiles(ratio: np.ndarray, obj: str, prefix: str) -> dict[str, float]:
         f"{prefix}p10": float(np.percentile(ratio, 10)),
         f"{prefix}p50": float(np.percentile(ratio, 50)),
         f"{prefix}p90": float(np.percentile(ratio, 90)),
-        f"{prefix}wins_fraction": float(np.mean(ratio < 1 if obj == COST else ratio > 1)),
+        f"{prefix}wins_fraction": float(np.mean(ratio < 1 if minimized(obj) else ratio > 1)),
     }
 
 
@@ -192,4 +202,4 @@ def scenario_best(
     if not np.isfinite(per).any():
         return np.full(n, np.nan)
     with np.errstate(all="ignore"):
-        return np.nanmin(per, 0) if obj == COST else np.nanmax(per, 0)
+        return np.nanmin(per, 0) if minimized(obj) else np.nanmax(per, 0)

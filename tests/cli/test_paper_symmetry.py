@@ -122,3 +122,23 @@ def test_every_case_evaluates_a_design(case: str, tmp_path: Path) -> None:
                   cooling="liquid")  # fmt: skip
     m = model.evaluate(design, strict=False)
     assert float(m[classes.POWER]) > 0 and float(m[classes.COST]) > 0, case
+
+
+def test_the_mixed_fleet_case_is_judged_on_the_fleet(tmp_path: Path) -> None:
+    from dse import api
+
+    job = classes.Job("mixed-fleet", "quarter", "cost")
+    s = _spec("quarter", tmp_path)  # a plain case, for comparison
+    f = yaml.safe_load(classes.class_spec(job, tmp_path).read_text(encoding="utf-8"))
+    assert [o["metric"] for o in f["objectives"]][:2] == [classes.FLEET_COST, classes.FLEET_POWER]
+    assert "fleet.models_fit" in f["constraints"] and "perf.slo_met" not in f["constraints"]
+    assert f["space"] == s["space"]  # the same freedom as every case
+    model = api.load(classes.class_spec(job, tmp_path), sets=classes._sets(job, []))
+    design = dict(die_area_mm2=203.0, hbm_stacks_per_die=2, hbm_tbps_per_stack=1.2288,
+                  hbm_gb_per_stack=36, links_per_gpu=4, optics_per_link=2, link_type="cpo",
+                  scaleup_fabric="ocs", clock_ghz=1.5, packaging="cowos-s",
+                  cooling="liquid")  # fmt: skip
+    m = model.evaluate(design, strict=False)
+    assert float(m["fleet.mix_tokens_per_s"]) > 0
+    assert 0 <= float(m["fleet.stranded_compute_fraction"]) <= 1
+    assert classes.minimized(classes.FLEET_COST) and not classes.minimized(classes.FLEET_POWER)
