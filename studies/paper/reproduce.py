@@ -565,7 +565,7 @@ def class_study(scratch: str, *, jobs: int, only: list[str] | None) -> list[dict
     """Every case x die class x price basis swept exactly and searched (classes.py), on
     ``jobs`` processes, with a progress line per finished search."""
     todo = classes.jobs(only)
-    expected = EXPECTED_MIN_PER_JOB * len(todo) / jobs
+    expected = sum(expected_min(j) for j in todo) / jobs
     classes.progress(
         f"class study: {len(todo)} case x die class x price basis, each an exact sweep of its "
         f"grid, at cost also an NSGA-II search; about {expected:.0f} min on {jobs} idle cores"
@@ -594,8 +594,22 @@ def class_study(scratch: str, *, jobs: int, only: list[str] | None) -> list[dict
     return sorted(done, key=lambda r: order[r["job"]])
 
 
-#: Minutes of one search on one idle core (measured: benchmarks/RESULTS.md, reproduce.py).
-EXPECTED_MIN_PER_JOB = 0.5
+#: Minutes of one job on one core of a shared 2-core machine (measured with reproduce.py
+#: --only on the 1.8 M-design grid of spaces/paper/search.yaml): an exact sweep and a search
+#: at the searched price basis, the sweep alone at the others.
+EXPECTED_MIN_PER_JOB = {"search": 5.2, "sweep": 2.2}
+#: A fleet case evaluates the performance and cost models once per model of its mix.
+FLEET_FACTOR = 4.0
+
+
+def expected_min(job: classes.Job) -> float:
+    """Expected minutes of one job on one core (EXPECTED_MIN_PER_JOB)."""
+    kind = "search" if job.basis in classes.SEARCHED_BASES else "sweep"
+    fleet = FLEET_FACTOR if job.case in classes.FLEET_CASES else 1.0
+    scale = 1.5 if classes.CASE_SCALE.get(job.case, 1) > 1 else 1.0  # bigger clusters
+    return EXPECTED_MIN_PER_JOB[kind] * fleet * scale
+
+
 COMMITTED = Path(__file__).resolve().parent
 
 
