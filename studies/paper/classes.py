@@ -525,6 +525,7 @@ def figure(case: str, results: list[dict[str, Any]], products: pd.DataFrame, out
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.5, 5.2), dpi=110)
+    x_obj, y_obj = objectives(case)[:2]  # the fleet case: its own metrics
     sc = None
     for r in results:
         job = r["job"]
@@ -532,7 +533,7 @@ def figure(case: str, results: list[dict[str, Any]], products: pd.DataFrame, out
             continue
         f = r["search"]
         sc = ax.scatter(
-            f[COST], f[POWER], c=f["params.die_area_mm2"], cmap="viridis", vmin=88, vmax=858,
+            f[x_obj], f[y_obj], c=f["params.die_area_mm2"], cmap="viridis", vmin=88, vmax=858,
             marker=MARKERS[job.die_class], s=28, edgecolors="k", linewidths=0.3,
             label=f"{job.die_class} die (searched front)",
         )  # fmt: skip

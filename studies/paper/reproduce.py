@@ -653,6 +653,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="skip the hand-made designs (compare tables, sweeps, robust fronts)",
     )
     ap.add_argument(
+        "--parts",
+        type=Path,
+        help="folder where --only runs keep each job's fronts (default --out/parts), and "
+        "where --finish reads them",
+    )
+    ap.add_argument(
+        "--finish",
+        action="store_true",
+        help="make every file from the jobs kept in --parts by earlier --only runs "
+        "(a split regeneration: --only CASE for each case, then --finish)",
+    )
+    ap.add_argument(
         "--findings-only",
         action="store_true",
         help="only re-render FINDINGS.md (and model_error.csv when missing) from --out's files",
@@ -690,7 +702,10 @@ def main(argv: list[str] | None = None) -> None:
         if not args.no_illustrations:
             classes.progress("illustrations: hand-made designs, sweeps and the robust fronts")
             _generate(scratch)
-        _classes(scratch, jobs=args.jobs, only=args.only, baseline=args.baseline)
+        if args.finish and args.only:
+            raise SystemExit("--finish reads every job's results: it takes no --only")
+        parts = args.parts if args.parts is not None else (OUT / "parts" if args.finish else None)
+        _classes(scratch, jobs=args.jobs, only=args.only, baseline=args.baseline, parts=parts)
         classes.progress(f"wrote {OUT} in {time.perf_counter() - t0:.0f} s")
     finally:  # the scratch journals (~15 MB a run) are not results: leave no trace in $TMPDIR
         shutil.rmtree(scratch, ignore_errors=True)
@@ -706,10 +721,23 @@ def _previous(folder: Path) -> dict[str, pd.DataFrame]:
 
 
 def _classes(
-    scratch: str, *, jobs: int, only: list[str] | None, baseline: Path | None = None
+    scratch: str,
+    *,
+    jobs: int,
+    only: list[str] | None,
+    baseline: Path | None = None,
+    parts: Path | None = None,
 ) -> None:
+    """The class study and every file made from it. With ``only``, the jobs' results are also
+    kept in ``parts`` (default --out/parts) so that runs of different cases compose; with
+    ``parts`` and no ``only`` (``--finish``), the results are read from there, not rerun."""
     before = _previous(baseline if baseline is not None else OUT)
-    results = class_study(scratch, jobs=jobs, only=only)
+    if parts is not None and not only:
+        results = load_parts(parts)
+    else:
+        results = class_study(scratch, jobs=jobs, only=only)
+    if only:
+        save_parts(results, parts or OUT / "parts")
     table = classes.class_rows(results)
     table.to_csv(OUT / "classes.csv", index=False, float_format="%.6g")
     classes.quality_rows(results).to_csv(OUT / "quality.csv", index=False, float_format="%.6g")
@@ -733,6 +761,46 @@ def _classes(
     for case in classes.CASES:
         classes.figure(case, results, products, OUT / f"fig-{case}.png")
     findings.write(OUT)
+
+
+#: The scalar fields of one job's result, kept beside its two fronts in a parts folder.
+_PART_FIELDS = ("grid", "grid_feasible", "found_by", "trials", "trials_feasible", "hv_exact",
+                "hv_search", "cpu_s")  # fmt: skip
+
+
+def save_parts(results: list[dict[str, Any]], folder: Path) -> None:
+    """Each job's exact and searched fronts and its figures, one file each, in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for r in results:
+        stem = r["job"].study
+        r["exact"].to_csv(folder / f"{stem}.exact.csv", index=False)
+        r["search"].to_csv(folder / f"{stem}.search.csv", index=False)
+        info = {k: r[k] for k in _PART_FIELDS}
+        (folder / f"{stem}.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
+
+
+def load_parts(folder: Path, todo: list[classes.Job] | None = None) -> list[dict[str, Any]]:
+    """Every job's (or ``todo``'s) result from a parts folder; one line naming the missing
+    jobs if any."""
+    todo = classes.jobs(None) if todo is None else todo
+    missing = [j.path for j in todo if not (folder / f"{j.study}.json").exists()]
+    if missing:
+        raise SystemExit(
+            f"{folder}: no results for {len(missing)} of {len(todo)} jobs (first: "
+            f"{missing[0]}); run them with --only into the same parts folder first"
+        )
+    out = []
+    for j in todo:
+        info = json.loads((folder / f"{j.study}.json").read_text(encoding="utf-8"))
+        out.append(
+            {
+                "job": j,
+                "exact": pd.read_csv(folder / f"{j.study}.exact.csv"),
+                "search": pd.read_csv(folder / f"{j.study}.search.csv"),
+                **info,
+            }
+        )
+    return out
 
 
 def _generate(scratch: str) -> None:
