@@ -179,7 +179,15 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
         [tech(d, "cpo_link_pj_per_bit"), tech(d, "pluggable_link_pj_per_bit")],
         0.0,
     )
+    # Dies of one package share its ports: a collective entering on one die's port and
+    # leaving on another's crosses the die-to-die link, (dies - 1) / dies of its bytes.
+    dies = value(d, "dies_per_gpu") if "dies_per_gpu" in d else np.asarray(1.0)
+    d2d = np.asarray(d.get("d2d_tbps", 0.0), float) * 1e12 / 2  # bytes/s each way
+    multi = (dies > 1) & (d2d > 0)
+    cross = np.where(multi, (dies - 1) / np.maximum(dies, 1.0) / np.maximum(d2d, 1e-30), 0.0)
     out = {
+        "d2d_s_per_byte": cross,
+        "d2d_latency_s": np.where(multi, tech(d, "d2d_hop_latency_s"), 0.0),
         "fabric_code": code,
         "ports": ports,
         "domain_gpus": np.where(code == SWITCHED, domain, np.inf),
@@ -209,7 +217,9 @@ def group_links(
     and the ``fabric_hw`` figures; writes ``net_bytes_per_s`` (tensor-parallel collectives),
     ``p2p_bytes_per_s`` (pipeline sends), ``dp_bytes_per_s`` (data-parallel, when ``cluster``
     is given), ``alpha_s`` (per collective step), ``torus_dims`` (0 on switched fabrics) and
-    ``topology_ok`` (the fabric can form the tp x pp group).
+    ``topology_ok`` (the fabric can form the tp x pp group). A package of several dies pays
+    its die-to-die link on every collective: (dies - 1) / dies of the bytes cross it, at
+    ``d2d_tbps`` / 2 each way, and one ``d2d_hop_latency_s`` per step.
     """
     code = h["fabric_code"]
     ports = h["ports"]
@@ -224,6 +234,9 @@ def group_links(
     tp_bw = np.where(torus, bw * ring_frac * mesh, bw)
     p2p_bw = np.where(torus, bw * forward, bw)
     dp_bw = np.where(torus, bw * ring_frac, bw)
+    cross = h.get("d2d_s_per_byte")
+    if cross is not None and np.any(cross > 0):  # a multi-die package: its die-to-die link
+        tp_bw, p2p_bw, dp_bw = (1.0 / (1.0 / b + cross) for b in (tp_bw, p2p_bw, dp_bw))
     if switched.any():  # groups beyond a switched domain go over the scale-out NICs
         scaleout = h["scaleout_gbps_per_gpu"] * 1e9 / 8 * tech(d, "network_efficiency")
         domain = h["domain_gpus"]
@@ -236,6 +249,8 @@ def group_links(
         h["dp_bytes_per_s"] = dp_bw
     base = tech(d, "collective_step_latency_s")
     h["alpha_s"] = base + np.maximum(h["fabric_hops"] - 1.0, 0.0) * tech(d, "switch_hop_latency_s")
+    if "d2d_latency_s" in h:
+        h["alpha_s"] = h["alpha_s"] + h["d2d_latency_s"]
     h["torus_dims"] = np.where(torus, np.minimum(np.maximum(pairs, 1.0), MAX_TORUS_DIMS), 0.0)
     lonely = torus & (ports < 2)  # a 1-port GPU on a torus: pairs only
     bad = h["fabric_ok"] <= 0

@@ -173,3 +173,30 @@ def test_rack_domain_is_liquid_cooled_and_reaches_a_rack(cooling, ok):
     if ok:
         # the switch radix binds first: 12,800 Gb/s / (2 lanes x 100 Gb/s) = 64 GPUs
         assert rack["scaleup_domain_gpus"] == 64
+
+
+def test_a_multi_die_package_pays_its_die_to_die_link_on_collectives():
+    # Four quarter dies in one package (the chiplet class): 3/4 of a collective's bytes cross
+    # the 10 TB/s (5 TB/s each way) die-to-die link, and each step pays 5 ns more.
+    base = {**QUARTER, "die_area_mm2": 203.5, "cluster_size": 64, "dies_per_gpu": 4,
+            "scaleup_fabric": "switched", "link_type": "electrical",
+            "technology": {"preset": "n4", "tp_choices": [8], "pp_choices": [1],
+                           "d2d_pj_per_bit": 0.0}}  # fmt: skip
+    slow = perf(**{**base, "d2d_tbps": 10.0})
+    fast = perf(**{**base, "d2d_tbps": 1e9})  # an ideal link (its power zeroed for both)
+    assert slow["tp"] == fast["tp"] == 8
+    assert slow["tokens_per_s"] < fast["tokens_per_s"]  # the batch fills the TPOT SLO
+    from objectives.fabric.topology import fabric_hw, group_links
+
+    d = resolve_context({**base, "d2d_tbps": 10.0})
+    hw = fabric_hw(d, np.asarray("electrical"))
+    assert float(hw["d2d_s_per_byte"]) == pytest.approx(0.75 / 5e12)
+    assert float(hw["d2d_latency_s"]) == pytest.approx(5e-9)
+    h = {k: np.asarray(v) for k, v in hw.items()}
+    h.update(net_bytes_per_s=np.asarray(900e9), scaleout_gbps_per_gpu=np.asarray(400.0))
+    group_links(d, h, np.asarray(8.0), np.asarray(1.0), None)
+    assert float(h["net_bytes_per_s"]) == pytest.approx(1 / (1 / 900e9 + 0.75 / 5e12))
+    # one die: no die-to-die term whatever d2d_tbps says
+    one = fabric_hw(resolve_context({**base, "dies_per_gpu": 1, "d2d_tbps": 10.0}),
+                    np.asarray("electrical"))  # fmt: skip
+    assert float(one["d2d_s_per_byte"]) == 0 and float(one["d2d_latency_s"]) == 0
