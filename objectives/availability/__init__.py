@@ -23,6 +23,7 @@ from objectives.availability.closed_form import (
 )
 from objectives.availability.rates import component_fit, gpu_rates_per_hour
 from objectives.availability.simulate import simulate_capacity
+from objectives.availability.spares import capacity_quantile
 from objectives.errors import ContextError
 from objectives.units import HOURS_PER_DAY, HOURS_PER_YEAR
 
@@ -74,6 +75,11 @@ METRICS: dict[str, tuple[str, str]] = {
         "1",
         "share of the full-load tokens actually delivered: goodput_fraction for training, "
         "capacity_availability for serving",
+    ),
+    "capacity_p99": (
+        "1",
+        "share of the replicas serving at the 1 % worst time: the 99th percentile of GPUs in "
+        "repair less the spares, each taking a replica down (objectives/availability/spares.py)",
     ),
     "delivered_tokens_per_s_per_mw": (
         "tokens/s/MW",
@@ -182,6 +188,7 @@ def _evaluate_availability(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "checkpoint_interval_h": train["checkpoint_interval_h"],
         "job_mtti_h": train["job_mtti_h"],
     }
+    out["capacity_p99"] = capacity_quantile(replicas, spares, cap["mean_gpus_in_repair"])
     out["delivered_fraction"] = delivered_fraction(design, out)
     perf = evaluate_perf(design)
     out["delivered_tokens_per_joule"] = (

@@ -241,6 +241,12 @@ def _why(d: dict[str, pd.DataFrame]) -> str:
         + ".",
         "- **Blast radius**: share of the cluster one GPU failure stops "
         + per_class(lambda c: f"{best.loc[c, 'availability.blast_radius_fraction']:.1%}")
+        + (
+            "; capacity kept 99 % of the time "
+            + per_class(lambda c: f"{best.loc[c, 'availability.capacity_p99']:.1%}")
+            if "availability.capacity_p99" in best.columns
+            else ""
+        )
         + "; **allocation**: HBM left unused in the replicas "
         + per_class(lambda c: f"{max(1 - best.loc[c, 'perf.memory_used_fraction'], 0):.0%}")
         + ".",
