@@ -183,7 +183,7 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
     # leaving on another's crosses the die-to-die link, (dies - 1) / dies of its bytes.
     dies = value(d, "dies_per_gpu") if "dies_per_gpu" in d else np.asarray(1.0)
     d2d = np.asarray(d.get("d2d_tbps", 0.0), float) * 1e12 / 2  # bytes/s each way
-    multi = (dies > 1) & (d2d > 0)
+    multi = (dies > 1) & (d2d > 0) & (tech(d, "d2d_collective_penalty") > 0)
     cross = np.where(multi, (dies - 1) / np.maximum(dies, 1.0) / np.maximum(d2d, 1e-30), 0.0)
     out = {
         "d2d_s_per_byte": cross,

@@ -202,8 +202,13 @@ def class_spec(job: Job, scratch: Path) -> Path:
     return path
 
 
+#: Set for every design of the study, products included: multi-die packages (chiplet, dual,
+#: B200-class products) pay their die-to-die link on collectives (technology/fabric.yaml).
+STUDY_SETS = ["technology.d2d_collective_penalty=true"]
+
+
 def _sets(job: Job, user_sets: list[str]) -> list[str]:
-    return [*CASES[job.case], *BASES[job.basis], *user_sets]
+    return [*STUDY_SETS, *CASES[job.case], *BASES[job.basis], *user_sets]
 
 
 def run_job(job: Job, scratch: str, user_sets: list[str], presets: str | None) -> dict[str, Any]:
@@ -428,7 +433,8 @@ def product_rows(user_sets: list[str]) -> pd.DataFrame:
         for basis, basis_sets in BASES.items():
             for label, (preset, extra) in PRODUCTS.items():
                 extra = _scaled(extra, CASE_SCALE.get(case, 1))
-                sets = [f"gpu={preset}", *extra, *case_sets, *basis_sets, *user_sets]
+                sets = [f"gpu={preset}", *extra, *STUDY_SETS, *case_sets, *basis_sets]
+                sets += user_sets
                 model, params = api.load_for_evaluate(SPACES / "h100.yaml", sets)
                 m = api.evaluate(model, params)
                 if case in FLEET_CASES:  # the mix's cost and power, under the common names

@@ -181,7 +181,7 @@ def test_a_multi_die_package_pays_its_die_to_die_link_on_collectives():
     base = {**QUARTER, "die_area_mm2": 203.5, "cluster_size": 64, "dies_per_gpu": 4,
             "scaleup_fabric": "switched", "link_type": "electrical",
             "technology": {"preset": "n4", "tp_choices": [8], "pp_choices": [1],
-                           "d2d_pj_per_bit": 0.0}}  # fmt: skip
+                           "d2d_pj_per_bit": 0.0, "d2d_collective_penalty": True}}  # fmt: skip
     slow = perf(**{**base, "d2d_tbps": 10.0})
     fast = perf(**{**base, "d2d_tbps": 1e9})  # an ideal link (its power zeroed for both)
     assert slow["tp"] == fast["tp"] == 8
@@ -196,7 +196,10 @@ def test_a_multi_die_package_pays_its_die_to_die_link_on_collectives():
     h.update(net_bytes_per_s=np.asarray(900e9), scaleout_gbps_per_gpu=np.asarray(400.0))
     group_links(d, h, np.asarray(8.0), np.asarray(1.0), None)
     assert float(h["net_bytes_per_s"]) == pytest.approx(1 / (1 / 900e9 + 0.75 / 5e12))
-    # one die: no die-to-die term whatever d2d_tbps says
+    # off (the default, as the Blackwell efficiencies were fitted) or one die: no term
+    off = {**base, "technology": {**base["technology"], "d2d_collective_penalty": False}}
+    assert float(fabric_hw(resolve_context({**off, "d2d_tbps": 10.0}),
+                           np.asarray("electrical"))["d2d_s_per_byte"]) == 0  # fmt: skip
     one = fabric_hw(resolve_context({**base, "dies_per_gpu": 1, "d2d_tbps": 10.0}),
                     np.asarray("electrical"))  # fmt: skip
     assert float(one["d2d_s_per_byte"]) == 0 and float(one["d2d_latency_s"]) == 0
