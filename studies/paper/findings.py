@@ -191,6 +191,8 @@ LINES: dict[str, tuple[tuple[str, ...], bool]] = {
 }
 #: The case FINDINGS' first screen quantifies the paper's four claimed benefits on.
 REFERENCE_CASE = "llama3-70b-decode"
+#: The case whose stranded capacity measures allocation granularity.
+FLEET_CASE = "mixed-fleet"
 
 
 def decomposition(r: pd.Series) -> dict[str, float]:
@@ -251,6 +253,15 @@ def _why(d: dict[str, pd.DataFrame]) -> str:
         + per_class(lambda c: f"{max(1 - best.loc[c, 'perf.memory_used_fraction'], 0):.0%}")
         + ".",
     ]
+    at_cost = cl[(cl["price_basis"] == "cost") & (cl["objective"] == COST)]
+    fl = at_cost[at_cost["case"] == FLEET_CASE].set_index("die_class")
+    if len(fl) and "fleet.stranded_compute_fraction" in fl.columns:
+        compute = (f"{c} {fl.loc[c, 'fleet.stranded_compute_fraction']:.1%}" for c in fl.index)
+        hbm = (f"{c} {fl.loc[c, 'fleet.stranded_hbm_fraction']:.0%}" for c in fl.index)
+        rows[-1] += (
+            f" In the {FLEET_CASE} case (an 8B/70B/405B token mix on one cluster), compute "
+            f"stranded by whole replicas {', '.join(compute)}; HBM stranded {', '.join(hbm)}."
+        )
     g = best.reset_index().sort_values(COST, kind="mergesort")
     if len(g) >= 2:
         a, b = g.iloc[0], g.iloc[1]
