@@ -44,8 +44,13 @@ def test_why_quantifies_the_four_benefits_and_the_decomposition() -> None:
     cl = _classes()
     w = pd.DataFrame([{"case": findings.REFERENCE_CASE, "price_basis": "cost",
                        "objective": findings.COST, "winner": "full"}])  # fmt: skip
-    text = findings._why({"classes": cl, "winners": w})
+    fleet = cl[cl["objective"] == findings.COST].copy()
+    fleet["case"], fleet["fleet.stranded_compute_fraction"] = findings.FLEET_CASE, [0.094, 0.018]
+    fleet["fleet.stranded_hbm_fraction"] = [0.11, 0.21]
+    text = findings._why({"classes": pd.concat([cl, fleet]), "winners": w})
     assert text.startswith("## Why")
+    assert "compute stranded by whole replicas full 9.4%, quarter 1.8%" in text
+    assert "HBM stranded full 11%, quarter 21%" in text
     for word in ("Yield", "Power efficiency", "Blast radius", "allocation", "USD/mm²"):
         assert word in text
     line = next(x for x in text.splitlines() if x.startswith("- **Cost per token**"))
