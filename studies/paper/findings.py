@@ -42,6 +42,8 @@ def _load(out: Path) -> dict[str, pd.DataFrame]:
     }
     if (out / "breakeven.csv").exists():
         d["breakeven"] = pd.read_csv(out / "breakeven.csv")
+    if (out / "ratio-sensitivity.csv").exists():
+        d["sensitivity"] = pd.read_csv(out / "ratio-sensitivity.csv")
     if (out / "moved.csv").exists():
         d["moved"] = pd.read_csv(out / "moved.csv", dtype={"before": str, "after": str})
     return d
@@ -91,6 +93,8 @@ def render_evidence(out: Path) -> str:
         _waterfalls(d),
         "",
         _breakeven(d),
+        "",
+        _drivers(d),
         "",
         _quality(d),
         "",
@@ -289,6 +293,36 @@ def _waterfalls(d: dict[str, pd.DataFrame]) -> str:
             milli = [1000 * v if abs(v) > 5e-10 else 0.0 for v in parts.values()]
             cells = " | ".join(f"{v:.3f}" for v in milli)
             out.append(f"| {r['die_class']} | {cells} | {1000 * r[COST]:.3f} |")
+    return "\n".join(out)
+
+
+def _drivers(d: dict[str, pd.DataFrame]) -> str:
+    """EVIDENCE: per case and objective, what moves the runner-up class's ratio to the full
+    die most over the scenarios (Spearman's rho, ratio-sensitivity.csv)."""
+    se, w = d.get("sensitivity"), d["winners"]
+    if se is None or se.empty:
+        return ""
+    out = [
+        "### What moves each ratio most (ratio-sensitivity.csv)",
+        "",
+        "Spearman's rank correlation of a class's ratio to the full die with each assumption, "
+        "all drawn at once over the 64 scenarios; the three largest, for the best class other "
+        "than the full die.",
+        "",
+    ]
+    for _, r in w[w["price_basis"] == "cost"].iterrows():
+        if r["objective"] not in (COST, POWER):
+            continue
+        other, _ = _runner_up(r) if r["winner"] == "full" else (r["winner"], 0.0)
+        g = se[(se["case"] == r["case"]) & (se["objective"] == r["objective"])]
+        g = g[g["die_class"] == other]
+        if g.empty:
+            continue
+        top = g.reindex(g["spearman_rho"].abs().sort_values(ascending=False).index).head(3)
+        drivers = ", ".join(
+            f"{p} {rho:+.2f}" for p, rho in zip(top["parameter"], top["spearman_rho"], strict=True)
+        )
+        out.append(f"- {r['case']} {NAMES[r['objective']]}, {other}/full: {drivers}")
     return "\n".join(out)
 
 

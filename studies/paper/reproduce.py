@@ -750,8 +750,10 @@ def _classes(
     moved = classes.moved_rows(before, {"classes": table, "products": products, "winners": win})
     moved.to_csv(OUT / "moved.csv", index=False, float_format="%.6g")
     classes.progress("spread over the uncertain assumptions")
-    ranges = spread.spread_rows(table, scratch, USER_SETS, results=results)
+    ranked: list[dict[str, Any]] = []
+    ranges = spread.spread_rows(table, scratch, USER_SETS, results=results, sensitivity=ranked)
     ranges.to_csv(OUT / "spread.csv", index=False, float_format="%.6g")
+    pd.DataFrame(ranked).to_csv(OUT / "ratio-sensitivity.csv", index=False, float_format="%.6g")
     classes.progress("break-even of each deciding assumption (winner vs runner-up)")
     parity = breakeven.breakeven_rows(table, scratch, USER_SETS)
     parity.to_csv(OUT / "breakeven.csv", index=False, float_format="%.6g")

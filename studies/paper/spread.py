@@ -118,12 +118,15 @@ def spread_rows(
     *,
     basis: str = "cost",
     results: list[dict[str, Any]] | None = None,
+    sensitivity: list[dict[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """Each class's best design / the full class's best, per objective, over SCENARIOS paired
     Latin-hypercube draws of the uncertain assumptions: nominal, p10, p50, p90. With the class
     study's ``results``, also ``repicked_*``: in each scenario every class takes the best design
     of its own exact front under that scenario's prices and defect density (an architect who
-    knew them), so a class is not judged by a design chosen for other conditions."""
+    knew them), so a class is not judged by a design chosen for other conditions. Into
+    ``sensitivity``, when given, the rank correlation of each ratio with each assumption
+    (``sensitivity_rows``)."""
     from dse import api
     from dse.model.robust import evaluate_under
     from dse.model.uncertain import sample
@@ -170,7 +173,40 @@ def spread_rows(
                 if cls in repicked and "full" in repicked:
                     row.update(_percentiles(repicked[cls] / repicked["full"], obj, "repicked_"))
                 rows.append(row)
+                if sensitivity is not None and cls != "full":
+                    key = {"case": case, "objective": ALIAS.get(obj, obj), "die_class": cls}
+                    sensitivity.extend({**key, **r} for r in sensitivity_rows(ratio, values))
     return pd.DataFrame(rows)
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 0..n-1 with ties given their mean rank."""
+    order = np.argsort(x, kind="mergesort")
+    r = np.empty(len(x))
+    r[order] = np.arange(len(x), dtype=float)
+    _, inv, counts = np.unique(x, return_inverse=True, return_counts=True)
+    sums = np.bincount(inv, weights=r)
+    return sums[inv] / counts[inv]
+
+
+def sensitivity_rows(ratio: np.ndarray, values: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """Global sensitivity of a headline ratio: Spearman's rank correlation with each
+    assumption over the scenarios (all varied at once), largest |rho| first; 0 where either
+    does not vary."""
+    y = np.asarray(ratio, float)
+    ok = np.isfinite(y)
+    out = []
+    for name, x in values.items():
+        x = np.asarray(x, float)
+        both = ok & np.isfinite(x)
+        rho = 0.0
+        if both.sum() > 2:
+            rx, ry = _ranks(x[both]), _ranks(y[both])
+            sx, sy = rx.std(), ry.std()
+            if sx > 0 and sy > 0:
+                rho = float(np.mean((rx - rx.mean()) * (ry - ry.mean())) / (sx * sy))
+        out.append({"parameter": name, "spearman_rho": rho})
+    return sorted(out, key=lambda r: -abs(r["spearman_rho"]))
 
 
 def _percentiles(ratio: np.ndarray, obj: str, prefix: str) -> dict[str, float]:

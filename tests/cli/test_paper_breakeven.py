@@ -95,3 +95,18 @@ def test_at_a_continuous_parity_the_two_designs_tie(tmp_path: Path) -> None:
     # costs are linear in the electricity price and the log of their ratio nearly so: the
     # interpolated parity ties them within 1e-4
     assert float(ya[0]) == pytest.approx(float(yb[0]), rel=1e-4)
+
+
+def test_sensitivity_ranks_the_assumption_that_drives_the_ratio_first() -> None:
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    values = {"a": rng.random(64), "b": rng.random(64), "flat": np.full(64, 3.0)}
+    ratio = 1.0 + 2.0 * values["b"] ** 3 + 0.05 * values["a"]  # monotone in b, weak in a
+    rows = spread.sensitivity_rows(ratio, values)
+    assert [r["parameter"] for r in rows] == ["b", "a", "flat"]
+    assert rows[0]["spearman_rho"] == pytest.approx(stats.spearmanr(values["b"], ratio)[0])
+    assert rows[1]["spearman_rho"] == pytest.approx(stats.spearmanr(values["a"], ratio)[0])
+    assert rows[2]["spearman_rho"] == 0.0
+    ties = spread._ranks(np.array([3.0, 1.0, 3.0, 2.0]))
+    np.testing.assert_array_equal(ties, [2.5, 0.0, 2.5, 1.0])
