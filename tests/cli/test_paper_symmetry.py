@@ -65,7 +65,7 @@ def test_the_space_is_unclipped_for_every_class() -> None:
     assert {"cowos-s", "cowos-l"} <= set(space["packaging"]["choices"])
     assert "rack" in space["scaleup_fabric"]["choices"]
     # HBM generation (stack speed) and capacity are separate choices
-    assert len(space["hbm_tbps_per_stack"]["choices"]) == 3
+    assert len(space["hbm_tbps_per_stack"]["choices"]) == 4
     assert len(space["hbm_gb_per_stack"]["choices"]) == 4
 
 
