@@ -595,11 +595,13 @@ def class_study(scratch: str, *, jobs: int, only: list[str] | None) -> list[dict
 
 
 #: Minutes of one job on one core of a shared 2-core machine (measured with reproduce.py
-#: --only on the 1.8 M-design grid of spaces/paper/search.yaml): an exact sweep and a search
-#: at the searched price basis, the sweep alone at the others.
-EXPECTED_MIN_PER_JOB = {"search": 5.2, "sweep": 2.2}
-#: A fleet case evaluates the performance and cost models once per model of its mix.
-FLEET_FACTOR = 4.0
+#: --only on the 3.2 M-design grid of spaces/paper/search.yaml, load 4-7): an exact sweep and
+#: a search at the searched price basis (3.0 min for llama3-70b-decode/quarter), the sweep
+#: alone at the others.
+EXPECTED_MIN_PER_JOB = {"search": 3.5, "sweep": 1.8}
+#: A fleet case evaluates the performance and cost models once per model of its mix
+#: (mixed-fleet/quarter/cost: 6.9 min).
+FLEET_FACTOR = 2.2
 
 
 def expected_min(job: classes.Job) -> float:
