@@ -298,6 +298,11 @@ PHYSICAL_EDGES: dict[tuple[str, str], str] = {
     ("hbm_gb_per_stack", "low"): "the smallest HBM2e/HBM3 stack (8-high x 16 Gb)",
     ("hbm_gb_per_stack", "high"): "the largest stack shipped (16-high x 24 Gb)",
     ("links_per_gpu", "low"): "two links are the fewest that close a ring",
+    ("links_per_gpu", "high"): "18 links per GPU, NVLink 4/5's count (NVIDIA H100/B200); the "
+    "bandwidth beyond it is searched as lanes per link (links x lanes is what a torus of at "
+    "most 3 dimensions or a switch sees)",
+    ("optics_per_link", "high"): "8 lanes of 200 Gb/s, a 1.6T port, the widest shipped "
+    "(1.6T OSFP optics; NVIDIA Quantum-X800 / Spectrum-X Photonics 1.6T ports)",
     ("optics_per_link", "low"): "a link has at least one lane",
 }
 

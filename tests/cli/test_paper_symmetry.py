@@ -78,22 +78,22 @@ def test_at_bound_names_the_edges_a_design_sits_on() -> None:
         "hbm_stacks_per_die": {"type": "int", "low": 1, "high": 8},
     }
     row = {"die_area_mm2": 175.0, "clock_ghz": 1.5, "links_per_gpu": 18,
-           "link_type": "cpo", "hbm_stacks_per_die": 1}  # fmt: skip
+           "link_type": "cpo", "hbm_stacks_per_die": 8}  # fmt: skip
     text = classes.at_bound(row, space, 175.0, 343.0)
-    assert text == "die_area_mm2=low;links_per_gpu=high;hbm_stacks_per_die=low"
-    # the class's area edge and one stack are physical; 18 links is the space's own edge
-    assert classes.unphysical_edges(text) == ["links_per_gpu=high"]
+    assert text == "die_area_mm2=low;links_per_gpu=high;hbm_stacks_per_die=high"
+    # the class's area edge and 18 links are declared limits; 8 stacks is the space's own edge
+    assert classes.unphysical_edges(text) == ["hbm_stacks_per_die=high"]
     assert classes.unphysical_edges("") == []
 
 
 def test_findings_refuses_a_winner_on_an_unphysical_edge(tmp_path: Path) -> None:
     keys = {"case": "c", "price_basis": "cost", "objective": findings.COST}
     pd.DataFrame([{**keys, "winner": "half"}]).to_csv(tmp_path / "winners.csv", index=False)
-    rows = [{**keys, "die_class": "half", "at_bound": "clock_ghz=high;links_per_gpu=high"},
-            {**keys, "die_class": "full", "at_bound": "links_per_gpu=high"}]  # fmt: skip
+    rows = [{**keys, "die_class": "half", "at_bound": "clock_ghz=high;hbm_stacks_per_die=high"},
+            {**keys, "die_class": "full", "at_bound": "hbm_stacks_per_die=high"}]  # fmt: skip
     pd.DataFrame(rows).to_csv(tmp_path / "classes.csv", index=False)
     with pytest.raises(findings.EdgeWinnerError, match="c cost cost per token: half at "
-                       "links_per_gpu=high"):  # fmt: skip
+                       "hbm_stacks_per_die=high"):  # fmt: skip
         findings.refuse_edge_winners(tmp_path)
     rows[0]["at_bound"] = "clock_ghz=high"  # a physical limit: accepted
     pd.DataFrame(rows).to_csv(tmp_path / "classes.csv", index=False)
