@@ -98,8 +98,9 @@ PARAMS: dict[str, Param] = {
     ),
     "scaleup_fabric": Param(
         "-",
-        "Scale-up fabric: auto | switched | packet | ocs | direct (auto: switched for "
-        "electrical links, technology.optical_fabric for optics)",
+        "Scale-up fabric: auto | switched | packet | ocs | direct | rack (auto: switched for "
+        "electrical links, technology.optical_fabric for optics; rack: switched, its copper "
+        "domain one liquid-cooled rack of technology.rack_silicon_mm2)",
         "auto",
     ),
     "scaleup_domain_gpus": Param(

@@ -23,6 +23,7 @@ from objectives.availability.closed_form import (
 )
 from objectives.availability.rates import component_fit, gpu_rates_per_hour
 from objectives.availability.simulate import simulate_capacity
+from objectives.availability.spares import capacity_quantile
 from objectives.errors import ContextError
 from objectives.units import HOURS_PER_DAY, HOURS_PER_YEAR
 
@@ -74,6 +75,16 @@ METRICS: dict[str, tuple[str, str]] = {
         "1",
         "share of the full-load tokens actually delivered: goodput_fraction for training, "
         "capacity_availability for serving",
+    ),
+    "capacity_p99": (
+        "1",
+        "share of the replicas serving at the 1 % worst time: the 99th percentile of GPUs in "
+        "repair less the spares, each taking a replica down (objectives/availability/spares.py)",
+    ),
+    "delivered_tokens_per_s_per_mw": (
+        "tokens/s/MW",
+        "perf.tokens_per_s x delivered_fraction per MW of perf.facility_power_w (IT x PUE): "
+        "what a site of fixed power serves at the SLO",
     ),
     "delivered_tokens_per_joule": (
         "tokens/J",
@@ -183,9 +194,14 @@ def _evaluate_availability(
         "checkpoint_interval_h": train["checkpoint_interval_h"],
         "job_mtti_h": train["job_mtti_h"],
     }
+    out["capacity_p99"] = capacity_quantile(replicas, spares, cap["mean_gpus_in_repair"])
     out["delivered_fraction"] = delivered_fraction(design, out)
     out["delivered_tokens_per_joule"] = (
         np.asarray(perf["tokens_per_joule"], float) * out["delivered_fraction"]
+    )
+    facility_mw = np.maximum(np.asarray(perf["facility_power_w"], float), 1e-9) / 1e6
+    out["delivered_tokens_per_s_per_mw"] = (
+        np.asarray(perf["tokens_per_s"], float) * out["delivered_fraction"] / facility_mw
     )
     return broadcast(out)
 

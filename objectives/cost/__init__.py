@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import broadcast, builtin_evaluator, tech, value
+from objectives.cooling import cooling_usd_per_gpu
 from objectives.cost.cluster import (
     energy_cost,
     installed_gpus,
@@ -39,7 +40,7 @@ from objectives.cost.module import ModuleCost, module_cost
 from objectives.cost.package import link_masks
 from objectives.cost.waterfall import cost_waterfall
 from objectives.errors import check_names
-from objectives.fabric.topology import resolve_fabric
+from objectives.fabric.topology import is_rack_domain, resolve_fabric
 from objectives.params import PRICE_BASES, VENDORS
 from objectives.perf.hardware import scaleout_gbps_per_gpu
 
@@ -107,7 +108,12 @@ METRICS: dict[str, tuple[str, str]] = {
     "gpu_usd_per_pflops": ("USD/PFLOPS", "gpu_module_cost per dense PFLOPS of one GPU"),
     "host_cost_usd": (_GPU, "host CPUs, DRAM, NICs, chassis, PSUs sized by GPU peak power"),
     "facility_cost_usd": (_GPU, "datacentre power and cooling capex, lifetime share"),
-    "system_share_usd": (_GPU, "host + facility"),
+    "cooling_cost_usd": (
+        _GPU,
+        "cooling hardware beyond an air-cooled host's (liquid: cold plates, manifolds, CDU "
+        "share) per kW of GPU peak power (objectives/cooling.py)",
+    ),
+    "system_share_usd": (_GPU, "host + facility + cooling"),
     "installed_gpus": ("GPUs", "serving GPUs + ceil(spare_fraction x serving) spares"),
     "network_cost_usd": (
         _CLUSTER,
@@ -176,7 +182,8 @@ _NETWORK_KEYS = (
     "pluggable_usd_per_gbps",
     "cpo_usd_per_gbps",
     "ocs_usd_per_port",
-    "ocs_block_gpus",
+    "rack_silicon_mm2",
+    "rack_domain_usd_per_rack",
     "wdm_wavelengths_per_fibre",
     "ocs_ports_per_fibre",
 )
@@ -209,6 +216,7 @@ def _network(
         "scaleout_gbps_per_gpu": scaleout_gbps_per_gpu(d),
     }
     fabric = resolve_fabric(d)
+    rack = is_rack_domain(d)
 
     def list_usd(prices: Mapping[str, Any]) -> tuple[Any, Any]:
         return network_cost(
@@ -220,6 +228,7 @@ def _network(
             is_electrical=is_elec,
             is_cpo=is_cpo,
             fabric=fabric,
+            rack_domain=rack,
             t=prices,
         )
 
@@ -333,7 +342,8 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
     installed = installed_gpus(n, value(d, "spare_fraction"))
     life = tech(d, "lifetime_years")
     host, facility = _system(d, perf, n, life)
-    system = host + facility
+    cooling = cooling_usd_per_gpu(d, perf["package_power_w"])
+    system = host + facility + cooling
     net, tiers = _network(d, installed, is_cpo, market)
     capex = installed * (price + system) + net
     energy = energy_cost(perf["facility_power_w"], life, tech(d, "electricity_usd_per_kwh"))
@@ -357,6 +367,7 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
         / np.maximum(np.asarray(perf["tflops_per_gpu"], float) / 1000.0, 1e-12),
         host_cost_usd=host,
         facility_cost_usd=facility,
+        cooling_cost_usd=cooling,
         system_share_usd=system,
         installed_gpus=installed,
         network_cost_usd=net,

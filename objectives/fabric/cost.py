@@ -24,6 +24,7 @@ from objectives.fabric.topology import (
     fibres_per_link,
     ocs_ports_per_gpu,
     packet_radix,
+    reach_gpus,
     switched_domain_gpus,
 )
 
@@ -71,16 +72,24 @@ def _switched_cost(
     elec: np.ndarray,
     optics: np.ndarray,
     t: Mapping[str, Any],
+    rack: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(USD, tiers) of a switched scale-up domain: switch ports per Gb/s for every GPU link,
-    switch-side transceivers and a fibre per link when optical, plus a scale-out packet fat tree
-    with pluggable optics once the cluster outgrows one domain."""
+    switch-side transceivers and a fibre per link when optical, the switch trays of a rack-scale
+    copper domain per GPU in proportion to its silicon, plus a scale-out packet fat tree with
+    pluggable optics once the cluster outgrows one domain."""
+    rack_silicon = t.get("rack_silicon_mm2", np.inf)
     domain = switched_domain_gpus(
         g,
         silicon_mm2,
         elec,
         switch_gbps=t["electrical_switch_gbps"],
-        domain_silicon_mm2=t["switched_domain_silicon_mm2"],
+        domain_silicon_mm2=np.where(rack, rack_silicon, t["switched_domain_silicon_mm2"]),
+    )
+    trays = np.where(
+        rack & elec,
+        n * np.asarray(silicon_mm2, float) / rack_silicon * t.get("rack_domain_usd_per_rack", 0.0),
+        0.0,
     )
     scaleout_gbps = t["scaleout_gbps_per_gpu"]
     scaleout, scaleout_tiers = packet_fabric_cost(
@@ -93,6 +102,7 @@ def _switched_cost(
         n * links * g * (t["electrical_switch_usd_per_gbps"] + optics)
         + np.where(elec, 0.0, n * links * t["fibre_usd_per_link"])
         + np.where(outgrown, scaleout, 0.0)
+        + trays
     )
     return switched, np.where(outgrown, scaleout_tiers, 1.0)
 
@@ -108,15 +118,19 @@ def network_cost(
     is_cpo: ArrayLike,
     fabric: np.ndarray,
     t: Mapping[str, ArrayLike],
+    rack_domain: ArrayLike = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(cluster network USD at list prices, tiers) for the scale-up links of every GPU.
 
     - switched: switch ports per Gb/s (NVSwitch baseboard) for every GPU link, switch-side
       transceivers when the links are optical, plus a scale-out packet fat tree with pluggable
       optics once the cluster outgrows one domain; tiers are the scale-out tiers (1 inside).
+      ``rack_domain``: the copper domain is one rack (``rack_silicon_mm2``, its switch trays
+      at ``rack_domain_usd_per_rack``) instead of one baseboard.
     - packet: a fat tree per link plane; switch-side optics are CPO when the GPU's are,
       pluggable for pluggable links, none (copper DAC) for electrical links.
-    - ocs: one cable per link inside a block, an OCS port per fibre of each link that leaves it
+    - ocs: one cable per link inside a block (one rack of compute silicon,
+      ``rack_silicon_mm2``), an OCS port per fibre of each link that leaves it
       (``ocs_ports_per_fibre``, 1 with circulators), fibres carrying ``wdm_wavelengths_per_fibre``
       lanes; no transceiver on the OCS side (it is passive). 1 tier.
     - direct: one cable per link, no switch. 1 tier (0 switches).
@@ -139,7 +153,8 @@ def network_cost(
     ocs = zero
 
     if present[SWITCHED]:  # switched domain (+ scale-out beyond it)
-        switched, switched_tiers = _switched_cost(n, links, g, silicon_mm2, elec, optics, t)
+        rack = np.asarray(rack_domain, bool)
+        switched, switched_tiers = _switched_cost(n, links, g, silicon_mm2, elec, optics, t, rack)
 
     if present[PACKET]:
         packet, packet_tiers = packet_fabric_cost(
@@ -168,7 +183,8 @@ def ocs_ports(
     silicon_mm2: ArrayLike,
     t: Mapping[str, ArrayLike],
 ) -> np.ndarray:
-    """OCS ports one GPU of an ``ocs`` fabric uses (for power and reporting)."""
-    block = t["ocs_block_gpus"]
+    """OCS ports one GPU of an ``ocs`` fabric uses (for power and reporting); a block is one
+    rack of compute silicon."""
+    block = reach_gpus(t["rack_silicon_mm2"], silicon_mm2)
     fibres = fibres_per_link(lanes_per_link, t["wdm_wavelengths_per_fibre"])
     return ocs_ports_per_gpu(cluster, links_per_gpu, fibres, block, t["ocs_ports_per_fibre"])

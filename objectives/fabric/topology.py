@@ -9,10 +9,14 @@ Topology rules (each one a documented approximation, vectorized over designs):
 
 - switched: every GPU of a domain is one switch hop from every other; a domain holds at most
   radix = floor(switch_gbps / link_gbps) GPUs (each GPU puts one link on each switch plane),
-  and with copper links at most one baseboard of compute silicon. Bigger groups fall back to
-  the scale-out NICs (slow, still feasible).
+  and with copper links at most one baseboard of compute silicon (HGX). Bigger groups fall back
+  to the scale-out NICs (slow, still feasible).
+- rack: a switched fabric whose copper domain is one rack of compute silicon (NVL72-class:
+  switch trays and a copper spine; liquid-cooled).
 - packet: non-blocking, 2t - 1 switch traversals for t tiers; every group is feasible.
-- direct with copper links reaches one block (``ocs_block_gpus``); beyond it is infeasible.
+- direct with copper links reaches one rack of compute silicon (``rack_silicon_mm2``); beyond
+  it is infeasible. Reach is counted in silicon, never in GPUs: a cluster of small dies reaches
+  exactly as far as one of big dies with the same total silicon.
 - ocs / direct: the GPUs' P ports form a torus of k = floor(P / 2) dimensions; ring and torus
   collectives use ports in pairs (2 floor(P/2) / P of the bandwidth). A 1-port GPU cannot close
   a ring or a pipeline chain, so groups of more than 2 GPUs are infeasible. A ``direct`` group
@@ -32,7 +36,9 @@ from objectives._evaluator import tech, value
 from objectives.choices import checked, compact
 
 FABRICS = ("switched", "packet", "ocs", "direct")
-CHOICES = ("auto", *FABRICS)
+RACK = "rack"
+"""A switched fabric whose copper domain spans one rack (NVL72-class) instead of one board."""
+CHOICES = ("auto", *FABRICS, RACK)
 OPTICAL_FABRICS = ("circuit", "packet")  # technology.optical_fabric, what ``auto`` follows
 SWITCHED, PACKET, OCS, DIRECT = range(4)
 MAX_TORUS_DIMS = 3  # the torus collectives use at most 3 dimensions (TPU v4: 3D torus)
@@ -54,8 +60,30 @@ def resolve_fabric(d: Mapping[str, Any]) -> np.ndarray:
     return np.where(choice == "auto", auto, choice)
 
 
+def is_rack_domain(d: Mapping[str, Any]) -> np.ndarray:
+    """True where the design's switched copper domain is a rack (``scaleup_fabric: rack``)."""
+    return checked(d.get("scaleup_fabric", "auto"), CHOICES, "scaleup_fabric", "fabric") == RACK
+
+
+def reach_gpus(reach_silicon_mm2: ArrayLike, silicon_mm2: ArrayLike) -> np.ndarray:
+    """GPUs of ``silicon_mm2`` compute silicon each that fit a reach given in silicon (>= 1)."""
+    reach = np.floor(np.asarray(reach_silicon_mm2, float) / np.asarray(silicon_mm2, float) + 1e-9)
+    return np.maximum(reach, 1.0)
+
+
+def domain_silicon_mm2(d: Mapping[str, Any]) -> np.ndarray:
+    """Compute silicon a switched copper domain holds: one baseboard or one rack."""
+    board = tech(d, "switched_domain_silicon_mm2")
+    rack = is_rack_domain(d)
+    if not np.any(rack):
+        return board
+    return np.where(rack, tech(d, "rack_silicon_mm2"), board)
+
+
 def fabric_code(names: np.ndarray) -> np.ndarray:
-    """Float code of each fabric name (SWITCHED ... DIRECT), for numeric grouping."""
+    """Float code of each fabric name (SWITCHED ... DIRECT), for numeric grouping; a rack is a
+    switched fabric (its domain differs: ``is_rack_domain``)."""
+    names = np.where(names == RACK, "switched", names)
     return np.select([names == f for f in FABRICS], [float(i) for i in range(len(FABRICS))], -1.0)
 
 
@@ -122,7 +150,7 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
         silicon,
         elec,
         switch_gbps=tech(d, "electrical_switch_gbps"),
-        domain_silicon_mm2=tech(d, "switched_domain_silicon_mm2"),
+        domain_silicon_mm2=domain_silicon_mm2(d),
     )
     if "scaleup_domain_gpus" in d:  # a product's own copper domain (HGX 8, NVL72 72)
         declared = value(d, "scaleup_domain_gpus")
@@ -136,16 +164,30 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
         tiers = clos_tiers(value(d, "cluster_size"), radix)
     hops = np.select([code == SWITCHED, code == PACKET], [1.0, 2 * tiers - 1], 0.0)
     # An optical circuit switch steers light: copper links cannot use it. A copper torus
-    # reaches one directly wired block (TPU v4: copper inside a 64-chip cube, optics beyond).
-    beyond_block = value(d, "cluster_size") > tech(d, "ocs_block_gpus")
-    ok = ~((code == OCS) & elec) & ~((code == DIRECT) & elec & beyond_block)
+    # reaches one rack of compute silicon (TPU v4: copper inside a one-rack cube, optics beyond;
+    # NVL72: a copper spine over one rack), whatever the size of the dies it holds.
+    beyond_rack = value(d, "cluster_size") > reach_gpus(tech(d, "rack_silicon_mm2"), silicon)
+    ok = ~((code == OCS) & elec) & ~((code == DIRECT) & elec & beyond_rack)
+    # A rack-scale copper domain is liquid-cooled (technology.rack_domain_needs_liquid).
+    rack = is_rack_domain(d)
+    if np.any(rack) and bool(np.any(tech(d, "rack_domain_needs_liquid"))):
+        air = compact(d.get("cooling", "air")) != "liquid"
+        ok = ok & ~(rack & air & elec & (code == SWITCHED))
     # pJ/bit of a switch-side transceiver (none for copper), for the fabric's power
     side = np.select(
         [link == "cpo", link == "pluggable"],
         [tech(d, "cpo_link_pj_per_bit"), tech(d, "pluggable_link_pj_per_bit")],
         0.0,
     )
+    # Dies of one package share its ports: a collective entering on one die's port and
+    # leaving on another's crosses the die-to-die link, (dies - 1) / dies of its bytes.
+    dies = value(d, "dies_per_gpu") if "dies_per_gpu" in d else np.asarray(1.0)
+    d2d = np.asarray(d.get("d2d_tbps", 0.0), float) * 1e12 / 2  # bytes/s each way
+    multi = (dies > 1) & (d2d > 0) & (tech(d, "d2d_collective_penalty") > 0)
+    cross = np.where(multi, (dies - 1) / np.maximum(dies, 1.0) / np.maximum(d2d, 1e-30), 0.0)
     out = {
+        "d2d_s_per_byte": cross,
+        "d2d_latency_s": np.where(multi, tech(d, "d2d_hop_latency_s"), 0.0),
         "fabric_code": code,
         "ports": ports,
         "domain_gpus": np.where(code == SWITCHED, domain, np.inf),
@@ -175,7 +217,9 @@ def group_links(
     and the ``fabric_hw`` figures; writes ``net_bytes_per_s`` (tensor-parallel collectives),
     ``p2p_bytes_per_s`` (pipeline sends), ``dp_bytes_per_s`` (data-parallel, when ``cluster``
     is given), ``alpha_s`` (per collective step), ``torus_dims`` (0 on switched fabrics) and
-    ``topology_ok`` (the fabric can form the tp x pp group).
+    ``topology_ok`` (the fabric can form the tp x pp group). A package of several dies pays
+    its die-to-die link on every collective: (dies - 1) / dies of the bytes cross it, at
+    ``d2d_tbps`` / 2 each way, and one ``d2d_hop_latency_s`` per step.
     """
     code = h["fabric_code"]
     ports = h["ports"]
@@ -190,6 +234,9 @@ def group_links(
     tp_bw = np.where(torus, bw * ring_frac * mesh, bw)
     p2p_bw = np.where(torus, bw * forward, bw)
     dp_bw = np.where(torus, bw * ring_frac, bw)
+    cross = h.get("d2d_s_per_byte")
+    if cross is not None and np.any(cross > 0):  # a multi-die package: its die-to-die link
+        tp_bw, p2p_bw, dp_bw = (1.0 / (1.0 / b + cross) for b in (tp_bw, p2p_bw, dp_bw))
     if switched.any():  # groups beyond a switched domain go over the scale-out NICs
         scaleout = h["scaleout_gbps_per_gpu"] * 1e9 / 8 * tech(d, "network_efficiency")
         domain = h["domain_gpus"]
@@ -202,6 +249,8 @@ def group_links(
         h["dp_bytes_per_s"] = dp_bw
     base = tech(d, "collective_step_latency_s")
     h["alpha_s"] = base + np.maximum(h["fabric_hops"] - 1.0, 0.0) * tech(d, "switch_hop_latency_s")
+    if "d2d_latency_s" in h:
+        h["alpha_s"] = h["alpha_s"] + h["d2d_latency_s"]
     h["torus_dims"] = np.where(torus, np.minimum(np.maximum(pairs, 1.0), MAX_TORUS_DIMS), 0.0)
     lonely = torus & (ports < 2)  # a 1-port GPU on a torus: pairs only
     bad = h["fabric_ok"] <= 0
@@ -225,6 +274,7 @@ def ocs_ports_per_gpu(
     ports_per_fibre: ArrayLike,
 ) -> np.ndarray:
     """OCS ports one GPU uses: only links that leave its block (TPU v4: the cube's faces).
+    A block is one rack of compute silicon (``reach_gpus(rack_silicon_mm2, ...)`` GPUs).
 
     A block of b GPUs wired as a k-dimensional torus (k = min(floor(P/2), 3)) has side
     b^(1/k); in every dimension one link in ``side`` leaves the block through the OCS. A

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import builtin_evaluator, tech
+from objectives.cooling import it_power_factor, pue_factor
 from objectives.errors import ContextError
 from objectives.fabric import fabric_hw
 from objectives.perf.batch import flatten, own_arrays, serving_rows
@@ -289,6 +290,7 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
     fabric_w = fabric_w_per_gpu(flat, hw)
     overhead = overhead_w_per_gpu(flat, hw) + fabric_w
     cluster_w = busy * p_gpu + (cluster - busy) * p_idle + cluster * overhead
+    cluster_w = cluster_w * it_power_factor(flat)  # server fans: objectives/cooling.py
     tokens = sel["replicas"] * sel["replica_tokens_per_s"]
     served = np.ones_like(tokens)
     if s.arrival_rate_per_s is not None and s.arrivals == "poisson":
@@ -311,7 +313,7 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
         "gpu_power_w": p_gpu,
         "package_power_w": hw["package_power_w"],
         "cluster_power_w": cluster_w,
-        "facility_power_w": cluster_w * tech(flat, "pue"),
+        "facility_power_w": cluster_w * tech(flat, "pue") * pue_factor(flat),
         "facility_w_per_gpu": (
             hw["package_power_w"]
             * (
@@ -321,7 +323,8 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
             )
             + fabric_w
         )
-        * tech(flat, "pue"),
+        * tech(flat, "pue")
+        * pue_factor(flat),
         "tokens_per_joule": tokens / cluster_w,
         "model_fits": sel["model_fits"],
         "slo_met": sel["slo_met"],

@@ -87,7 +87,7 @@ def fabric_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.n
         silicon_mm2=value(d, "die_area_mm2") * value(d, "dies_per_gpu"),
         t={
             k: tech(d, k)
-            for k in ("ocs_block_gpus", "wdm_wavelengths_per_fibre", "ocs_ports_per_fibre")
+            for k in ("rack_silicon_mm2", "wdm_wavelengths_per_fibre", "ocs_ports_per_fibre")
         },
     )
     ocs = ports * tech(d, "ocs_w_per_port")

@@ -35,6 +35,8 @@ SEARCH_HW = (
     "domain_gpus",
     "fabric_hops",
     "fabric_ok",
+    "d2d_s_per_byte",
+    "d2d_latency_s",
 )
 
 

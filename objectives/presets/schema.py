@@ -125,7 +125,7 @@ PARAM_TYPES: dict[str, Any] = {
     "disaggregated": bool | Literal[0, 1],
     "spare_fraction": NonNegative,
     # objectives.fabric.topology.CHOICES (not imported: fabric imports the presets)
-    "scaleup_fabric": Literal["auto", "switched", "packet", "ocs", "direct"],
+    "scaleup_fabric": Literal["auto", "switched", "packet", "ocs", "direct", "rack"],
     "vendor": Literal[VENDORS],
     "price_basis": Literal[PRICE_BASES],
 }

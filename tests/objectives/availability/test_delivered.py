@@ -46,6 +46,10 @@ def test_delivered_metrics_divide_by_what_failures_leave(phase: str, kept: str) 
     assert float(a["delivered_tokens_per_joule"]) == pytest.approx(
         float(p["tokens_per_joule"]) * frac, rel=1e-12
     )
+    # at fixed site power: delivered tokens/s per MW of facility power (IT x PUE)
+    assert float(a["delivered_tokens_per_s_per_mw"]) == pytest.approx(
+        float(p["tokens_per_s"]) * frac / (float(p["facility_power_w"]) / 1e6), rel=1e-12
+    )
 
 
 def test_training_goodput_falls_with_cluster_size_and_delivered_cost_rises() -> None:

@@ -28,7 +28,7 @@ NET = {
     "scaleout_gbps_per_gpu": np.asarray(400.0),
     "electrical_switch_gbps": np.asarray(12800.0),
     "switched_domain_silicon_mm2": np.asarray(6512.0),
-    "ocs_block_gpus": np.asarray(64.0),
+    "rack_silicon_mm2": np.asarray(64 * 814.0),  # blocks of 64 GPUs of 814 mm2
     "wdm_wavelengths_per_fibre": np.asarray(8.0),
     "ocs_ports_per_fibre": np.asarray(1.0),
     "pluggable_usd_per_gbps": np.asarray(1.0),
@@ -98,10 +98,12 @@ def test_ocs_between_blocks_vs_multi_tier_packet_fabric():
 
 def test_wdm_ocs_costs_the_same_per_gbps_whatever_the_gpu_count():
     # Full 8 x 200G fibres (1.6 Tb/s a port), 6 ports per GPU (3-D torus), more than one block:
-    # the network bill per Gb/s is the same for 128 big GPUs or 16,384 small ones, and the
-    # same whatever the die size (the OCS is rate-agnostic; a port is a fibre).
-    gpus = np.array([128.0, 256.0, 1024.0, 4096.0, 16384.0])
+    # the network bill per Gb/s is the same for 2 blocks or 64 (the OCS is rate-agnostic; a
+    # port is a fibre). A block is one rack of silicon (64 x 814 mm2), so a block of smaller
+    # dies holds more GPUs, a longer cube side, and fewer of its links leave it.
     for silicon in (814.0, 203.5, 101.75):
+        block = 64 * 814.0 / silicon
+        gpus = block * np.array([2.0, 4.0, 16.0, 64.0])
         usd, _ = _net(
             "ocs",
             installed=gpus,
@@ -111,8 +113,9 @@ def test_wdm_ocs_costs_the_same_per_gbps_whatever_the_gpu_count():
             silicon_mm2=silicon,
         )
         per_gbps = usd / (gpus * 6 * 1600.0)
-        # (1/4 of the ports on the OCS x $500 + $75 / 2 per cable + 1/4 x $75 / 2) / 1.6 Tb/s
-        np.testing.assert_allclose(per_gbps, (500 / 4 + 37.5 + 37.5 / 4) / 1600)
+        # (1/side of the ports on the OCS x $500 + $75 / 2 per cable + 1/side x $75 / 2) / 1.6T
+        f = 1 / block ** (1 / 3)
+        np.testing.assert_allclose(per_gbps, (500 * f + 37.5 + 37.5 * f) / 1600, rtol=1e-12)
     # Under-filled fibres cost more per Gb/s: 2 lanes on an 8-lambda fibre pay a whole port.
     usd2, _ = _net("ocs", installed=1024.0, links_per_gpu=6.0, lanes_per_link=2.0, lane_gbps=200.0)
     assert float(usd2) / (1024 * 6 * 400.0) == pytest.approx(

@@ -95,10 +95,12 @@ def test_link_power_is_bandwidth_times_pj_per_direction():
         1.8e12 * (18.75 - 5.6) * 1e-12 / 0.92
     )
     # The fabric's own power: a packet switch traversal at 9.8 pJ/bit plus a switch-side CPO
-    # transceiver at 5.6 pJ/bit, per GPU, against the OCS fabric: 256 GPUs are 4 blocks of 64,
-    # 9 ports as a 3-D torus of side 4, so 9/4 ports per GPU on the OCS at 0.8 W each.
-    ocs = perf(scaleup_fabric="ocs", technology={"preset": "n4", "tp_choices": [8]})
-    pkt = perf(scaleup_fabric="packet", technology={"preset": "n4", "tp_choices": [8]})
+    # transceiver at 5.6 pJ/bit, per GPU, against the OCS fabric: with a rack of 64 quarter
+    # dies' silicon, 256 GPUs are 4 blocks of 64, 9 ports as a 3-D torus of side 4, so 9/4
+    # ports per GPU on the OCS at 0.8 W each.
+    t = {"preset": "n4", "tp_choices": [8], "rack_silicon_mm2": 64 * 203.5}
+    ocs = perf(scaleup_fabric="ocs", technology=t)
+    pkt = perf(scaleup_fabric="packet", technology=t)
     per_gpu = (pkt["cluster_power_w"] - ocs["cluster_power_w"]) / 256
     gpu = (pkt["gpu_power_w"] - ocs["gpu_power_w"]) * pkt["replicas"] * 8 / 256
     assert per_gpu - gpu == pytest.approx(1.8e12 * (9.8 + 5.6) * 1e-12 - 9 / 4 * 0.8, rel=1e-6)
@@ -150,10 +152,54 @@ def test_decode_batch_is_bound_by_kv_capacity_or_tpot_on_every_fabric(fabric, li
         assert kv_bound and not tpot_bound
 
 
-def test_copper_torus_reaches_one_block_only():
-    # 64 GPUs fit one directly wired block over copper; 256 do not (optics beyond a block)
-    small = perf(scaleup_fabric="direct", link_type="electrical", cluster_size=64)
-    assert small["topology_ok"] == 1
-    big = perf(scaleup_fabric="direct", link_type="electrical", cluster_size=256)
+def test_copper_torus_reaches_one_rack_of_silicon_only():
+    # One rack holds 115,200 mm2 of compute silicon: 566 quarter dies of 203.5 mm2 fit it over
+    # copper, 567 do not (optics beyond a rack); optical links reach any size.
+    fits = perf(scaleup_fabric="direct", link_type="electrical", cluster_size=566)
+    assert fits["topology_ok"] == 1
+    big = perf(scaleup_fabric="direct", link_type="electrical", cluster_size=567)
     assert big["topology_ok"] == 0
-    assert perf(scaleup_fabric="direct", link_type="cpo", cluster_size=256)["topology_ok"] == 1
+    assert perf(scaleup_fabric="direct", link_type="cpo", cluster_size=567)["topology_ok"] == 1
+
+
+@pytest.mark.parametrize("cooling,ok", [("air", 0), ("liquid", 1)])
+def test_rack_domain_is_liquid_cooled_and_reaches_a_rack(cooling, ok):
+    # A switched copper domain of one baseboard holds 6,512 mm2 (32 quarter dies); of one rack
+    # 115,200 mm2 (566), which only liquid cooling can carry.
+    board = perf(scaleup_fabric="switched", link_type="electrical", cooling=cooling)
+    assert board["scaleup_domain_gpus"] == 32 and board["topology_ok"] == 1
+    rack = perf(scaleup_fabric="rack", link_type="electrical", cooling=cooling)
+    assert rack["topology_ok"] == ok
+    if ok:
+        # the switch radix binds first: 12,800 Gb/s / (2 lanes x 100 Gb/s) = 64 GPUs
+        assert rack["scaleup_domain_gpus"] == 64
+
+
+def test_a_multi_die_package_pays_its_die_to_die_link_on_collectives():
+    # Four quarter dies in one package (the chiplet class): 3/4 of a collective's bytes cross
+    # the 10 TB/s (5 TB/s each way) die-to-die link, and each step pays 5 ns more.
+    base = {**QUARTER, "die_area_mm2": 203.5, "cluster_size": 64, "dies_per_gpu": 4,
+            "scaleup_fabric": "switched", "link_type": "electrical",
+            "technology": {"preset": "n4", "tp_choices": [8], "pp_choices": [1],
+                           "d2d_pj_per_bit": 0.0, "d2d_collective_penalty": True}}  # fmt: skip
+    slow = perf(**{**base, "d2d_tbps": 10.0})
+    fast = perf(**{**base, "d2d_tbps": 1e9})  # an ideal link (its power zeroed for both)
+    assert slow["tp"] == fast["tp"] == 8
+    assert slow["tokens_per_s"] < fast["tokens_per_s"]  # the batch fills the TPOT SLO
+    from objectives.fabric.topology import fabric_hw, group_links
+
+    d = resolve_context({**base, "d2d_tbps": 10.0})
+    hw = fabric_hw(d, np.asarray("electrical"))
+    assert float(hw["d2d_s_per_byte"]) == pytest.approx(0.75 / 5e12)
+    assert float(hw["d2d_latency_s"]) == pytest.approx(5e-9)
+    h = {k: np.asarray(v) for k, v in hw.items()}
+    h.update(net_bytes_per_s=np.asarray(900e9), scaleout_gbps_per_gpu=np.asarray(400.0))
+    group_links(d, h, np.asarray(8.0), np.asarray(1.0), None)
+    assert float(h["net_bytes_per_s"]) == pytest.approx(1 / (1 / 900e9 + 0.75 / 5e12))
+    # off (the default, as the Blackwell efficiencies were fitted) or one die: no term
+    off = {**base, "technology": {**base["technology"], "d2d_collective_penalty": False}}
+    assert float(fabric_hw(resolve_context({**off, "d2d_tbps": 10.0}),
+                           np.asarray("electrical"))["d2d_s_per_byte"]) == 0  # fmt: skip
+    one = fabric_hw(resolve_context({**base, "dies_per_gpu": 1, "d2d_tbps": 10.0}),
+                    np.asarray("electrical"))  # fmt: skip
+    assert float(one["d2d_s_per_byte"]) == 0 and float(one["d2d_latency_s"]) == 0

@@ -1,0 +1,34 @@
+"""The capacity a cluster keeps 99 % of the time, by hand and against a simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from objectives.availability.spares import capacity_quantile, poisson_quantile
+
+
+@pytest.mark.parametrize("mean", [0.0, 0.3, 2.0, 17.5, 400.0])
+def test_poisson_quantile_matches_scipy(mean: float) -> None:
+    for q in (0.5, 0.9, 0.99, 0.999):
+        assert float(poisson_quantile(q, mean)) == stats.poisson.ppf(q, mean), (mean, q)
+
+
+def test_vectorized_equals_scalar() -> None:
+    means = np.array([0.1, 1.0, 5.0, 50.0])
+    batch = capacity_quantile(np.array([8.0, 32.0, 64.0, 512.0]), np.array([0, 1, 2, 10]), means)
+    for i, m in enumerate(means):
+        one = capacity_quantile([8.0, 32.0, 64.0, 512.0][i], [0, 1, 2, 10][i], m)
+        assert float(batch[i]) == float(one)
+
+
+def test_by_hand_big_replicas_lose_more_at_the_tail() -> None:
+    # m = 2 GPUs in repair on average: the 99th percentile is 6 (P(K <= 6) = 0.9955).
+    # No spares: 6 replicas down; of 8 replicas that is 25 % of capacity, of 64 it is 9.4 %.
+    assert float(capacity_quantile(8, 0, 2.0)) == pytest.approx(1 - 6 / 8)
+    assert float(capacity_quantile(64, 0, 2.0)) == pytest.approx(1 - 6 / 64)
+    # Six spares cover the tail; four leave two replicas down.
+    assert float(capacity_quantile(8, 6, 2.0)) == 1.0
+    assert float(capacity_quantile(8, 4, 2.0)) == pytest.approx(1 - 2 / 8)
+    assert float(capacity_quantile(0, 4, 2.0)) == 0.0
