@@ -25,8 +25,9 @@ def _design(**kw: object) -> dict:
 
 def test_liquid_costs_its_content_per_kw_and_air_nothing_extra() -> None:
     d = _design(cooling=np.array(["air", "liquid"]))
-    # $49,860 per GB300 NVL72 rack / (72 x 1.4 kW) = $495 per kW: a 700 W package pays $346.5
-    np.testing.assert_allclose(cooling_usd_per_gpu(d, 700.0), [0.0, 0.7 * 495.0])
+    # ($49,860 per GB300 NVL72 rack - 72 GPU cold plates x $300, priced in the module)
+    # / (72 x 1.4 kW) = $280.4 per kW: a 700 W package pays $196.3
+    np.testing.assert_allclose(cooling_usd_per_gpu(d, 700.0), [0.0, 0.7 * 280.4])
     np.testing.assert_allclose(it_power_factor(d), [1.0, 0.929])
     np.testing.assert_allclose(pue_factor(d), [1.0, 0.967])
 
@@ -53,7 +54,7 @@ def test_cooling_cost_line_is_in_the_system_share_and_vectorized_equals_scalar()
     perf = evaluate_perf(_design(cooling="liquid"))
     one = evaluate_cost(_design(cooling="liquid"))
     assert float(one["cooling_cost_usd"]) == pytest.approx(
-        float(perf["package_power_w"]) / 1000 * 495.0
+        float(perf["package_power_w"]) / 1000 * 280.4
     )
-    parts = one["host_cost_usd"] + one["board_cost_usd"] + one["facility_cost_usd"]
+    parts = one["host_cost_usd"] + one["facility_cost_usd"]
     assert float(one["system_share_usd"]) == pytest.approx(float(parts + one["cooling_cost_usd"]))
