@@ -27,6 +27,7 @@ from dse.errors import StorageError
 from dse.search import optuna_private
 from dse.search.storage._journal_file import JournalFileStorage
 from dse.search.storage._layout import JOURNAL_FILE, studies_root, study_dir
+from dse.search.storage._plugin import backend_for, installed, is_plugin_url, register_builtin
 from dse.search.storage._rdb import ClaimLockRDBStorage
 from dse.search.storage._reach import hide_password
 from dse.spec.messages import choices_text, shorten
@@ -114,7 +115,6 @@ def storage_problem(url: str, *, journal_outside_studies: bool = False) -> str:
                 "'journal_outside_studies: true' in the spec to allow it)"
             )
         return _file_target_problem(path, what="an Optuna journal", looks_right=_is_journal)
-    from dse.search.storage._plugin import backend_for, is_plugin_url
 
     if url.startswith("grpc://"):
         return _grpc_problem(url)
@@ -211,7 +211,6 @@ def open_storage(
 
     Storages with heartbeats get one when ``heartbeat_s`` is given (the runner's workers do).
     """
-    from dse.search.storage._plugin import backend_for
 
     backend = backend_for(url)
     if backend is None:
@@ -226,7 +225,6 @@ def open_storage(
 
 
 def unknown_scheme(url: str) -> str:
-    from dse.search.storage._plugin import installed
 
     names = sorted(installed())
     return (
@@ -319,3 +317,8 @@ def set_trial_user_attrs(
 ) -> None:
     """Many user attributes of one trial (one journal append on a journal)."""
     set_trials_user_attrs(storage, {trial_id: attrs})
+
+
+register_builtin("journal", open_journal)
+register_builtin("grpc", open_grpc)
+register_builtin("rdb", open_rdb)

@@ -83,10 +83,18 @@ def _from_entry_point(scheme: str) -> StorageBackend:
     return StorageBackend.wrap(*loaded)
 
 
-def _builtin(scheme: str) -> StorageBackend:
-    from dse.search.storage import _open
+#: The built-in schemes' openers by scheme (``rdb``: any SQLAlchemy URL), registered by
+#: ``_open`` when it is imported, so that this module never imports it back.
+_BUILTIN_OPENERS: dict[str, Callable[..., Any]] = {}
 
-    opener = {"journal": _open.open_journal, "grpc": _open.open_grpc}.get(scheme, _open.open_rdb)
+
+def register_builtin(scheme: str, opener: Callable[..., Any]) -> None:
+    """Serve ``scheme`` with ``opener`` (``_open``'s journal, gRPC and RDB openers)."""
+    _BUILTIN_OPENERS[scheme] = opener
+
+
+def _builtin(scheme: str) -> StorageBackend:
+    opener = _BUILTIN_OPENERS.get(scheme, _BUILTIN_OPENERS["rdb"])
     return StorageBackend(open=opener, origin=f"dse.search.storage ({scheme})")
 
 

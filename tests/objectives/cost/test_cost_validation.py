@@ -116,20 +116,21 @@ def test_auxiliary_share_inside_epochs_range(res):
 def test_gpu_hour_ratios_and_nameplate_power(rows):
     """Issue 40: GPU-hour ratios to the H100 within +-20 %, nameplate power within +-15 %. The
     misses are pinned so they cannot grow unnoticed: GB200's GPU-hour ratio (+47 %, one
-    low-authority source; see docs/validation.md) and its rack power (+21.5 %, an explained
-    row: a liquid-cooled Grace rack against an air-cooled x86 node's overhead)."""
+    low-authority source; see docs/validation.md) and its rack power (+17.5 % with liquid
+    cooling's fan savings, +21.5 % before; an explained row: a liquid-cooled Grace rack
+    against an air-cooled x86 node's overhead)."""
     by = {(x["table"], x["gpu"]): x for x in rows}
     for gpu in ("b200", "mi300x"):
         assert abs(by[("gpu_hour_ratio", gpu)]["err"]) <= 0.20, gpu
     for gpu in ("h100-sxm", "b200"):
         assert abs(by[("it_w_per_gpu", gpu)]["err"]) <= 0.15, gpu
-    assert by[("gpu_hour_ratio", "gb200-nvl72")]["err"] == pytest.approx(0.474, abs=0.005)
+    assert by[("gpu_hour_ratio", "gb200-nvl72")]["err"] == pytest.approx(0.469, abs=0.005)
     gb_w = by[("it_w_per_gpu", "gb200-nvl72")]
-    assert gb_w["err"] == pytest.approx(0.215, abs=0.005) and gb_w["explained"]
+    assert gb_w["err"] == pytest.approx(0.175, abs=0.005) and gb_w["explained"]
     for gpu in ("h100-sxm", "b200", "mi300x", "mi355x"):
         assert abs(by[("street", gpu)]["err"]) <= 0.25, gpu
 
 
 def test_check_fails_only_on_the_unexplained_rows(res, rows):
     vc, r = res
-    assert vc.failures(r, rows) == ["gpu_hour_ratio gb200-nvl72: +47.4% (tolerance +-20%)"]
+    assert vc.failures(r, rows) == ["gpu_hour_ratio gb200-nvl72: +46.9% (tolerance +-20%)"]
