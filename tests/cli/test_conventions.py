@@ -132,9 +132,10 @@ def test_evaluate_metric_filter_and_feasibility_first() -> None:
     assert view["metrics"] and all(m.startswith("cost.") for m in view["metrics"])
     assert list(view["objectives"]) == ["cost.usd_per_mtok"]
     text = run_dse("evaluate", lite, *design).stdout.splitlines()
-    assert text[1].startswith(("feasible", "infeasible"))  # the verdict leads
+    assert text[0].startswith("prices at cost")  # the price basis, then the design
+    assert text[2].startswith(("feasible", "infeasible"))  # the verdict leads
     if not view["feasible"]:  # each violated constraint is named in that line
-        assert all(v in text[1] for v in view["violated"])
+        assert all(v in text[2] for v in view["violated"])
     typo = run_dse("evaluate", lite, *design, "--metric", "cost.usd_per_mtk")
     assert typo.returncode == 2 and "cost.usd_per_mtok" in typo.stderr
 
