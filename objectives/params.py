@@ -27,8 +27,9 @@ HBM_AUTO_ORDER = ("hbm3", "hbm3e", "hbm3e-12hi", "hbm4")
 max_gb_per_stack both cover the stack (a 36 GB stack at 1.2 TB/s is 12-high HBM3e)."""
 PACKAGINGS = ("cowos-s", "cowos-l", "organic")
 """2.5D packaging technologies (objectives/presets/technology/package.yaml)."""
-VENDORS = ("nvidia", "amd", "google")
-"""GPU vendors with a cited gross margin (objectives/presets/technology/market.yaml)."""
+VENDORS = ("nvidia", "nvidia-hopper", "amd", "google")
+"""GPU vendors, or a vendor's product line that analysts put at its own margin (NVIDIA's Hopper
+parts), each with a cited gross margin (objectives/presets/technology/market.yaml)."""
 PRICE_BASES = ("cost", "market")
 """What a buyer pays for hardware: manufacturing cost, or each vendor's margin on top."""
 
@@ -118,8 +119,9 @@ PARAMS: dict[str, Param] = {
     "spare_fraction": Param("1", "Hot-spare GPUs as a fraction of the serving GPUs", 0.0),
     "vendor": Param(
         "-",
-        "Vendor whose gross margin prices the GPU at price_basis=market: nvidia | amd | google "
-        "(technology.gpu_gross_margin_<vendor>)",
+        "Vendor (or vendor's product line) whose gross margin prices the GPU at "
+        "price_basis=market: nvidia | nvidia-hopper | amd | google "
+        "(technology.gpu_gross_margin_<vendor>, '-' read as '_')",
         "nvidia",
     ),
     "price_basis": Param(

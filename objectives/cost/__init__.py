@@ -257,7 +257,7 @@ def vendor_margin(d: Mapping[str, Any]) -> np.ndarray:
     capped below 1 so a swung margin cannot make a price infinite or negative."""
     vendor = np.asarray(d.get("vendor", "nvidia"))
     check_names(vendor.ravel().tolist(), VENDORS, "vendor", what="GPU vendor")
-    margins = [tech(d, f"gpu_gross_margin_{v}") for v in VENDORS]
+    margins = [tech(d, f"gpu_gross_margin_{v.replace('-', '_')}") for v in VENDORS]
     m = np.select([vendor == v for v in VENDORS], margins, default=np.nan)
     return np.minimum(np.asarray(m, float), 0.99)
 
