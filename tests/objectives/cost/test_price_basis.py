@@ -115,7 +115,8 @@ def test_set_price_basis_market_from_the_command_line():
     assert res.returncode == 0, res.stderr
     market = json.loads(res.stdout)["metrics"]
     assert market["cost.gpu_price_usd"] == pytest.approx(
-        cost["cost.gpu_module_cost_usd"] / (1 - 0.85), rel=1e-9  # the Hopper line
+        cost["cost.gpu_module_cost_usd"] / (1 - 0.85),
+        rel=1e-9,  # the Hopper line
     )
     assert market["cost.tco_usd"] > cost["cost.tco_usd"]
     bad = run_dse("evaluate", spec, "--set", "price_basis=retail")
