@@ -117,6 +117,13 @@ PARAMS: dict[str, Param] = {
         "overrides workload.disaggregated, so a study can search it",
     ),
     "spare_fraction": Param("1", "Hot-spare GPUs as a fraction of the serving GPUs", 0.0),
+    "test_insertions": Param(
+        "insertions",
+        "Passes of the package through final and system-level test (tester time = insertions x "
+        "minutes per insertion and cm2 of logic); 0 = technology.test_insertions, the count "
+        "of today's leading-edge parts",
+        0.0,
+    ),
     "vendor": Param(
         "-",
         "Vendor (or vendor's product line) whose gross margin prices the GPU at "

@@ -124,6 +124,7 @@ PARAM_TYPES: dict[str, Any] = {
     "cluster_size": _int(ge=1),
     "disaggregated": bool | Literal[0, 1],
     "spare_fraction": NonNegative,
+    "test_insertions": NonNegative,
     # objectives.fabric.topology.CHOICES (not imported: fabric imports the presets)
     "scaleup_fabric": Literal["auto", "switched", "packet", "ocs", "direct", "rack"],
     "vendor": Literal[VENDORS],
