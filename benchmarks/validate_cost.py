@@ -239,7 +239,9 @@ def markdown(res: list[dict[str, Any]], missing: list[str], rows: list[dict[str,
         "",
         "Street prices at each vendor's cited gross margin (objectives/presets/technology/"
         "market.yaml; issue 40 bounds: +-25 %), owning a GPU for an hour relative to the H100 "
-        "(+-20 %) and the nameplate power a datacentre provisions per GPU (+-15 %).",
+        "(+-20 %), the tester time of a Blackwell package relative to a Hopper one (the fit row "
+        "of the Hopper presets' test_insertions) and the nameplate power a datacentre "
+        "provisions per GPU (+-15 %).",
         "",
         "| quantity | GPU | model | published | error | sources |",
         "|---|---|---:|---:|---:|---|",
