@@ -78,10 +78,12 @@ def model_lines(gpu: str) -> dict[str, float]:
 
 
 def _perf_it_w(gpu: str) -> float:
+    from objectives.cooling import pue_factor
     from objectives.perf import evaluate_perf
 
     d = resolve_context({"gpu": gpu})
-    return float(evaluate_perf(d)["facility_w_per_gpu"]) / float(d["technology"]["pue"])
+    pue = float(d["technology"]["pue"]) * float(pue_factor(d))
+    return float(evaluate_perf(d)["facility_w_per_gpu"]) / pue
 
 
 def market_rows() -> list[dict[str, Any]]:
@@ -194,7 +196,7 @@ _TABLES = {
     "street": "market price per GPU (cost.gpu_price_usd at price_basis=market), USD",
     "gpu_hour_ratio": "cost.usd_per_gpu_hour at market / the H100's (1,024 GPUs)",
     "test_time_ratio": "tester time (cost.test_minutes) / the H100's",
-    "it_w_per_gpu": "nameplate IT power per GPU (perf.facility_w_per_gpu / pue), W",
+    "it_w_per_gpu": "nameplate IT power per GPU (perf.facility_w_per_gpu / the PUE), W",
     "rack": "GB200 NVL72 rack at market: 72 x (GPU price + host) + network, USD",
 }
 

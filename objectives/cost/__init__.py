@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import broadcast, builtin_evaluator, tech, value
-from objectives.cooling import cooling_usd_per_gpu
+from objectives.cooling import cooling_usd_per_gpu, pue_factor
 from objectives.cost.cluster import (
     energy_cost,
     installed_gpus,
@@ -196,7 +196,8 @@ def _system(d: Mapping[str, Any], perf: Mapping[str, Any], n: Any, life: Any) ->
     peak_w = np.asarray(perf["package_power_w"], float)
     return system_share(
         gpu_power_w=peak_w,
-        it_power_w_per_gpu=np.asarray(perf["facility_w_per_gpu"], float) / tech(d, "pue"),
+        it_power_w_per_gpu=np.asarray(perf["facility_w_per_gpu"], float)
+        / (tech(d, "pue") * pue_factor(d)),
         host_usd_per_gpu_kw=tech(d, "host_usd_per_gpu_kw"),
         facility_capex_usd_per_kw=tech(d, "facility_capex_usd_per_kw"),
         lifetime_years=life,

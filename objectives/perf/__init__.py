@@ -90,7 +90,8 @@ METRICS: dict[str, tuple[str, str]] = {
         "W",
         "all-in provisioned power per GPU: peak package power with its node's nameplate "
         "overhead (technology.node_nameplate_overhead_w_per_w), scale-out network and "
-        "scale-up switches, times PUE (the kW per GPU of datacentre TCO models)",
+        "scale-up switches, without the server fans liquid cooling removes, times PUE (the kW "
+        "per GPU of datacentre TCO models)",
     ),
     "tokens_per_joule": ("tokens/J", "tokens_per_s / cluster_power_w"),
     "model_fits": ("0/1", "1 if some parallelism fits weights, KV cache and activations in HBM"),
@@ -323,6 +324,7 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
             )
             + fabric_w
         )
+        * it_power_factor(flat)  # a liquid-cooled node provisions no server fans
         * tech(flat, "pue")
         * pue_factor(flat),
         "tokens_per_joule": tokens / cluster_w,
