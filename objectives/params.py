@@ -30,6 +30,8 @@ PACKAGINGS = ("cowos-s", "cowos-l", "organic")
 VENDORS = ("nvidia", "amd", "google")
 """GPU vendors with a cited gross margin (objectives/presets/technology/market.yaml)."""
 PRICE_BASES = ("cost", "market")
+MEMORY_POOLS = ("none", "weights", "kv", "both")
+"""What a design keeps in a DRAM pool reached over optics (objectives/perf/pool.py)."""
 """What a buyer pays for hardware: manufacturing cost, or each vendor's margin on top."""
 
 
@@ -116,6 +118,28 @@ PARAMS: dict[str, Param] = {
         "overrides workload.disaggregated, so a study can search it",
     ),
     "spare_fraction": Param("1", "Hot-spare GPUs as a fraction of the serving GPUs", 0.0),
+    "spare_silicon_fraction": Param(
+        "1",
+        "More hot spares, as a share of the serving GPUs' compute silicon: floor(share x "
+        "cluster_size) GPUs, so a spare never adds silicon beyond the share and a small die buys "
+        "more, smaller spares with it (objectives/availability/spares.py)",
+        0.0,
+    ),
+    "memory_pool": Param(
+        "-",
+        "What a shared DRAM pool reached over CPO holds: none | weights (one copy for every "
+        "replica, streamed each step) | kv (the KV cache) | both (objectives/perf/pool.py)",
+        "none",
+    ),
+    "memory_pool_gb_per_gpu": Param(
+        "GB", "DRAM of the memory pool per serving GPU (the cluster's pool over its GPUs)", 0.0
+    ),
+    "memory_pool_tbps_per_gpu": Param(
+        "TB/s",
+        "Optical bandwidth from one GPU to the memory pool, per direction (its CPO engines "
+        "take die edge: shoreline_used_fraction)",
+        0.0,
+    ),
     "vendor": Param(
         "-",
         "Vendor whose gross margin prices the GPU at price_basis=market: nvidia | amd | google "

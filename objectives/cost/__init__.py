@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import broadcast, builtin_evaluator, tech, value
+from objectives.availability.spares import silicon_spares
 from objectives.cooling import cooling_usd_per_gpu
 from objectives.cost.cluster import (
     energy_cost,
@@ -41,7 +42,9 @@ from objectives.cost.package import link_masks
 from objectives.cost.waterfall import cost_waterfall
 from objectives.errors import check_names
 from objectives.fabric.topology import is_rack_domain, resolve_fabric
+from objectives.package import optional
 from objectives.params import PRICE_BASES, VENDORS
+from objectives.perf import pool
 from objectives.perf.hardware import scaleout_gbps_per_gpu
 
 __all__ = ["METRICS", "cost_breakdown", "evaluate_cost", "is_market", "vendor_margin"]
@@ -340,12 +343,16 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
 
     n = value(d, "cluster_size")
     installed = installed_gpus(n, value(d, "spare_fraction"))
+    if np.any(optional(d, "spare_silicon_fraction")):  # spares per silicon (availability)
+        installed = installed + silicon_spares(d)
     life = tech(d, "lifetime_years")
     host, facility = _system(d, perf, n, life)
     cooling = cooling_usd_per_gpu(d, perf["package_power_w"])
     system = host + facility + cooling
     net, tiers = _network(d, installed, is_cpo, market)
     capex = installed * (price + system) + net
+    if pool.used(d):  # a memory pool over optics: its DRAM, nodes and CPO ports
+        capex = capex + pool.pool_usd(d)
     energy = energy_cost(perf["facility_power_w"], life, tech(d, "electricity_usd_per_kwh"))
     maintenance = capex * tech(d, "maintenance_fraction_per_year") * life
     tco = capex + energy + maintenance
