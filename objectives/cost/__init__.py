@@ -362,7 +362,7 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
     capex = installed * (price + system) + net
     pool_usd: Any = 0.0
     if pool.used(d):  # a memory pool over optics: its DRAM, nodes and CPO ports
-        pool_usd = pool.pool_usd(d)
+        pool_usd = pool.pool_usd(d, market=market)
         capex = capex + pool_usd
     energy = energy_cost(perf["facility_power_w"], life, tech(d, "electricity_usd_per_kwh"))
     maintenance = capex * tech(d, "maintenance_fraction_per_year") * life

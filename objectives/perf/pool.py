@@ -183,14 +183,18 @@ def pool_power_w(d: Mapping[str, Any], busy: Any, hbm_bytes_per_s: Any) -> np.nd
     return np.where(_on(d), total, 0.0)
 
 
-def pool_usd(d: Mapping[str, Any]) -> np.ndarray:
-    """Price of the cluster's pool: its DRAM and memory nodes per GB, and the CPO ports at both
-    ends of every GPU's pool links."""
+def pool_usd(d: Mapping[str, Any], *, market: Any = False) -> np.ndarray:
+    """Price of the cluster's pool: its DRAM and memory nodes per GB, and a CPO port at both
+    ends of every GPU's pool links, priced as the GPU's own CPO (engines per Gb/s, quoted at
+    list: at cost below ``market`` price basis; one external laser per ``cpo_lanes_per_laser``
+    lanes of ``lane_gbps``)."""
     n = value(d, "cluster_size")
     gb = optional(d, "memory_pool_gb_per_gpu")
     gbps = optional(d, "memory_pool_tbps_per_gpu") * 8000.0
     per_gb = tech(d, "pool_dram_usd_per_gb") + tech(d, "pool_appliance_usd_per_gb")
-    ports = gbps * tech(d, "pool_link_ends") * tech(d, "cpo_usd_per_gbps")
+    engine = tech(d, "cpo_usd_per_gbps") / np.where(market, 1.0, tech(d, "network_list_markup"))
+    laser = tech(d, "cpo_laser_usd") / (tech(d, "cpo_lanes_per_laser") * value(d, "lane_gbps"))
+    ports = gbps * tech(d, "pool_link_ends") * (engine + laser)
     return np.where(_on(d), n * (gb * per_gb + ports), 0.0)
 
 

@@ -140,13 +140,19 @@ def test_quarter_die_cluster_with_the_pool_holds_no_weight_copies_in_hbm() -> No
 
 def test_price_power_and_shoreline_by_hand() -> None:
     d = _design(memory_pool="both", memory_pool_gb_per_gpu=100.0, memory_pool_tbps_per_gpu=1.0)
-    # 64 x (100 GB x (3 + 1) USD/GB + 8,000 Gb/s x 2 ports x 0.5 USD/(Gb/s))
-    assert float(pool_usd(d)) == pytest.approx(64 * (400.0 + 8000.0), rel=1e-12)
+    # a port per end: CPO engines 0.5 USD/(Gb/s) at list / 2.6 list markup, and a 40 USD laser
+    # per 4 lanes of the design's lane rate
+    port = 0.5 / 2.6 + 40.0 / (4 * float(d["lane_gbps"]))
+    # 64 x (100 GB x (3 + 1) USD/GB + 8,000 Gb/s x 2 ports x port)
+    assert float(pool_usd(d)) == pytest.approx(64 * (400.0 + 16000.0 * port), rel=1e-12)
+    assert float(pool_usd(d, market=True)) == pytest.approx(
+        64 * (400.0 + 16000.0 * (port - 0.5 / 2.6 + 0.5)), rel=1e-12
+    )
     # 64 x (100 GB x 0.1 W/GB + 8e12 b/s x 2 x 5.6 pJ) + 10 busy GPUs x 0.5 TB/s read x 15 pJ/b
     w = pool_power_w(d, busy=10.0, hbm_bytes_per_s=0.5e12)
     assert float(w) == pytest.approx(64 * (10.0 + 89.6) + 10 * 0.5e12 * 8 * 15e-12, rel=1e-12)
     c = evaluate_cost(d)
-    assert float(c["memory_pool_cost_usd"]) == pytest.approx(64 * 8400.0, rel=1e-12)
+    assert float(c["memory_pool_cost_usd"]) == pytest.approx(float(pool_usd(d)), rel=1e-12)
     plain, pooled = evaluate_perf(_design()), evaluate_perf(d)
     # 8,000 Gb/s over 1,792 Gb/s per mm of CPO shoreline, over the 814 mm2 die's perimeter
     edge = 8000.0 / 1792.0 / float(plain["die_perimeter_mm"])
