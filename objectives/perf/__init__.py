@@ -138,6 +138,11 @@ METRICS: dict[str, tuple[str, str]] = {
     ),
     "fabric_hops": ("hops", "switch traversals of one scale-up message (0 on a torus)"),
     "die_perimeter_mm": ("mm", "perimeter of one compute die"),
+    "hbm_weight_copies_gb": (
+        "GB",
+        "serving: the weights' copies the cluster's HBM holds, one per replica (0 where "
+        "memory_pool keeps them once in a pool: objectives/perf/pool.py); 0 when training",
+    ),
 }
 
 
@@ -353,6 +358,7 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
         "topology_ok": sel["topology_ok"],
         "scaleup_domain_gpus": np.minimum(hw["domain_gpus"], cluster),
         "fabric_hops": hw["fabric_hops"],
+        "hbm_weight_copies_gb": pool.hbm_weight_copies_gb(flat, sel["replicas"], pr.a, s),
     }
     return {key: v.reshape(fl.shape) for key, v in own_arrays(out, n).items()}
 

@@ -205,3 +205,12 @@ def hbm_weight_copies_bytes(
     are not pooled (the staging buffers aside), none where they are."""
     w, _ = _flags(kinds(d))
     return np.asarray(perf["replicas"], float) * copy_bytes * (1.0 - w)
+
+
+def hbm_weight_copies_gb(d: Mapping[str, Any], replicas: Any, a: Any, s: Any) -> np.ndarray:
+    """``perf.hbm_weight_copies_gb``: :func:`hbm_weight_copies_bytes` in GB (0 when training,
+    where data-parallel copies may be sharded)."""
+    if s.phase == "train":
+        return np.zeros(np.shape(replicas))
+    copies = hbm_weight_copies_bytes(d, {"replicas": replicas}, weight_copy_bytes(a, s))
+    return copies / 1e9

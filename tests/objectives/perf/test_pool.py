@@ -132,6 +132,8 @@ def test_quarter_die_cluster_with_the_pool_holds_no_weight_copies_in_hbm() -> No
     assert float(held) == pytest.approx(float(plain["replicas"]) * copy)
     assert float(held) > 1e12  # 16 replicas: 1.13 TB of copies
     assert float(hbm_weight_copies_bytes(pooled_d, pooled, copy)) == 0.0
+    assert float(plain["hbm_weight_copies_gb"]) == pytest.approx(float(held) / 1e9, rel=1e-12)
+    assert float(pooled["hbm_weight_copies_gb"]) == 0.0
     assert float(pooled["model_fits"]) == float(pooled["slo_met"]) == 1.0
     assert float(pooled["gpus_per_replica"]) == float(plain["gpus_per_replica"]) / 2
     assert float(pooled["replicas"]) == 2 * float(plain["replicas"])
