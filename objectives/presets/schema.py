@@ -37,6 +37,7 @@ from objectives.params import (
     COOLING,
     HBM_GENERATIONS,
     LINK_TYPES,
+    MEMORY_POOLS,
     PACKAGINGS,
     PARAMS,
     PRICE_BASES,
@@ -125,6 +126,10 @@ PARAM_TYPES: dict[str, Any] = {
     "disaggregated": bool | Literal[0, 1],
     "spare_fraction": NonNegative,
     "test_insertions": NonNegative,
+    "spare_silicon_fraction": Fraction,
+    "memory_pool": Literal[MEMORY_POOLS],
+    "memory_pool_gb_per_gpu": NonNegative,
+    "memory_pool_tbps_per_gpu": NonNegative,
     # objectives.fabric.topology.CHOICES (not imported: fabric imports the presets)
     "scaleup_fabric": Literal["auto", "switched", "packet", "ocs", "direct", "rack"],
     "vendor": Literal[VENDORS],
