@@ -12,7 +12,7 @@ What the pool costs a step: the bytes it reads from the pool (the stage's weight
 at most the step's HBM traffic, as an MoE step streams only its routed experts; the KV entries
 read and written) over the GPU's pool bandwidth, plus one access latency (the reads of a step
 are known at its start and prefetched behind each other). The pool runs beside HBM, so the step
-takes the longer of the two (``pooled_step``); pooled weights are staged through HBM, whose
+takes the longer of the two (``pool_seconds``); pooled weights are staged through HBM, whose
 traffic is counted as without the pool.
 
 The pool's price (DRAM, its memory nodes, the CPO ports at both ends of every pool link) and
@@ -24,7 +24,7 @@ links) are ``pool_usd`` and ``pool_power_w``; its optical engines take die edge
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -134,33 +134,12 @@ def static_memory(r: Any, mem: Mapping[str, Any], usable: Any) -> tuple[dict[str
     return out, _room(r.hw, usable)
 
 
-def pooled_step(
-    d: Mapping[str, Any],
-    hw: Mapping[str, Any],
-    a: Any,
-    s: Any,
-    tp: Any,
-    pp: Any,
-    tokens: Any,
-    seqs: Any,
-    attention: list[tuple[Any, Any]],
-    step: Callable[..., Any],
-) -> Any:
-    """``serving.mixed_step`` with its pool reads: the step without the pool, then the longer of
-    it and the pool's bytes over the pool's bandwidth plus one access latency."""
-    from objectives.perf.serving import Step, weights_and_kv_token
-
-    base = step(d, {k: v for k, v in hw.items() if k not in POOL_HW}, a, s, tp, pp, tokens,
-                seqs, attention)  # fmt: skip
-    weights, kv_token = weights_and_kv_token(
-        a, s, tp, pp, hw.get("ep"), hw.get("cp"), hw.get("attn_dp")
-    )
-    kv_read = sum(kv for _, kv in attention)
-    nbytes = hw["pool_weights"] * np.minimum(weights, base.hbm_bytes) + hw["pool_kv"] * (
-        (kv_read + tokens) * kv_token
-    )
-    t_pool = nbytes / hw["pool_bytes_per_s"] + np.where(nbytes > 0, hw["pool_latency_s"], 0.0)
-    return Step(np.maximum(base.time_s, t_pool), base.flops, base.hbm_bytes)
+def pool_seconds(hw: Mapping[str, Any], *, weights: Any, kv_bytes: Any, hbm_bytes: Any) -> Any:
+    """Seconds a step spends reading the pool (``serving.mixed_step`` takes the longer of it and
+    the step without the pool): the pooled weights (at most the step's HBM traffic) and KV
+    bytes over the pool's bandwidth, plus one access latency."""
+    nbytes = hw["pool_weights"] * np.minimum(weights, hbm_bytes) + hw["pool_kv"] * kv_bytes
+    return nbytes / hw["pool_bytes_per_s"] + np.where(nbytes > 0, hw["pool_latency_s"], 0.0)
 
 
 def _on(d: Mapping[str, Any]) -> np.ndarray:

@@ -171,9 +171,16 @@ def mixed_step(
     # The continuous engines keep activations in 16 bits between FP8 GEMMs, so all-reduces
     # move 2 bytes per element (TensorRT-LLM all-reduce plugin runs in the activation dtype).
     if "pool_weights" in hw:  # weights or KV read over an optical memory pool
-        from objectives.perf.pool import pooled_step
+        from objectives.perf.pool import POOL_HW, pool_seconds
 
-        return pooled_step(d, hw, a, s, tp, pp, tokens, seqs, attention, mixed_step)
+        base = mixed_step(d, {k: v for k, v in hw.items() if k not in POOL_HW}, a, s, tp, pp,
+                          tokens, seqs, attention)  # fmt: skip
+        weights, kv_token = weights_and_kv_token(
+            a, s, tp, pp, hw.get("ep"), hw.get("cp"), hw.get("attn_dp")
+        )
+        kv_bytes = (sum(kv for _, kv in attention) + tokens) * kv_token
+        t_pool = pool_seconds(hw, weights=weights, kv_bytes=kv_bytes, hbm_bytes=base.hbm_bytes)
+        return Step(np.maximum(base.time_s, t_pool), base.flops, base.hbm_bytes)
     ce = 2.0 if s.scheduler == "continuous" else s.bytes_per_elem
     layers_stage = np.ceil(a.layers / pp)
     ep = hw.get("ep")
