@@ -32,6 +32,7 @@ from objectives.fabric import fabric_hw
 from objectives.perf.batch import flatten, own_arrays, serving_rows
 from objectives.perf.hardware import attention_tflops, hardware
 from objectives.perf.model import Arch, arch_of
+from objectives.perf.pools import POOL_METRICS, evaluate_pools, has_pools, no_pools
 from objectives.perf.power import (
     fabric_w_per_gpu,
     gpu_power_w,
@@ -137,6 +138,7 @@ METRICS: dict[str, tuple[str, str]] = {
     ),
     "fabric_hops": ("hops", "switch traversals of one scale-up message (0 on a torus)"),
     "die_perimeter_mm": ("mm", "perimeter of one compute die"),
+    **POOL_METRICS,  # heterogeneous prefill/decode pools (objectives.perf.pools)
 }
 
 
@@ -147,7 +149,10 @@ def evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     It needs no other evaluator; availability and cost consume its metrics (the engine passes
     them on, a direct call of theirs computes them).
     """
-    return _evaluate_perf(design)
+    if has_pools(design):  # prefill and decode pools of their own GPUs (objectives.perf.pools)
+        return evaluate_pools(design, _evaluate_perf)
+    out = _evaluate_perf(design)
+    return {**out, **no_pools(out)}
 
 
 @dataclass

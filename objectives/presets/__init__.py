@@ -418,7 +418,7 @@ def _check_overrides(
     """A spec's overrides of a preset obey the preset kind's schema (types and ranges)."""
     for loc, message in check(schema, values, what=what):
         if loc and loc[0] in overrides:
-            raise ContextError(f"{path}.{loc[0]}", message)
+            raise ContextError(".".join((path, *loc)), message)
 
 
 def resolve_context(
@@ -502,4 +502,22 @@ def resolve_workload(value: Any, *, catalog_: Catalog | None = None) -> dict[str
         what="model",
         schema=ModelPreset,
     )
+    for key in POOL_KEYS:  # heterogeneous pools: each pool's GPU preset, resolved like `gpu:`
+        pool = out.get(key)
+        if isinstance(pool, Mapping) and pool.get("gpu") is not None:
+            out[key] = {**pool, "gpu": _pool_gpu(pool["gpu"], f"workload.{key}.gpu", cat)}
     return out
+
+
+#: Workload fields that give disaggregated serving's pools their own GPU (objectives/perf/pools.py)
+POOL_KEYS = ("prefill_pool", "decode_pool")
+
+
+def _pool_gpu(value: Any, path: str, cat: Catalog) -> dict[str, Any]:
+    """A pool's GPU preset as its fields (``name`` kept; a resolved one resolves to itself)."""
+    if isinstance(value, Mapping) and "preset" not in value and "name" in value:
+        value = {"preset": value["name"], **{k: v for k, v in value.items() if k != "name"}}
+    return _resolve_named(
+        value, path=path, presets=cat.gpus, default=DEFAULT_GPU, what="GPU",
+        schema=cat.schemas["GPU"],
+    )  # fmt: skip
