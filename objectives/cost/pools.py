@@ -3,7 +3,7 @@ homogeneous cluster it is, with its own GPU, then summed.
 
 Cluster lines (installed GPUs, network, capex, energy, maintenance, TCO) are the sums of the
 two pools'; per-GPU lines (die, HBM, package, module, price, system share) are their means over
-the installed GPUs, so ``cluster_capex = installed x (gpu price + system share) + network``
+the installed GPUs (a 0/1 check: 1 if both pools pass), so ``cluster_capex = installed x (gpu price + system share) + network``
 still adds up; per-token and per-GPU-hour figures follow from the sums and the system's
 tokens/s.
 """
@@ -26,6 +26,8 @@ _SUMS = (
     "maintenance_cost_usd",
     "tco_usd",
 )
+
+_FLAGS = ("reticle_fits", "interposer_fits", "hbm_fits_generation")
 
 Breakdown = Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, np.ndarray]]
 
@@ -50,6 +52,8 @@ def pools_cost(
             out[k] = cp[k] + cd[k]
         elif k == "network_tiers":
             out[k] = np.maximum(cp[k], cd[k])
+        elif k in _FLAGS:  # 1 only if both pools' GPUs pass
+            out[k] = np.minimum(cp[k], cd[k])
         else:  # a per-GPU line: the mean over the installed GPUs
             out[k] = (n_p * cp[k] + n_d * cd[k]) / (n_p + n_d)
     life = tech(dec, "lifetime_years")
