@@ -3,9 +3,9 @@ homogeneous cluster it is, with its own GPU, then summed.
 
 Cluster lines (installed GPUs, network, capex, energy, maintenance, TCO) are the sums of the
 two pools'; per-GPU lines (die, HBM, package, module, price, system share) are their means over
-the installed GPUs (a 0/1 check: 1 if both pools pass), so ``cluster_capex = installed x (gpu price + system share) + network``
-still adds up; per-token and per-GPU-hour figures follow from the sums and the system's
-tokens/s.
+the installed GPUs (a 0/1 check: 1 if both pools pass), so ``cluster_capex = installed x (gpu
+price + system share) + network`` still adds up; per-token and per-GPU-hour figures follow
+from the sums and the system's tokens/s.
 """
 
 from __future__ import annotations
