@@ -178,10 +178,18 @@ def balanced_split(
 
 def _split(design: Mapping[str, Any], evaluate: Evaluate, cluster: np.ndarray) -> np.ndarray:
     """GPUs of the prefill pool, per design (see the module docstring)."""
+    raw = design.get("prefill_gpus")
+    given = np.broadcast_to(np.asarray(0.0 if raw is None else raw, float), cluster.shape)
+    if np.all(given > 0):
+        return given.copy()
+    return np.where(given > 0, given, _workload_split(design, evaluate, cluster))
+
+
+def _workload_split(
+    design: Mapping[str, Any], evaluate: Evaluate, cluster: np.ndarray
+) -> np.ndarray:
+    """The split the pools' ``gpus`` give, else the balanced one."""
     wl = design["workload"]
-    given = design.get("prefill_gpus")
-    if given is not None and np.any(np.asarray(given, dtype=float) > 0):
-        return np.broadcast_to(np.asarray(given, dtype=float), cluster.shape).copy()
     gp, gd = _pool(wl, "prefill").get("gpus", "auto"), _pool(wl, "decode").get("gpus", "auto")
     if gp != "auto" and gd != "auto":
         if np.any(cluster != float(gp) + float(gd)):
@@ -240,13 +248,14 @@ def pools_parts(
     cluster = cluster.reshape(-1).astype(float)
     if np.any(cluster < 2):
         raise ContextError("cluster_size", "prefill and decode pools need at least 2 GPUs")
-    n_p = _split(design, evaluate, cluster).reshape(-1)
+    flat = _flat_design(design, shape)
+    n_p = _split(flat, evaluate, cluster).reshape(-1)
     if np.any((n_p < 1) | (n_p > cluster - 1) | (n_p != np.floor(n_p))):
         bad = n_p[(n_p < 1) | (n_p > cluster - 1) | (n_p != np.floor(n_p))][0]
         msg = f"the prefill pool needs 1 to cluster_size - 1 whole GPUs, got {bad:g}"
         raise ContextError("prefill_gpus", msg)
-    pre = pool_design(_flat_design(design, shape), "prefill", n_p)
-    dec = pool_design(_flat_design(design, shape), "decode", cluster - n_p)
+    pre = pool_design(flat, "prefill", n_p)
+    dec = pool_design(flat, "decode", cluster - n_p)
     return pre, dec, _flat(evaluate(pre)), _flat(evaluate(dec))
 
 
