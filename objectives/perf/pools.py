@@ -121,6 +121,9 @@ def pool_design(design: Mapping[str, Any], which: str, gpus: Any) -> dict[str, A
     elif gpu is not None:
         msg = f"expected a resolved GPU preset (resolve the context first), got {gpu!r}"
         raise ContextError(f"workload.{which}_pool.gpu", msg)
+    node = spec.get("technology")
+    if isinstance(node, Mapping):  # the pool's GPU on its own node (objectives.presets)
+        sub["technology"] = node
     sub["cluster_size"] = gpus
     w = {k: v for k, v in wl.items() if k not in POOL_KEYS}
     w.update(phase=which, disaggregated=False)

@@ -224,6 +224,7 @@ class PoolSpec(_Forbid):
     ``decode_pool``, objectives/perf/pools.py): its GPU, GPU count and parallelism."""
 
     gpu: str | dict[str, Any] | None = None  # a GPU preset (or its fields); None: the design's
+    technology: str | dict[str, Any] | None = None  # None: the node the pool's GPU ships on
     gpus: _int(ge=1) | Literal["auto"] = "auto"  # type: ignore[valid-type]
     tp: _int(ge=1) | Literal["auto"] = "auto"  # type: ignore[valid-type]
     pp: _int(ge=1) | Literal["auto"] = "auto"  # type: ignore[valid-type]

@@ -227,3 +227,27 @@ def test_pool_metrics_cover_their_names() -> None:
 
     assert set(POOL_METRICS) <= set(METRICS)
     assert not set(itertools.chain(POOL_METRICS)) - set(evaluate_perf(pools_design()))
+
+
+def test_a_pool_gpu_runs_on_the_node_it_ships_on() -> None:
+    """technology auto: an MI355X prefill pool under a B200 design runs on n3, as the MI355X
+    ships (its prefill rate is the homogeneous MI355X's), with the spec's technology
+    overrides; a pinned node holds for both pools; a pool may name its own."""
+    d = resolve_context(
+        {"gpu": "b200", "cluster_size": 16, "technology": {"preset": "auto", "pue": 1.5},
+         "workload": {**WL, "prefill_pool": {"gpu": "mi355x", "tp": 8}, "decode_pool": {}}}
+    )  # fmt: skip
+    node = d["workload"]["prefill_pool"]["technology"]
+    assert (node["name"], node["pue"], d["technology"]["name"]) == ("n3", 1.5, "n4")
+    m = evaluate_perf({**d, "prefill_gpus": 8})
+    alone = homogeneous("mi355x", 8, "prefill", tpot_slo_s=None)
+    assert float(m["prefill_requests_per_s"]) * 2048 == pytest.approx(
+        float(alone["tokens_per_s"]), rel=1e-12
+    )
+    pinned = resolve_context(
+        {"gpu": "b200", "technology": "n4",
+         "workload": {"prefill_pool": {"gpu": "mi355x"}, "decode_pool": {}}}
+    )  # fmt: skip
+    assert "technology" not in pinned["workload"]["prefill_pool"]
+    own = resolve_context({"gpu": "b200", "workload": {"prefill_pool": {"technology": "n3"}}})
+    assert own["workload"]["prefill_pool"]["technology"]["name"] == "n3"
