@@ -28,7 +28,10 @@ def test_init_writes_a_spec_that_validates_and_refuses_to_overwrite(tmp_path: Pa
     res = run_in_process("init", "mine", "--examples", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert {p.name for p in tmp_path.glob("*.yaml")} == {
-        "mine.yaml", "litegpu.yaml", "h100.yaml", "disagg-h200-b200.yaml"
+        "mine.yaml",
+        "litegpu.yaml",
+        "h100.yaml",
+        "disagg-h200-b200.yaml",
     }
     assert yaml.safe_load((tmp_path / "mine.yaml").read_text())["study"] == "mine"
     assert run_in_process("validate", "mine.yaml", cwd=tmp_path).returncode == 0

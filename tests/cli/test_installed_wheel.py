@@ -93,7 +93,9 @@ def test_the_tour_works_from_the_wheel_in_an_empty_folder(
 
     dse_ok("init", "--examples")
     assert {p.name for p in work.glob("*.yaml")} == {
-        "litegpu.yaml", "h100.yaml", "disagg-h200-b200.yaml"
+        "litegpu.yaml",
+        "h100.yaml",
+        "disagg-h200-b200.yaml",
     }
     assert "h100-sxm" in dse_ok("presets", "gpus")
     assert "llama3-70b" in dse_ok("presets", "models")
