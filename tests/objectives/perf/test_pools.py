@@ -143,8 +143,8 @@ def test_balanced_split_is_the_best_integer_split() -> None:
         if gp + gd > n:
             continue
         cases.append((n, rng.uniform(0.1, 50), gp, rng.uniform(0.1, 50), gd))
-    n, rp, gp, rd, gd = (np.array(c) for c in zip(*cases, strict=True))
-    got = balanced_split(n, rp, gp, rd, gd)
+    cols = [np.array(c) for c in zip(*cases, strict=True)]
+    got = balanced_split(*cols)
     for i, (ni, rpi, gpi, rdi, gdi) in enumerate(cases):
         best = max(
             min(a * rpi, np.floor((ni - a * gpi) / gdi) * rdi)
