@@ -251,3 +251,33 @@ def test_a_pool_gpu_runs_on_the_node_it_ships_on() -> None:
     assert "technology" not in pinned["workload"]["prefill_pool"]
     own = resolve_context({"gpu": "b200", "workload": {"prefill_pool": {"technology": "n3"}}})
     assert own["workload"]["prefill_pool"]["technology"]["name"] == "n3"
+
+
+def test_each_pool_throughput_by_hand() -> None:
+    """One H200 prefilling one prompt at a time, one B200 decoding one sequence (tp 1): the
+    prefill is compute-bound, 2 x 68.45 B layer parameters x 2,048 tokens at the H200's
+    datasheet 1,979 dense FP8 TFLOPS (NVIDIA H200 datasheet) x the fitted GEMM efficiency, plus
+    the causal attention's 4 x head_dim x heads x S(S+1)/2 FLOPs per layer at the attention
+    efficiency, plus the per-layer overhead; the decode step is memory-bound, the 69.5 GB of
+    FP8 weights and the 2,048 + 64-token mean KV cache (163,840 bytes a token) at the B200's
+    8 TB/s (NVIDIA HGX B200 datasheet) x the GEMM and attention memory efficiencies, plus the
+    per-layer overhead."""
+    wl = {"batch": 1, "output_tokens": 128, "ttft_slo_s": None, "tpot_slo_s": None,
+          "prefill_pool": {"gpu": "h200", "tp": 1, "pp": 1},
+          "decode_pool": {"tp": 1, "pp": 1}}  # fmt: skip
+    d = resolve_context({"gpu": "b200", "cluster_size": 2, "workload": {**WL, **wl}})
+    m = evaluate_perf(d)
+    t = d["technology"]
+    layers, s = 80, 2048
+    layer_params = 68.451e9 / layers  # Llama-3-70B less its embeddings (arch_of)
+    t_gemm = 2 * layer_params * s / (1978.9e12 * t["cb_gemm_compute_efficiency"])
+    t_attn = 4 * 128 * 64 * s * (s + 1) / 2 / (1978.9e12 * t["cb_attention_compute_efficiency"])
+    t_prefill = layers * (t_gemm + t_attn + t["cb_layer_overhead_s"])
+    assert float(m["prefill_requests_per_s"]) == pytest.approx(1 / t_prefill, rel=0.005)
+    weights = 68.451e9 + 1.0507e9  # layers + LM head (fp8: a byte a parameter)
+    kv = (2048 + 128 / 2) * 163_840
+    t_step = weights / (8e12 * t["cb_gemm_memory_efficiency"])
+    t_step += kv / (8e12 * t["cb_attention_memory_efficiency"])
+    t_step += layers * t["cb_layer_overhead_s"]
+    assert float(m["decode_requests_per_s"]) == pytest.approx(1 / (128 * t_step), rel=0.005)
+    assert float(m["tokens_per_s"]) == pytest.approx(128 / (128 * t_step), rel=0.005)  # D binds
