@@ -38,11 +38,19 @@ def pools_cost(
     """All cost metrics of a pools design given the system's perf metrics (``breakdown`` is
     ``objectives.cost.cost_breakdown``, priced once per pool)."""
     from objectives.perf import evaluate_perf  # the perf model prices nothing; no cycle
-    from objectives.perf.pools import pools_parts
+    from objectives.perf.pools import at_load, pools_parts
+    from objectives.perf.workload import serving_of
 
     shape = np.shape(perf["tokens_per_s"])
     split = {**design, "prefill_gpus": np.asarray(perf["prefill_gpus"], dtype=float)}
     pre, dec, p, d = pools_parts(split, evaluate_perf)
+    # each pool's power at the system's load, as perf reports the whole's
+    req = np.asarray(perf["tokens_per_s"], dtype=float).reshape(-1)
+    req = req / serving_of(design["workload"])[0].output_tokens
+    rates = (perf["prefill_requests_per_s"], perf["decode_requests_per_s"])
+    rates_1d = (np.asarray(rates[0], float).reshape(-1), np.asarray(rates[1], float).reshape(-1))
+    precision = str(design["workload"].get("precision"))
+    p, d = at_load((pre, dec), (p, d), rates_1d, req, precision)
     cp = {k: v.reshape(-1) for k, v in breakdown(pre, p).items()}
     cd = {k: v.reshape(-1) for k, v in breakdown(dec, d).items()}
     n_p, n_d = cp["installed_gpus"], cd["installed_gpus"]

@@ -18,9 +18,8 @@ serving model on its own hardware view (one vectorized call per pool):
   transfers together are bounded by the NICs of the busy GPUs of each pool, L requests/s.
 
 The system serves min(P, D, L) requests/s. Cluster power, facility power and (in
-``objectives.cost``) capex, energy and TCO are the sums over both pools; a pool that waits on
-the other is counted at its saturated power (an upper bound: the balanced split saturates
-both). The split is ``prefill_gpus`` (a design parameter a study searches), else the pools'
+``objectives.cost``) capex, energy and TCO are the sums over both pools, a pool that waits on
+the other at its duty cycle (``at_load``). The split is ``prefill_gpus`` (a design parameter a study searches), else the pools'
 ``gpus``, else balanced: each pool's replica rate and size at the parallelism it picks on the
 whole cluster, then the integer split that maximizes min(P, D) (exact, three candidates, see
 ``balanced_split``). Per-GPU and per-replica perf figures (tp, batch, tflops_per_gpu, ...) are
@@ -35,11 +34,13 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import tech
+from objectives.cooling import it_power_factor, pue_factor
 from objectives.errors import ContextError
 from objectives.params import PARAMS
 from objectives.perf.batch import flatten
-from objectives.perf.hardware import scaleout_gbps_per_gpu
+from objectives.perf.hardware import hardware, scaleout_gbps_per_gpu
 from objectives.perf.model import arch_of
+from objectives.perf.power import idle_gpu_power_w
 from objectives.perf.workload import serving_of
 
 __all__ = [
@@ -282,11 +283,42 @@ def _flat(out: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {k: np.asarray(v, dtype=float).reshape(-1) for k, v in out.items()}
 
 
+def at_load(
+    pools: tuple[Mapping[str, Any], Mapping[str, Any]],
+    metrics: tuple[Mapping[str, np.ndarray], Mapping[str, np.ndarray]],
+    rates: tuple[np.ndarray, np.ndarray],
+    req: np.ndarray,
+    precision: str,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The (prefill, decode) pools' metrics with their power at the system's request rate
+    ``req``: a pool that waits on the other (its own rate in ``rates``) is busy a fraction
+    u = req / rate of the time and idle the rest, the duty cycle the serving model gives an
+    engine below one request in flight, so its busy GPUs draw idle + u x (serving - idle)
+    power; cluster and facility power follow."""
+    out = []
+    for design, m, rate in zip(pools, metrics, rates, strict=True):
+        flat = flatten(design).design()
+        idle = np.asarray(idle_gpu_power_w(flat, hardware(flat, precision)), float).reshape(-1)
+        u = np.divide(req, rate, out=np.ones_like(req), where=rate > 0)
+        busy = m["replicas"] * m["gpus_per_replica"]
+        saved = busy * (1 - np.minimum(u, 1.0)) * np.maximum(m["gpu_power_w"] - idle, 0.0)
+        saved = saved * it_power_factor(flat)
+        facility = saved * tech(flat, "pue") * pue_factor(flat)
+        out.append(
+            {
+                **m,
+                "cluster_power_w": m["cluster_power_w"] - saved,
+                "facility_power_w": m["facility_power_w"] - facility,
+            }
+        )
+    return out[0], out[1]
+
+
 def evaluate_pools(design: Mapping[str, Any], evaluate: Evaluate) -> dict[str, np.ndarray]:
     """The perf metrics of the whole system (see the module docstring)."""
     pre, dec, p, d = pools_parts(design, evaluate)
     wl = design["workload"]
-    s, slo, _ = serving_of({k: v for k, v in wl.items() if k not in POOL_KEYS})
+    s, slo, precision = serving_of({k: v for k, v in wl.items() if k not in POOL_KEYS})
     req_p = p["tokens_per_s"] / s.input_tokens
     req_d = d["tokens_per_s"] / s.output_tokens
     kv = kv_bytes_per_request(wl)
@@ -301,6 +333,7 @@ def evaluate_pools(design: Mapping[str, Any], evaluate: Evaluate) -> dict[str, n
     slo_met = p["slo_met"] * d["slo_met"]
     if slo[0] is not None:
         slo_met = slo_met * (ttft <= slo[0])
+    p, d = at_load((pre, dec), (p, d), (req_p, req_d), req, precision)
     cluster_w = p["cluster_power_w"] + d["cluster_power_w"]
     n_p, n_d = pre["cluster_size"], dec["cluster_size"]
     out = dict(d)  # per-GPU and per-replica figures: the decode pool's

@@ -9,11 +9,15 @@ from typing import Any
 import numpy as np
 import pytest
 
+from objectives.cooling import it_power_factor
 from objectives.cost import evaluate_cost
-from objectives.cost.cluster import SECONDS_PER_YEAR
+from objectives.cost.cluster import SECONDS_PER_YEAR, energy_cost
 from objectives.errors import ContextError
 from objectives.perf import evaluate_perf
+from objectives.perf.batch import flatten
+from objectives.perf.hardware import hardware
 from objectives.perf.pools import balanced_split, kv_bytes_per_request
+from objectives.perf.power import idle_gpu_power_w
 from objectives.presets import resolve_context
 
 WL: dict[str, Any] = {
@@ -71,7 +75,8 @@ def test_kv_transfer_time_by_hand() -> None:
 def test_each_pool_is_the_homogeneous_model_of_its_gpu() -> None:
     """Prefill throughput = the H200 prefill model on 16 GPUs; decode = the B200 decode model
     on 48 (TPOT SLO only); the system serves the smaller request rate; TTFT = prefill + KV
-    transfer; power is the sum; tokens/J of the whole."""
+    transfer; power is the sum, the waiting decode pool's busy GPUs at the duty cycle
+    req / D between their serving and idle power; tokens/J of the whole."""
     m = evaluate_perf(pools_design(prefill_gpus=16))
     pre = homogeneous("h200", 16, "prefill", tpot_slo_s=None)
     dec = homogeneous("b200", 48, "decode", ttft_slo_s=None)
@@ -86,7 +91,13 @@ def test_each_pool_is_the_homogeneous_model_of_its_gpu() -> None:
         float(pre["ttft_s"]) + float(m["kv_transfer_s"]), rel=1e-12
     )
     assert float(m["tpot_s"]) == pytest.approx(float(dec["tpot_s"]), rel=1e-12)
-    watts = float(pre["cluster_power_w"]) + float(dec["cluster_power_w"])
+    h = resolve_context({"gpu": "b200", "cluster_size": 48, "workload": {**WL, "tp": 8}})
+    flat = flatten(h).design()
+    idle = float(np.asarray(idle_gpu_power_w(flat, hardware(flat, "fp8"))).reshape(-1)[0])
+    busy = float(dec["replicas"]) * 8
+    saved = busy * (1 - req / d) * (float(dec["gpu_power_w"]) - idle)  # air-cooled: fans 1x
+    assert np.all(it_power_factor(flat) == 1.0) and 0 < idle < float(dec["gpu_power_w"])
+    watts = float(pre["cluster_power_w"]) + float(dec["cluster_power_w"]) - saved
     assert float(m["cluster_power_w"]) == pytest.approx(watts, rel=1e-12)
     assert float(m["tokens_per_joule"]) == pytest.approx(req * 256 / watts, rel=1e-12)
     assert float(m["prefill_gpus"]) == 16 and float(m["prefill_tp"]) == 8
@@ -105,13 +116,21 @@ def test_cost_sums_each_pool_priced_with_its_own_gpu() -> None:
             {"gpu": gpu, "cluster_size": n, "workload": {**WL, "phase": phase, "tp": 8, **wl}}
         )
         parts.append(evaluate_cost(h))
-    for k in ("cluster_capex_usd", "tco_usd", "energy_cost_usd", "installed_gpus"):
+    for k in ("cluster_capex_usd", "network_cost_usd", "installed_gpus"):
         assert float(c[k]) == pytest.approx(sum(float(p[k]) for p in parts), rel=1e-12), k
+    # energy at the whole's facility power (the waiting pool below its saturated power)
+    m = evaluate_perf(d)
+    t = d["technology"]
+    energy = energy_cost(m["facility_power_w"], t["lifetime_years"], t["electricity_usd_per_kwh"])
+    assert float(c["energy_cost_usd"]) == pytest.approx(float(energy), rel=1e-12)
+    assert float(c["energy_cost_usd"]) < sum(float(p["energy_cost_usd"]) for p in parts)
+    tco = float(c["cluster_capex_usd"]) + float(c["energy_cost_usd"])
+    tco += float(c["maintenance_cost_usd"])
+    assert float(c["tco_usd"]) == pytest.approx(tco, rel=1e-12)
     # the money lines still add up with the GPU-weighted per-GPU lines
     capex = float(c["installed_gpus"]) * (float(c["gpu_price_usd"]) + float(
         c["system_share_usd"])) + float(c["network_cost_usd"])  # fmt: skip
     assert float(c["cluster_capex_usd"]) == pytest.approx(capex, rel=1e-12)
-    m = evaluate_perf(d)
     life_s = float(d["technology"]["lifetime_years"]) * SECONDS_PER_YEAR
     per_mtok = float(c["tco_usd"]) / (float(m["tokens_per_s"]) * life_s / 1e6)
     assert float(c["usd_per_mtok"]) == pytest.approx(per_mtok, rel=1e-9)
