@@ -118,6 +118,12 @@ PARAMS: dict[str, Param] = {
         "Serving with separate prefill and decode pools (1) or both on every replica (0); "
         "overrides workload.disaggregated, so a study can search it",
     ),
+    "prefill_gpus": Param(
+        "GPUs",
+        "With workload.prefill_pool/decode_pool: GPUs of the prefill pool, the rest of "
+        "cluster_size decoding; overrides the pools' gpus, so a study can search the ratio "
+        "(0: as the workload says, auto = balanced)",
+    ),
     "spare_fraction": Param("1", "Hot-spare GPUs as a fraction of the serving GPUs", 0.0),
     "test_insertions": Param(
         "insertions",

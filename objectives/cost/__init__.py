@@ -39,6 +39,7 @@ from objectives.cost.cluster import (
 from objectives.cost.gpu import gpu_lines, silicon_lines
 from objectives.cost.module import ModuleCost, module_cost
 from objectives.cost.package import link_masks
+from objectives.cost.pools import pools_cost
 from objectives.cost.waterfall import cost_waterfall
 from objectives.errors import check_names
 from objectives.fabric.topology import is_rack_domain, resolve_fabric
@@ -46,6 +47,7 @@ from objectives.package import optional
 from objectives.params import PRICE_BASES, VENDORS
 from objectives.perf import pool
 from objectives.perf.hardware import scaleout_gbps_per_gpu
+from objectives.perf.pools import has_pools
 
 __all__ = ["METRICS", "cost_breakdown", "evaluate_cost", "is_market", "vendor_margin"]
 
@@ -426,7 +428,10 @@ def evaluate_cost(
         perf = evaluate_perf(design)
     if availability is None:
         availability = evaluate_availability(design, perf=perf)
-    out = cost_breakdown(design, perf)
+    if has_pools(design):  # each pool priced with its own GPU, summed (objectives.cost.pools)
+        out = pools_cost(design, perf, cost_breakdown)
+    else:
+        out = cost_breakdown(design, perf)
     lost = delivered_fraction(design, availability)
     out["usd_per_mtok_delivered"] = out["usd_per_mtok"] / np.maximum(lost, 1e-12)
     return broadcast(out)

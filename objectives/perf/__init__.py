@@ -33,6 +33,7 @@ from objectives.perf import pool
 from objectives.perf.batch import flatten, own_arrays, serving_rows
 from objectives.perf.hardware import attention_tflops, hardware
 from objectives.perf.model import Arch, arch_of
+from objectives.perf.pools import POOL_METRICS, evaluate_pools, has_pools, no_pools
 from objectives.perf.power import (
     fabric_w_per_gpu,
     gpu_power_w,
@@ -144,6 +145,7 @@ METRICS: dict[str, tuple[str, str]] = {
         "serving: the weights' copies the cluster's HBM holds, one per replica (0 where "
         "memory_pool keeps them once in a pool: objectives/perf/pool.py); 0 when training",
     ),
+    **POOL_METRICS,  # heterogeneous prefill/decode pools (objectives.perf.pools)
 }
 
 
@@ -154,7 +156,10 @@ def evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     It needs no other evaluator; availability and cost consume its metrics (the engine passes
     them on, a direct call of theirs computes them).
     """
-    return _evaluate_perf(design)
+    if has_pools(design):  # prefill and decode pools of their own GPUs (objectives.perf.pools)
+        return evaluate_pools(design, _evaluate_perf)
+    out = _evaluate_perf(design)
+    return {**out, **no_pools(out)}
 
 
 @dataclass

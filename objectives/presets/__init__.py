@@ -418,7 +418,7 @@ def _check_overrides(
     """A spec's overrides of a preset obey the preset kind's schema (types and ranges)."""
     for loc, message in check(schema, values, what=what):
         if loc and loc[0] in overrides:
-            raise ContextError(f"{path}.{loc[0]}", message)
+            raise ContextError(".".join((path, *loc)), message)
 
 
 def resolve_context(
@@ -471,6 +471,8 @@ def resolve_context(
         schema=cat.schemas["technology"],
     )
     out["workload"] = resolve_workload(fixed.pop("workload", None), catalog_=cat)
+    auto = pinned_name in (None, AUTO_TECHNOLOGY)
+    _pool_nodes(out, pinned if isinstance(pinned, Mapping) else {}, auto=auto, cat=cat)
     for key, value in fixed.items():
         if key not in PARAMS:
             raise unknown_name(
@@ -502,4 +504,51 @@ def resolve_workload(value: Any, *, catalog_: Catalog | None = None) -> dict[str
         what="model",
         schema=ModelPreset,
     )
+    for key in POOL_KEYS:  # heterogeneous pools: each pool's GPU preset, resolved like `gpu:`
+        pool = out.get(key)
+        if isinstance(pool, Mapping) and pool.get("gpu") is not None:
+            out[key] = {**pool, "gpu": _pool_gpu(pool["gpu"], f"workload.{key}.gpu", cat)}
     return out
+
+
+#: Workload fields that give disaggregated serving's pools their own GPU (objectives/perf/pools.py)
+POOL_KEYS = ("prefill_pool", "decode_pool")
+
+
+def _pool_nodes(
+    out: dict[str, Any], spec_tech: Mapping[str, Any], *, auto: bool, cat: Catalog
+) -> None:
+    """Each pool's technology node: its own ``technology`` when given; with the spec's node
+    ``auto``, the node its GPU ships on, with the spec's technology overrides
+    (``spec_tech``); else (a pinned node) the design's, as for the design's GPU."""
+    tech_name = out["technology"]["name"]
+    for key in POOL_KEYS:
+        pool = out["workload"].get(key)
+        if not isinstance(pool, Mapping):
+            continue
+        given = pool.get("technology")
+        gpu = pool.get("gpu")
+        if given is None and (not auto or not isinstance(gpu, Mapping)):
+            continue
+        if given is None:
+            node = str(gpu.get("technology") or DEFAULT_TECHNOLOGY)  # type: ignore[union-attr]
+            if node == tech_name:
+                continue
+            extra = {k: v for k, v in spec_tech.items() if k != "preset"}
+            given = {**extra, "preset": node}
+        if isinstance(given, Mapping) and "preset" not in given and "name" in given:
+            given = {"preset": given["name"], **{k: v for k, v in given.items() if k != "name"}}
+        out["workload"][key] = {**pool, "technology": _resolve_named(
+            given, path=f"workload.{key}.technology", presets=cat.technology,
+            default=tech_name, what="technology", schema=cat.schemas["technology"],
+        )}  # fmt: skip
+
+
+def _pool_gpu(value: Any, path: str, cat: Catalog) -> dict[str, Any]:
+    """A pool's GPU preset as its fields (``name`` kept; a resolved one resolves to itself)."""
+    if isinstance(value, Mapping) and "preset" not in value and "name" in value:
+        value = {"preset": value["name"], **{k: v for k, v in value.items() if k != "name"}}
+    return _resolve_named(
+        value, path=path, presets=cat.gpus, default=DEFAULT_GPU, what="GPU",
+        schema=cat.schemas["GPU"],
+    )  # fmt: skip

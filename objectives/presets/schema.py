@@ -124,6 +124,7 @@ PARAM_TYPES: dict[str, Any] = {
     "power_limit_w": NonNegative,
     "cluster_size": _int(ge=1),
     "disaggregated": bool | Literal[0, 1],
+    "prefill_gpus": _int(ge=0),
     "spare_fraction": NonNegative,
     "test_insertions": NonNegative,
     "spare_silicon_fraction": Fraction,
@@ -224,6 +225,19 @@ class ModelPreset(_Forbid):
         return self
 
 
+class PoolSpec(_Forbid):
+    """One pool of heterogeneous disaggregated serving (``workload.prefill_pool`` /
+    ``decode_pool``, objectives/perf/pools.py): its GPU, GPU count and parallelism."""
+
+    gpu: str | dict[str, Any] | None = None  # a GPU preset (or its fields); None: the design's
+    technology: str | dict[str, Any] | None = None  # None: the node the pool's GPU ships on
+    gpus: _int(ge=1) | Literal["auto"] = "auto"  # type: ignore[valid-type]
+    tp: _int(ge=1) | Literal["auto"] = "auto"  # type: ignore[valid-type]
+    pp: _int(ge=1) | Literal["auto"] = "auto"  # type: ignore[valid-type]
+    ep: _int(ge=1) | Literal["auto"] = "auto"  # type: ignore[valid-type]
+    attention_dp: bool | Literal["auto"] = "auto"
+
+
 class WorkloadPreset(_Forbid):
     """The serving/training workload (workload.yaml and a spec's ``workload``)."""
 
@@ -231,6 +245,8 @@ class WorkloadPreset(_Forbid):
     scheduler: Literal["continuous", "static"]
     kv_precision: Literal["auto", "bf16", "fp8", "fp4"]
     disaggregated: bool | Literal[0, 1]
+    prefill_pool: PoolSpec | None = None
+    decode_pool: PoolSpec | None = None
     max_batch: _int(ge=1) | None = None  # type: ignore[valid-type]
     arrivals: Literal["saturated", "poisson"] = "saturated"
     slo_percentile: _strict(float, gt=0, lt=100) = 99.0  # type: ignore[valid-type]
@@ -312,6 +328,17 @@ def _message(err: Mapping[str, Any], known: list[str], what: str) -> str:
     return f"{msg[:1].lower()}{msg[1:]}, got {err['input']!r}"
 
 
+def _nested(schema: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model of a nested mapping field (``PoolSpec``) when ``loc`` points inside one."""
+    if len(loc) < 2 or not isinstance(loc[1], str) or loc[0] not in schema.model_fields:
+        return None
+    ann = schema.model_fields[loc[0]].annotation
+    for kind in (ann, *getattr(ann, "__args__", ())):
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            return kind
+    return None
+
+
 def check(
     schema: type[BaseModel], data: Mapping[str, Any], *, what: str
 ) -> list[tuple[tuple[str, ...], str]]:
@@ -331,6 +358,11 @@ def check(
                 continue
             if err["type"] == "missing" and loc:
                 missing.append(loc[0])
+            inner = _nested(schema, err["loc"])
+            if inner is not None:  # a field of a nested mapping (workload.prefill_pool.tp)
+                loc = (*loc, str(err["loc"][1]))
+                out.append((loc, _message(err, list(inner.model_fields), "pool")))
+                continue
             out.append((loc, _message(err, known, what)))
         if len(missing) > 1:  # a preset written from scratch: one line, not one per field
             out = [p for p in out if not (p[0] and p[0][0] in missing)]

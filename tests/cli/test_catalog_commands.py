@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_shipped_examples_are_the_repository_specs() -> None:
     """objectives/examples/ is package data copied from spaces/: the two never drift."""
     shipped = catalogs.examples()
-    assert set(shipped) == {"litegpu", "h100"}
+    assert set(shipped) == {"litegpu", "h100", "disagg-h200-b200"}
     for name, text in shipped.items():
         assert text == (ROOT / "spaces" / f"{name}.yaml").read_text(encoding="utf-8"), name
 
@@ -27,7 +27,12 @@ def test_the_shipped_examples_are_the_repository_specs() -> None:
 def test_init_writes_a_spec_that_validates_and_refuses_to_overwrite(tmp_path: Path) -> None:
     res = run_in_process("init", "mine", "--examples", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    assert {p.name for p in tmp_path.glob("*.yaml")} == {"mine.yaml", "litegpu.yaml", "h100.yaml"}
+    assert {p.name for p in tmp_path.glob("*.yaml")} == {
+        "mine.yaml",
+        "litegpu.yaml",
+        "h100.yaml",
+        "disagg-h200-b200.yaml",
+    }
     assert yaml.safe_load((tmp_path / "mine.yaml").read_text())["study"] == "mine"
     assert run_in_process("validate", "mine.yaml", cwd=tmp_path).returncode == 0
     before = (tmp_path / "h100.yaml").read_text()

@@ -92,7 +92,11 @@ def test_the_tour_works_from_the_wheel_in_an_empty_folder(
     assert str(ROOT) not in where and str(venv) in where, where  # the wheel, not this source
 
     dse_ok("init", "--examples")
-    assert {p.name for p in work.glob("*.yaml")} == {"litegpu.yaml", "h100.yaml"}
+    assert {p.name for p in work.glob("*.yaml")} == {
+        "litegpu.yaml",
+        "h100.yaml",
+        "disagg-h200-b200.yaml",
+    }
     assert "h100-sxm" in dse_ok("presets", "gpus")
     assert "llama3-70b" in dse_ok("presets", "models")
     assert "die_area_mm2" in dse_ok("params")
