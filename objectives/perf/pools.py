@@ -21,8 +21,8 @@ The system serves min(P, D, L) requests/s. Cluster power, facility power and (in
 ``objectives.cost``) capex, energy and TCO are the sums over both pools, a pool that waits on
 the other at its duty cycle (``at_load``). The split is ``prefill_gpus`` (a design parameter
 a study searches), else the pools' ``gpus``, else balanced: each pool's replica rate and
-size at the parallelism it picks on the whole cluster, then the integer split that maximizes min(P, D) (exact, three candidates, see
-``balanced_split``). Per-GPU and per-replica perf figures (tp, batch, tflops_per_gpu, ...) are
+size at the parallelism it picks on the whole cluster, then the integer split that maximizes
+min(P, D) (exact, three candidates, see ``balanced_split``). Per-GPU and per-replica perf figures (tp, batch, tflops_per_gpu, ...) are
 the decode pool's; ``prefill_*`` metrics describe the prefill pool.
 """
 
