@@ -380,9 +380,10 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
 def _stalled(sel: dict[str, np.ndarray], stalled: np.ndarray, life_s: Any) -> None:
     """The figures of the designs whose chosen step cannot run (no clock that cools, no HBM
     bandwidth, or a link its parallelism needs with none): no replica serves and no work is
-    done (rates and utilizations 0), and a time that never ends is the cluster's lifetime,
-    the horizon past which nothing is counted (docs/evaluators.md)."""
-    for key in ("replicas", "replica_tokens_per_s", "compute_utilization", "hbm_bytes_per_s"):
+    done (rates, utilizations and the running batch 0), and a time that never ends is the
+    cluster's lifetime, the horizon past which nothing is counted (docs/evaluators.md)."""
+    zero = ("replicas", "replica_tokens_per_s", "compute_utilization", "hbm_bytes_per_s", "batch")
+    for key in zero:
         sel[key] = np.where(stalled, 0.0, sel[key])
     life = np.broadcast_to(life_s, stalled.shape)
     for key in ("step_s", "ttft_s", "tpot_s"):

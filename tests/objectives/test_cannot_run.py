@@ -20,7 +20,7 @@ from objectives.perf import evaluate_perf
 LIFETIME_S = 126_230_400.0
 
 #: (why it cannot run, phase, design values): each on an H100 SXM serving or training Llama-3-8B
-CANNOT_RUN = {
+CANNOT_RUN: dict[str, tuple[str, dict[str, Any]]] = {
     # 200 links x 8 lanes x 400 Gb/s draw more than the air-cooled package may: no clock cools it
     "no clock cools it": (
         "serve",

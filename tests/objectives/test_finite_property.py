@@ -4,8 +4,9 @@ of the fleet, on one draw per phase) is finite, with no numpy RuntimeWarning; fr
 [0, 1] and flags in {0, 1}; a design that cannot run is flagged (perf.runnable 0) with the
 figures docs/evaluators.md promises; a design with no replica interrupts nothing.
 
-Fixed seed and size (~4 s on one core): every (model, phase) pair once, each with a GPU preset
-and a precision drawn so that every preset and precision appears, on a batch of random designs
+Fixed seed and size (~4 s on one core): every (model, phase) pair once, each with a GPU preset,
+a precision and a serving mode (``VARIANTS``) drawn so that every preset, precision and mode
+appears, on a batch of random designs
 that span what the schema accepts (zero HBM bandwidth, zero links, tiny and huge dies, clocks no
 cooler sustains).
 """
@@ -35,6 +36,24 @@ SEED = 39
 DESIGNS = 24
 PHASES = ("serve", "prefill", "decode", "train")
 PRECISIONS = ("bf16", "fp8", "fp4")
+#: Serving modes, drawn in turn per phase: the default (continuous, batch solved), a pinned
+#: batch, the static scheduler, SLOs, poisson arrivals (SLO-solved rate, given rate),
+#: disaggregated prefill, and ``disaggregated`` as a design parameter that varies per design.
+VARIANTS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
+    "serve": (
+        ("default", {}),
+        ("pinned batch", {"batch": 32}),
+        ("static", {"scheduler": "static", "batch": 16}),
+        ("slos", {"ttft_slo_s": 1.0, "tpot_slo_s": 0.05}),
+        ("poisson", {"arrivals": "poisson", "ttft_slo_s": 2.0}),
+        ("poisson at a rate", {"arrivals": "poisson", "arrival_rate_per_s": 1.0, "batch": "auto"}),
+        ("disaggregated", {"disaggregated": True}),
+        ("disaggregated per design", {}),
+    ),
+    "prefill": (("default", {}), ("static", {"scheduler": "static", "batch": 16})),
+    "decode": (("default", {}), ("pinned batch", {"batch": 32})),
+    "train": (("default", {}),),
+}
 DECLARED = {"perf": PERF, "availability": AVAILABILITY, "cost": COST, "fleet": FLEET}
 #: ``memory_used_fraction`` and ``shoreline_used_fraction`` are need / supply ratios whose
 #: excess over 1 is what their constraints refuse: dimensionless, but not fractions of a whole.
@@ -105,15 +124,19 @@ def _evaluate(
 
 def _metrics() -> Iterator[tuple[tuple[str, ...], dict[str, np.ndarray]]]:
     rng = np.random.default_rng(SEED)
-    for gpu, model, phase, precision in _combos():
+    for k, (gpu, model, phase, precision) in enumerate(_combos()):
+        variant, options = VARIANTS[phase][k // len(PHASES) % len(VARIANTS[phase])]
         for prec in (precision, "fp8"):  # fp4 refused (no FP4 cores, or training): fp8
             try:
-                workload = {"model": model, "phase": phase, "precision": prec}
+                workload = {"model": model, "phase": phase, "precision": prec, **options}
                 context = resolve_context({"gpu": gpu, "workload": workload})
-                out = _evaluate({**context, **_designs(rng)}, EVALUATORS)
+                design = {**context, **_designs(rng)}
+                if variant == "disaggregated per design":
+                    design["disaggregated"] = rng.integers(0, 2, DESIGNS).astype(float)
+                out = _evaluate(design, EVALUATORS)
             except ContextError:
                 continue
-            yield (gpu, model, phase, prec), out
+            yield (gpu, model, phase, prec, variant), out
             break
 
 
@@ -129,7 +152,7 @@ def fleet_results() -> Results:
     """The fleet (three models of its own mix) on one random batch per phase and GPU preset."""
     gpus = sorted(catalog(search_dirs(None)).gpus)
     rng = np.random.default_rng(SEED + 1)
-    found = []
+    found: Results = []
     for k, phase in enumerate(PHASES):
         gpu = gpus[k * 5 % len(gpus)]
         workload = {"model": "llama3-70b", "phase": phase, "precision": "fp8"}
@@ -145,6 +168,7 @@ def test_the_sample_covers_every_preset_model_phase_and_precision(results: Resul
     seen = [set(x) for x in zip(*(combo for combo, _ in results), strict=True)]
     assert seen[0] == set(cat.gpus) and seen[1] == set(cat.models)
     assert seen[2] == set(PHASES) and seen[3] == set(PRECISIONS)
+    assert seen[4] == {name for modes in VARIANTS.values() for name, _ in modes}
 
 
 def test_the_sample_holds_designs_that_cannot_run(results: Results) -> None:
