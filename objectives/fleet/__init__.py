@@ -50,7 +50,11 @@ METRICS: dict[str, tuple[str, str]] = {
         "1",
         "allocation granularity: the largest model's replica as a share of the cluster",
     ),
-    "models_fit": ("0/1", "1 if every model of the mix fits and meets its SLO"),
+    "models_fit": (
+        "0/1",
+        "1 if every model of the mix runs (perf.runnable: it fits and its step ends) and meets "
+        "its SLO",
+    ),
 }
 
 
@@ -103,7 +107,7 @@ def evaluate_fleet(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         d = _for_model(design, model, tag)
         p = evaluate_perf(d)
         c = cost_breakdown(d, p)
-        fits = (np.asarray(p["model_fits"]) > 0) & (np.asarray(p["slo_met"]) > 0)
+        fits = (np.asarray(p["runnable"]) > 0) & (np.asarray(p["slo_met"]) > 0)
         reps = np.maximum(np.asarray(p["replicas"], float), 1.0)
         share.append(tech(design, f"mix_{tag}_token_share"))
         gpus.append(np.asarray(p["gpus_per_replica"], float))
@@ -136,8 +140,10 @@ def evaluate_fleet(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
         "tokens_per_s_per_mw": mix / np.maximum(mw_mix, 1e-12),
         "stranded_compute_fraction": np.clip(stranded, 0.0, 1.0),
         "stranded_hbm_fraction": 1.0 - sum(wm * u for wm, u in zip(weight, used, strict=True)),
-        "largest_replica_fraction": np.max(np.stack(np.broadcast_arrays(*gpus)), axis=0)
-        / np.maximum(n, 1.0),
+        # a replica larger than the cluster (no replica fits: models_fit 0) is all of it
+        "largest_replica_fraction": np.minimum(
+            np.max(np.stack(np.broadcast_arrays(*gpus)), axis=0) / np.maximum(n, 1.0), 1.0
+        ),
         "models_fit": np.logical_and.reduce(np.broadcast_arrays(*ok)).astype(float),
     }
     return broadcast(out)

@@ -52,6 +52,7 @@ from objectives.perf.serving import Serving
 from objectives.perf.training import cp_of
 from objectives.perf.training import options as train_options
 from objectives.perf.workload import candidates, ep_auto, serving_of
+from objectives.units import SECONDS_PER_YEAR
 
 __all__ = ["METRICS", "Arch", "arch_of", "evaluate_perf"]
 
@@ -97,6 +98,18 @@ METRICS: dict[str, tuple[str, str]] = {
     ),
     "tokens_per_joule": ("tokens/J", "tokens_per_s / cluster_power_w"),
     "model_fits": ("0/1", "1 if some parallelism fits weights, KV cache and activations in HBM"),
+    "coolable": (
+        "0/1",
+        "1 if some clock above 0 keeps the die within its cooling and package power limits "
+        "(0: no clock cools it, clock_eff_ghz = 0)",
+    ),
+    "runnable": (
+        "0/1",
+        "1 if the design runs the workload: a replica fits (model_fits), a clock cools it "
+        "(coolable), and the chosen step ends (HBM bandwidth, and links wherever its "
+        "parallelism communicates); 0: a design that cannot run, whose rates are 0 and whose "
+        "never-ending times are the lifetime (docs/evaluators.md)",
+    ),
     "slo_met": (
         "0/1",
         "1 if the chosen configuration meets the TTFT and TPOT SLOs (and, at a given "
@@ -122,7 +135,7 @@ METRICS: dict[str, tuple[str, str]] = {
         "groups (each its own engine limits, tokens dispatched to their experts), 0 if "
         "tensor-parallel over the whole group (workload.attention_dp; auto: the better)",
     ),
-    "replicas": ("replicas", "model replicas serving in the cluster"),
+    "replicas": ("replicas", "model replicas serving in the cluster (0 unless runnable)"),
     "gpus_per_replica": (
         "GPUs",
         "tp x pp (x cp when training or prefilling context-parallel): the model-parallel "
@@ -186,10 +199,15 @@ def _evaluate_perf(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     if "disaggregated" in design:  # the design parameter: searchable, overrides the workload
         return _by_serving_mode(design)
     pr = _prepare(design)
-    if pr.s.phase == "train":
-        best, sel = _select_train(pr)
-    else:
-        best, sel = _select_serving(pr)
+    # A zero rate (no clock that cools, no HBM bandwidth, no link) makes the times of the
+    # candidates that need it infinite, and their utilizations 0/0: such a candidate never
+    # wins where another runs, and a design that cannot run gets the documented figures of
+    # ``_stalled`` in place of them (docs/evaluators.md, "Designs that cannot run").
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if pr.s.phase == "train":
+            best, sel = _select_train(pr)
+        else:
+            best, sel = _select_serving(pr)
     return _figures(pr, best, sel)
 
 
@@ -298,6 +316,11 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
         group = group * cp_of(fl.workload)
     elif "cp" in cand:  # context-parallel prefill: cp groups of tp x pp
         group = cand["group"][best]
+    coolable = hw["clock_eff_ghz"] > 0
+    stalled = ~(coolable & (hw["hbm_tbps_per_gpu"] > 0) & np.isfinite(sel["step_s"]))
+    if stalled.any():
+        _stalled(sel, stalled, tech(flat, "lifetime_years") * SECONDS_PER_YEAR)
+    runnable = (sel["model_fits"] > 0) & ~stalled
     busy = sel["replicas"] * group
     p_gpu = gpu_power_w(flat, hw, sel["compute_utilization"], sel["hbm_bytes_per_s"])
     p_idle = idle_gpu_power_w(flat, hw)
@@ -342,8 +365,10 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
         * it_power_factor(flat)  # a liquid-cooled node provisions no server fans
         * tech(flat, "pue")
         * pue_factor(flat),
-        "tokens_per_joule": tokens / cluster_w,
+        "tokens_per_joule": _ratio(tokens, cluster_w),
         "model_fits": sel["model_fits"],
+        "coolable": coolable.astype(float),
+        "runnable": runnable.astype(float),
         "slo_met": sel["slo_met"],
         "load_served_fraction": served,
         "tp": sel["tp"],
@@ -368,6 +393,20 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
         "hbm_weight_copies_gb": pool.hbm_weight_copies_gb(flat, sel["replicas"], pr.a, s),
     }
     return {key: v.reshape(fl.shape) for key, v in own_arrays(out, n).items()}
+
+
+def _stalled(sel: dict[str, np.ndarray], stalled: np.ndarray, life_s: Any) -> None:
+    """The figures of the designs whose chosen step cannot run (no clock that cools, no HBM
+    bandwidth, or a link its parallelism needs with none): no replica serves and no work is
+    done (rates, utilizations and the running batch 0), and a time that never ends is the
+    cluster's lifetime, the horizon past which nothing is counted (docs/evaluators.md)."""
+    zero = ("replicas", "replica_tokens_per_s", "compute_utilization", "hbm_bytes_per_s", "batch")
+    for key in zero:
+        sel[key] = np.where(stalled, 0.0, sel[key])
+    life = np.broadcast_to(life_s, stalled.shape)
+    for key in ("step_s", "ttft_s", "tpot_s"):
+        t = sel[key]
+        sel[key] = np.where(stalled & ~np.isfinite(t), life, t)
 
 
 def _ratio(part: np.ndarray, whole: np.ndarray) -> np.ndarray:

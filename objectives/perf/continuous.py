@@ -157,7 +157,8 @@ def serve_continuous(r: Replica, cap: Any, slo: tuple[Any, Any]) -> dict[str, np
         "compute_utilization": o.flops / (o.cycle * peak),
         "hbm_bytes_per_s": o.nbytes / o.cycle,
         "mem_need_bytes": need,
-        "mem_ratio": need / o.mem["capacity"],
+        # need / supply, on a supply of at least one byte (no HBM: finite, far above 1)
+        "mem_ratio": need / np.maximum(o.mem["capacity"], 1.0),
         "kv_bytes": o.batch * o.mem["kv_seq"],
         "batch": o.batch,
     }

@@ -72,7 +72,7 @@ def serve(
         "compute_utilization": flops / (cycle * hw["tflops_per_gpu"] * 1e12),
         "hbm_bytes_per_s": nbytes / cycle,
         "mem_need_bytes": mem["total"],
-        "mem_ratio": mem["total"] / usable,
+        "mem_ratio": mem["total"] / np.maximum(usable, 1.0),  # no HBM: finite, far above 1
         "kv_bytes": mem["kv"],
         "batch": batch + 0.0 * cycle,
     }

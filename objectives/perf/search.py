@@ -331,7 +331,7 @@ def select_train(
         h["ep"] = cand["ep"][:, None]
     r = train(d, h, a, s, (tp, pp), batch, replicas)
     usable = h["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
-    mem_ratio = r["mem_need_bytes"] / usable
+    mem_ratio = r["mem_need_bytes"] / np.maximum(usable, 1.0)  # no HBM: finite, far above 1
     fits = (mem_ratio <= 1) & (replicas >= 1)
     if searched_ep:  # the expert-parallel group is a divisor of the dp x cp ranks
         ranks = np.maximum(replicas, 1.0) * cp
