@@ -19,11 +19,12 @@ serving model on its own hardware view (one vectorized call per pool):
 
 The system serves min(P, D, L) requests/s. Cluster power, facility power and (in
 ``objectives.cost``) capex, energy and TCO are the sums over both pools, a pool that waits on
-the other at its duty cycle (``at_load``). The split is ``prefill_gpus`` (a design parameter
-a study searches), else the pools' ``gpus``, else balanced: each pool's replica rate and
-size at the parallelism it picks on the whole cluster, then the integer split that maximizes
-min(P, D) (exact, three candidates, see ``balanced_split``). Per-GPU and per-replica perf figures (tp, batch, tflops_per_gpu, ...) are
-the decode pool's; ``prefill_*`` metrics describe the prefill pool.
+the other at its duty cycle (``at_load``). The split is ``prefill_gpus`` (a design parameter a
+study searches), else the pools' ``gpus``, else balanced: each pool's replica rate and size at
+the parallelism it picks on the whole cluster, then the integer split that maximizes min(P, D)
+(exact, three candidates, see ``balanced_split``). Per-GPU and per-replica perf figures (tp,
+batch, tflops_per_gpu, ...) are the decode pool's; ``prefill_*`` metrics describe the prefill
+pool.
 """
 
 from __future__ import annotations
