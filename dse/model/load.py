@@ -112,6 +112,9 @@ def lock_dict(model: StudyModel, url: str) -> dict[str, Any]:
     """The fully resolved spec: every preset value spelled out."""
     spec = model.spec.model_dump(mode="json")
     spec["fixed"] = model.context
+    # The constraints held, the domain's defaults included: a study resumed under other
+    # defaults would mix trials judged by two rules (dse.search.spec_lock).
+    spec["constraints"] = [c.source for c in model.constraints]
     spec["storage"] = url
     spec["fixed_overrides"] = model.fixed_overrides
     if spec.get("robust") is None:
