@@ -15,6 +15,7 @@ from dse import api
 from dse.errors import EvaluatorError, SpecError
 from dse.model.load import lock_dict
 from dse.plugin import Domain
+from dse.search.spec_lock import differences
 from tests.conftest import ROOT
 
 MODULE = """
@@ -87,10 +88,16 @@ def test_dropping_a_name_that_is_no_default_is_one_line(tmp_path: Path) -> None:
     assert "did you mean 'e.ok'" in problem.message and "e.y <= 0.9" in problem.message
 
 
-def test_the_lock_records_every_constraint_held(tmp_path: Path) -> None:
+def test_the_lock_records_the_defaults_held(tmp_path: Path) -> None:
     lock = lock_dict(api.load(toy_spec(tmp_path)), "journal:x")
-    assert lock["constraints"] == ["e.y >= 0", "e.ok", "e.y <= 0.9"]
-    assert lock["default_constraints"] is True
+    assert lock["constraints"] == ["e.y >= 0"]
+    assert lock["default_constraints_held"] == ["e.ok", "e.y <= 0.9"]
+    assert "default_constraints" not in lock  # the default reads as a lock from before it
+    off = lock_dict(api.load(toy_spec(tmp_path, default_constraints=False)), "journal:x")
+    assert "default_constraints_held" not in off and off["default_constraints"] is False
+    # resuming under other defaults is a difference; the same spec is none
+    assert "default_constraints_held (removed)" in differences(lock, off)
+    assert differences(lock, lock_dict(api.load(toy_spec(tmp_path)), "journal:x")) == []
 
 
 def test_a_domain_refuses_defaults_that_are_not_text() -> None:
