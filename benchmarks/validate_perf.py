@@ -99,8 +99,9 @@ revision's Triton online-serving table (TensorRT-LLM 0.14.0 + tensorrtllm_backen
 P090 NVIDIA/TensorRT-LLM docs/source/performance.md revisions "updated for v0.6.1", "0.8.0",
 "0.9.0"; M40 mlcommons/inference_results_v4.0 @ 3c4a1cf, closed/NVIDIA results and
 configs/llama2-70b; M50 mlcommons/inference_results_v5.0 (copy ntuhpc/mlperf_inference_results_v5.0
-@ cf35411); M40-PWR the MaxQ power logs of M40 (PTDaemon server.json); MLE ML.ENERGY leaderboard
-v3 (vLLM 0.11.1; mean answer length: ml-energy/leaderboard @ 0cd52da public/data/models/
+@ cf35411); M41A mlcommons/inference_results_v4.1 @ a2f5d66d closed/AMD (MI300X, vLLM on ROCm);
+M51A mlcommons/inference_results_v5.1 @ 965182b0 (AMD); M40-PWR the MaxQ power logs of M40
+(PTDaemon server.json); MLE ML.ENERGY leaderboard v3 (vLLM 0.11.1; mean answer length: ml-energy/leaderboard @ 0cd52da public/data/models/
 meta-llama__Llama-3.1-8B-Instruct__lm-arena-chat.json, avg_output_len 395.54 at max_num_seqs 64;
 the mean prompt length is not published there, in ml-energy/data or in ml-energy/benchmark).
 
@@ -914,10 +915,13 @@ DEVIATIONS = (
     "MXFP4 kernels (AITER, preshuffled scales) evidently lose less than both together; one "
     "more FIT row (an MXFP4 ROCm row) would separate them.",
     "Round 11 rows (declared before they were evaluated, nothing fitted): NVIDIA's MLPerf "
-    "v5.0 H200 llama2-70b Offline and Server (rows 190, 191; TP1 x 8, batch 2048, 1,536 "
+    "v5.0 H200 llama2-70b Offline and Server (rows 190, 191; ntuhpc/mlperf_inference_results_"
+    "v5.0 @ cf354115 closed/NVIDIA/results/H200-SXM-141GBx8_TRT, configs closed/Cisco/configs/"
+    "llama2-70b; TP1 x 8, batch 2048, 1,536 "
     "tokens per step) are -12.6 % and -8.0 %: the TP1 H200 engine with its whole KV cache per "
     "GPU is predicted as well as the fit rows, unlike the TP8 H100 rows (3, 17, 22; below). "
-    "AMD's MLPerf v4.1 MI300X Offline and Server (rows 305, 306; vLLM on ROCm, TP1 x DP8, FP8; "
+    "AMD's MLPerf v4.1 MI300X Offline and Server (rows 305, 306; mlcommons/inference_results_"
+    "v4.1 @ a2f5d66d closed/AMD/results/8xMI300X_2xEPYC-9374F; vLLM on ROCm, TP1 x DP8, FP8; "
     "engine limits unpublished) are +18.2 % and +30.5 %: the ROCm factor was fitted on the "
     "v5.1 Offline row (27,804 tok/s), and the same 8 x MI300X served 23,515 tok/s a year "
     "earlier (1.18x: the release spread, which a hardware model without a release term "
