@@ -101,7 +101,8 @@ P090 NVIDIA/TensorRT-LLM docs/source/performance.md revisions "updated for v0.6.
 configs/llama2-70b; M50 mlcommons/inference_results_v5.0 (copy ntuhpc/mlperf_inference_results_v5.0
 @ cf35411); M41A mlcommons/inference_results_v4.1 @ a2f5d66d closed/AMD (MI300X, vLLM on ROCm);
 M51A mlcommons/inference_results_v5.1 @ 965182b0 (AMD); M40-PWR the MaxQ power logs of M40
-(PTDaemon server.json); MLE ML.ENERGY leaderboard v3 (vLLM 0.11.1; mean answer length: ml-energy/leaderboard @ 0cd52da public/data/models/
+(PTDaemon server.json); MLE ML.ENERGY leaderboard v3 (vLLM 0.11.1; mean answer length:
+ml-energy/leaderboard @ 0cd52da public/data/models/
 meta-llama__Llama-3.1-8B-Instruct__lm-arena-chat.json, avg_output_len 395.54 at max_num_seqs 64;
 the mean prompt length is not published there, in ml-energy/data or in ml-energy/benchmark).
 
