@@ -103,12 +103,18 @@ class Domain:
     #: ``fixed_schema() -> {"properties": ..., "$defs": ...}``: JSON Schema of the ``fixed``
     #: keys it reads (presets, constants), merged into ``dse schema`` for editor completion.
     fixed_schema: Callable[[], Mapping[str, Any]] | None = None
+    #: Constraints (the spec's expression language) every spec selecting this domain holds
+    #: unless it opts out (``default_constraints: false``, or ``{drop: [...]}``): the checks
+    #: without which a design is not buildable, so a spec that forgets one is not misled. One
+    #: that names a metric of an evaluator the spec does not run is left out.
+    default_constraints: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         problem = hook_problem({h: getattr(self, h) for h in DOMAIN_HOOKS})
         if problem:
             raise EvaluatorError(f"domain {self.name!r}: {problem}")
         object.__setattr__(self, "params", frozenset(self.params or ()))
+        object.__setattr__(self, "default_constraints", tuple(self.default_constraints or ()))
 
     @classmethod
     def wrap(cls, obj: Any, origin: str) -> Domain:

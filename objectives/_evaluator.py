@@ -87,6 +87,18 @@ def _definition(key: str) -> bool:
     return key in NOT_UNCERTAIN or key.endswith(_DEFINITION_SUFFIXES)
 
 
+#: The physical checks every spec of the built-in domain holds unless it opts out
+#: (``default_constraints: false`` or ``{drop: [...]}``, docs/spec.md): a design that breaks one
+#: cannot be built or cannot serve, so a spec that forgot to list it would rank it anyway.
+DEFAULT_CONSTRAINTS = (
+    "cost.reticle_fits",  # the die fits one scanner field
+    "cost.interposer_fits",  # dies and HBM stacks fit the largest interposer
+    "cost.hbm_fits_generation",  # HBM stacks within their generation's capacity
+    "perf.topology_ok",  # the scale-up fabric can form the tp x pp group
+    "perf.model_fits",  # weights, KV cache and activations fit in HBM
+    "perf.slo_met",  # the latency SLOs hold
+)
+
 #: The built-in domain (GPU clusters), declared once: every built-in evaluator points at it and
 #: the engine reads its hooks from here (dse.plugin.Domain), once for the three.
 DOMAIN = SimpleNamespace(
@@ -98,6 +110,7 @@ DOMAIN = SimpleNamespace(
     as_mapping=as_mapping,
     assumptions=assumptions,
     fixed_schema=fixed_json_schema,
+    default_constraints=DEFAULT_CONSTRAINTS,
 )
 
 

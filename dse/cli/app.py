@@ -122,10 +122,12 @@ def validate(spec: SpecArg, as_json: JsonOpt = False) -> None:
     from dse.cli.catalog import plausibility_notes
 
     plausibility_notes(model)
+    added = len(model.constraints) - len(model.spec.constraints)
+    defaults = f" ({added} held by default)" if added else ""
     out.print(
         f"[green]ok[/green] {spec}: study {model.spec.study!r}, {len(model.spec.space)} "
         f"parameters, {len(model.spec.objectives)} objectives, {len(model.constraints)} "
-        f"constraints, {len(model.metrics)} metrics available"
+        f"constraints{defaults}, {len(model.metrics)} metrics available"
     )
 
 

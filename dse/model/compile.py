@@ -18,6 +18,7 @@ from dse.model.registry import (
     Evaluator,
     MetricInfo,
     builtin_evaluators,
+    domains_of,
     load_import_path,
     run_order,
     with_needs,
@@ -333,6 +334,44 @@ def _objective_and_constraint_problems(
                 )
             )
         model.constraints.append(expr)
+    problems += _default_constraints(loaded, model)
+    return problems
+
+
+def _default_constraints(loaded: LoadedSpec, model: StudyModel) -> list[Problem]:
+    """Join the selected domains' default constraints to ``model.constraints`` (after the
+    spec's own), unless the spec opts out; a ``drop`` entry that is no default is a problem.
+
+    A default naming a metric no selected evaluator publishes is left out (a spec running only
+    ``perf`` is not held to ``cost.reticle_fits``), and one the spec already writes is not
+    held twice."""
+    choice = loaded.spec.default_constraints
+    if choice is False:
+        return []
+    defaults: list[str] = []
+    for domain in domains_of(model.evaluators.values()):
+        defaults += [c for c in domain.default_constraints if c not in defaults]
+    drop = [] if choice is True else list(choice.drop)
+    problems = [
+        loaded.problem(
+            ("default_constraints", "drop", i),
+            f"{name!r} is no default constraint ({did_you_mean(name, defaults)}the defaults: "
+            f"{choices_text(defaults) if defaults else 'none'})",
+        )
+        for i, name in enumerate(drop)
+        if name not in defaults
+    ]
+    held = {" ".join(c.source.split()) for c in model.constraints}
+    for text in defaults:
+        if text in drop or " ".join(text.split()) in held:
+            continue
+        try:
+            expr = parse_expr(text)
+        except ExprError as exc:  # the domain's own mistake: named, never silently skipped
+            problems.append(loaded.problem(("default_constraints",), f"{text!r}: {exc}"))
+            continue
+        if expr.names <= set(model.metrics):
+            model.constraints.append(expr)
     return problems
 
 

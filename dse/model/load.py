@@ -112,6 +112,14 @@ def lock_dict(model: StudyModel, url: str) -> dict[str, Any]:
     """The fully resolved spec: every preset value spelled out."""
     spec = model.spec.model_dump(mode="json")
     spec["fixed"] = model.context
+    # The domain's default constraints held beside the spec's own: a study resumed under other
+    # defaults would mix trials judged by two rules (dse.search.spec_lock compares them).
+    own = set(model.spec.constraints)
+    held = [c.source for c in model.constraints if c.source not in own]
+    if held:
+        spec["default_constraints_held"] = held
+    if spec.get("default_constraints") is True:
+        spec.pop("default_constraints")  # the default: a lock from before the field reads alike
     spec["storage"] = url
     spec["fixed_overrides"] = model.fixed_overrides
     if spec.get("robust") is None:

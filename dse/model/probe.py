@@ -33,7 +33,7 @@ BATCH = 2
 MAX_METRIC_NAME = 200
 
 #: The hooks that are data; every other hook (``dse.model.registry.HOOKS``) is a function.
-_DATA_HOOKS = ("metrics", "vectorized", "params", "version")
+_DATA_HOOKS = ("metrics", "vectorized", "params", "version", "default_constraints")
 
 
 class ProbeTimeout(Exception):
@@ -101,6 +101,13 @@ def _hook_problem(hooks: Mapping[str, Any]) -> str | None:
         bad = [p for p in params if not isinstance(p, str)]
         if bad:
             return f"'params' must hold design keys (strings), got {_kind(bad[0])}"
+    defaults = hooks.get("default_constraints")
+    if defaults is not None:
+        if isinstance(defaults, str | bytes) or not isinstance(defaults, Sequence):
+            return f"'default_constraints' must be a list of constraints, got {_kind(defaults)}"
+        bad = [c for c in defaults if not isinstance(c, str)]
+        if bad:
+            return f"'default_constraints' must hold constraints (strings), got {_kind(bad[0])}"
     for hook, value in hooks.items():
         if hook not in _DATA_HOOKS and value is not None and not callable(value):
             return f"'{hook}' must be a function, got {_kind(value)}"

@@ -43,7 +43,13 @@ LOCK_FILE = "spec.lock.yaml"
 #: The study's user attribute holding its resolved spec.
 META_KEY = "dse.spec"
 #: Keys a lock has besides the spec's fields.
-LOCK_ONLY = ("dse_version", "fixed_overrides", "uncertain", "evaluator_versions")
+LOCK_ONLY = (
+    "dse_version",
+    "fixed_overrides",
+    "uncertain",
+    "evaluator_versions",
+    "default_constraints_held",
+)
 #: A robust run's settings, as ``RobustModel.lock_extras`` writes them (not the spec's form).
 ROBUST_EXTRAS = {"k": int, "statistic": str, "seed": int, "vectorized": bool, "nominal_study": str}
 #: Keys that may change when a study is resumed or joined: they change how the study is
@@ -168,6 +174,12 @@ def _schema_problems(lock: dict[str, Any], where: _Where) -> list[Problem]:
     for key in ("fixed_overrides", "uncertain", "evaluator_versions"):
         if key in lock and not isinstance(lock[key], dict):
             out.append(where.at((key,), f"expected a mapping, got {short_repr(lock[key])}"))
+    held = lock.get("default_constraints_held", [])
+    if not isinstance(held, list) or not all(isinstance(c, str) for c in held):
+        out.append(
+            where.at(("default_constraints_held",), f"expected a list of constraints, got "
+                     f"{short_repr(held)}")
+        )  # fmt: skip
     spec = {k: v for k, v in lock.items() if k not in LOCK_ONLY}
     robust = spec.get("robust")
     if isinstance(robust, dict) and "k" in robust:  # a robust run's own record

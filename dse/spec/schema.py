@@ -232,6 +232,17 @@ class RobustSpec(_Model):
     )
 
 
+class DropDefaults(_Model):
+    """The domain's default constraints but these (``default_constraints: {drop: [...]}``)."""
+
+    drop: list[str] = Field(
+        min_length=1,
+        max_length=MAX_CONSTRAINTS,
+        description="Default constraints this spec does not hold, as the domain writes them "
+        "(`cost.hbm_fits_generation`)",
+    )
+
+
 class StudySpec(_Model):
     """A declarative design-space study."""
 
@@ -251,6 +262,12 @@ class StudySpec(_Model):
     )
     objectives: list[ObjectiveSpec] = Field(min_length=1)
     constraints: list[str] = Field(default_factory=list, max_length=MAX_CONSTRAINTS)
+    default_constraints: bool | DropDefaults = Field(
+        default=True,
+        description="Hold the constraints the evaluators' domains declare by default (the "
+        "built-in domain's physical checks); false: none of them; {drop: [...]}: all but "
+        "these. `dse validate --json` lists the constraints held",
+    )
     derived: dict[str, str] = Field(
         default_factory=dict,
         max_length=MAX_CONSTRAINTS,

@@ -35,6 +35,7 @@ ALL_HOOKS = {
     "waterfall",
     "simulate",
     "fixed_schema",
+    "default_constraints",
 }
 
 

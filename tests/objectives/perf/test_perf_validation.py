@@ -301,17 +301,45 @@ def test_fp4_factor_is_the_software_stacks(res):
 
 
 def test_by_gpu_family_is_reported_and_kept(res):
-    """Issue 36's target is median <= 15 % and p90 <= 30 % per family on the validation
-    serving-throughput rows. Reached (round 10): Blackwell meets it (median 7.7 %, p90 29.1 %);
-    Hopper meets the median (10.6 %) but not the p90 (45 %: the old v0.10/v0.12/v0.13 rows and
-    the MLPerf Server rows); AMD does not (3 rows: 11.5 %, 22.7 %, 176 %, docs/validation.md
-    Known deviations). Kept at what is reached, so a change that loses ground is seen."""
+    """Each family's figures are in docs/validation.md and kept at what is reached (round 11):
+    Hopper median 10.6 %, p90 44.9 % over 39 rows; AMD median 22.7 %, p90 118 % over 5 rows
+    (docs/validation.md Known deviations), so a change that loses ground is seen."""
     vp, r = res
     fam = vp.by_family(r)
     assert set(fam) == {"Hopper", "Blackwell", "AMD"}
-    assert fam["Blackwell"]["median"] <= 0.15 and fam["Blackwell"]["p90"] <= 0.30
-    assert fam["Hopper"]["median"] <= 0.15 and fam["Hopper"]["p90"] <= 0.50
-    assert fam["AMD"]["n"] == 3 and fam["AMD"]["median"] <= 0.25
+    assert fam["Hopper"]["n"] == 39 and fam["Hopper"]["p90"] <= 0.46
+    assert fam["AMD"]["n"] == 5 and fam["AMD"]["median"] <= 0.25 and fam["AMD"]["p90"] <= 1.2
     doc = vp.DOC.read_text(encoding="utf-8")
     for name, v in fam.items():
         assert f"| {name} | {v['n']} | {v['median']:.1%} | {v['p90']:.1%} |" in doc
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        "Blackwell",
+        pytest.param(
+            "Hopper",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="p90 44.9 % (median 10.6 %): TP8 H100 long-decode rows 3, 17, 22 "
+                "(+45 %), v0.10 Mixtral row 6 (+87 %, a release), 405B Server row 159 (-50 %)",
+            ),
+        ),
+        pytest.param(
+            "AMD",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="median 22.7 %, p90 118 % over 5 rows: Interactive row 303 (+176 %, "
+                "vLLM eager mode), MI355X MXFP4 row 304 (-23 %), v4.1 rows 305-306 (+18, +31 %)",
+            ),
+        ),
+    ],
+)
+def test_family_meets_issue_36_target(res, family):
+    """Issue 36's target on the validation serving-throughput rows of each GPU family: median
+    |error| <= 15 %, p90 <= 30 %. A family that does not reach it is an expected failure with
+    its figures (strict: reaching it turns the test green only once the mark is removed)."""
+    vp, r = res
+    v = vp.by_family(r)[family]
+    assert v["median"] <= vp.FAMILY_TARGET["median"] and v["p90"] <= vp.FAMILY_TARGET["p90"], v

@@ -5,8 +5,13 @@ Published capped run: MLPerf Inference v4.0, NVIDIA DGX H100 llama2-70b-99.9 Off
 MaxP 21,805.8 tok/s vs MaxQ (every GPU capped at 450 W) 17,561.6 tok/s, ratio 0.805
 (mlcommons/inference_results_v4.0 @ 3c4a1cf196b7 closed/NVIDIA/results/
 DGX-H100_H100-SXM-80GBx8_TRT{,_MaxQ}/llama2-70b-99.9/Offline). No published MI355X run
-capped at 1,000 W was found (searched MLCommons results and vendor pages); its ratio here is
-the model's, checked only for its physics.
+capped at 1,000 W was found (MLCommons results v4.1-v6.0 and AMD's MLPerf blogs searched). The
+nearest published figure is the MI350X, the same CDNA 4 package shipped air-cooled at a
+1,000 W board power against the MI355X's 1,400 W: "the performance difference is about 10 %
+on a raw flops basis but the real world delta is more towards 20 % at the system level"
+(SemiAccurate, "AMD's MI350 is a big iterative advance", June 2025, reporting AMD's launch
+figures; copy at pcnewsup.com; low authority, S): a 1,000 W / 1,400 W throughput ratio of
+1 / 1.2 = 0.833.
 """
 
 from __future__ import annotations
@@ -35,6 +40,24 @@ def test_h100_maxq_ratio_matches_mlperf_within_5_percent():
     ratio = maxq["tokens_per_s"] / maxp["tokens_per_s"]
     assert ratio == pytest.approx(MLPERF_MAXQ_RATIO, rel=0.05)
     assert maxq["package_power_w"] == pytest.approx(450.0, rel=1e-6)
+
+
+#: MI350X (1,000 W) / MI355X (1,400 W) system-level throughput, AMD's launch figure (docstring).
+MI350X_SYSTEM_RATIO = 1 / 1.2
+
+
+def test_mi355x_at_1000_w_matches_the_mi350x_system_ratio_within_5_percent():
+    """Llama-2-70B under the conditions AMD runs it in MLPerf (TP1 x 8, validation rows
+    301-304): the model's 1,000 W / 1,400 W ratio is 0.809 against the published 0.833 (-2.9 %).
+    Not a capped run (none was found): a same-silicon SKU at that power. The ratio depends on
+    the workload: at TP8, where HBM and the all-reduce weigh more, the model gives 0.918
+    (+10 %); the published figure does not say which workload it averages."""
+    full, capped = _perf("mi355x", 0.0, tp=1), _perf("mi355x", 1000.0, tp=1)
+    ratio = float(capped["tokens_per_s"] / full["tokens_per_s"])
+    assert ratio == pytest.approx(MI350X_SYSTEM_RATIO, rel=0.05)
+    tp8 = float(_perf("mi355x", 1000.0, tp=8)["tokens_per_s"] / _perf("mi355x", 0.0, tp=8)[
+        "tokens_per_s"])  # fmt: skip
+    assert ratio < tp8 < 0.95
 
 
 def test_mi355x_at_1000_w_vs_1400_w():

@@ -132,3 +132,26 @@ def test_megatron_flop_count_reproduces_nemo_2407_by_hand():
     per = vt.flops_per_token(arch_of(ctx["workload"]["model"]), 4096, "megatron_noncausal")
     assert per == pytest.approx(12 * 32 * 4096**2 * (3 + 11008 / 4096 * 1.5 + 32000 / (64 * 4096)))
     assert per == pytest.approx(776e12 / 16847, rel=0.002)
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        "validation Hopper",
+        pytest.param(
+            "validation Blackwell",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="p90 42.7 % (median 6.9 %, 9 rows): DGX-B200 gpt-oss row 34 (+94 % at "
+                "the EP 8 the 25.11 table prints; -0.8 % at the recipe's EP 64, which would give "
+                "p90 18.6 %) and GB200 Qwen3 row 39 (-30 %); train_measurements.yaml notes",
+            ),
+        ),
+    ],
+)
+def test_training_family_meets_issue_36_target(res, family):
+    """Issue 36's training target per GPU family: median |error| <= 15 %, p90 <= 25 %; a family
+    that misses it is an expected failure naming its figures."""
+    vt, r = res
+    v = vt.summary(r)[family]
+    assert v["n"] >= 9 and v["median"] <= 0.15 and v["p90"] <= 0.25, v
