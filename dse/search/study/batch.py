@@ -162,8 +162,11 @@ def heartbeats(storage: optuna.storages.BaseStorage, trial_ids: list[int]) -> It
 
     def beat() -> None:
         while True:
-            for trial_id in trial_ids:
-                storage.record_heartbeat(trial_id)  # type: ignore[attr-defined]
+            try:
+                for trial_id in trial_ids:
+                    storage.record_heartbeat(trial_id)  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001 - a lost server: the worker's own next call says so
+                return
             if stop.wait(timeout=interval):
                 return
 
