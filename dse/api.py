@@ -131,8 +131,8 @@ def check_design(model: StudyModel, params: object) -> dict[str, Any]:
     """A design for ``model``: a mapping that sets every searched parameter within its range
     and nothing else (a fixed value is changed with ``sets=`` when the spec is loaded), so a
     misspelt name is never silently ignored."""
+    from dse.model.study_model import value_problem
     from dse.spec.messages import choices_text, did_you_mean
-    from dse.spec.schema import FloatParam, IntParam
 
     if not isinstance(params, Mapping):
         raise ArgumentError(
@@ -154,18 +154,9 @@ def check_design(model: StudyModel, params: object) -> dict[str, Any]:
     if missing:
         raise DesignError(f"params: the spec searches {', '.join(missing)}; give each a value")
     for key, p in space.items():
-        v = params[key]
-        if isinstance(p, FloatParam | IntParam):
-            if isinstance(v, bool) or not isinstance(v, int | float):
-                raise DesignError(f"params[{key!r}]: expected a number, got {v!r}")
-            if isinstance(p, IntParam) and not float(v).is_integer():
-                raise DesignError(f"params[{key!r}]: expected an integer, got {v!r}")
-            if not p.low <= v <= p.high:
-                raise DesignError(
-                    f"params[{key!r}]: {v!r} is outside the searched range [{p.low}, {p.high}]"
-                )
-        elif v not in p.choices:
-            raise DesignError(f"params[{key!r}]: {v!r} is not one of {p.choices}")
+        problem = value_problem(p, params[key])
+        if problem:
+            raise DesignError(f"params[{key!r}]: {problem}")
     return dict(params)
 
 

@@ -301,15 +301,19 @@ def check_params(space: Mapping[str, ParamSpec], params: Mapping[str, Any]) -> N
             + " ".join(f"--set {n}=..." for n in missing)
         )
     for name, p in space.items():
-        v = params[name]
-        if isinstance(p, FloatParam | IntParam):
-            if not isinstance(v, int | float) or isinstance(v, bool):
-                raise DesignError(f"--set {name}: expected a number, got {v!r}")
-            if isinstance(p, IntParam) and not float(v).is_integer():
-                raise DesignError(f"--set {name}: expected an integer, got {v!r}")
-            if not p.low <= v <= p.high:
-                raise DesignError(
-                    f"--set {name}: {v!r} is outside the searched range [{p.low}, {p.high}]"
-                )
-        elif v not in p.choices:
-            raise DesignError(f"--set {name}: {v!r} is not one of {p.choices}")
+        problem = value_problem(p, params[name])
+        if problem:
+            raise DesignError(f"--set {name}: {problem}")
+
+
+def value_problem(p: ParamSpec, v: Any) -> str | None:
+    """Why ``v`` is no value of the searched parameter ``p``, or None."""
+    if isinstance(p, FloatParam | IntParam):
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            return f"expected a number, got {v!r}"
+        if isinstance(p, IntParam) and not float(v).is_integer():
+            return f"expected an integer, got {v!r}"
+        if not p.low <= v <= p.high:
+            return f"{v!r} is outside the searched range [{p.low}, {p.high}]"
+        return None
+    return None if v in p.choices else f"{v!r} is not one of {p.choices}"

@@ -1,53 +1,39 @@
-"""Every use of Optuna's private API in the engine, in one place (issue 16, item 5).
+"""Every use of Optuna's private API in the engine, in one place (issue 16, item 5; issue 37).
 
-The engine needs a few things Optuna's public API does not offer: the storage and ids behind a
-study and a trial (to store many attributes in one journal append, to take over a dead
-worker's trial), suggesting from fixed distributions on a trial that was claimed rather than
-asked, the heartbeat thread and stale-trial query of RDB storages, and NSGA-II's generation
-size. Each is one small function here, named for what it does, so an Optuna upgrade is checked
-against this file (``optuna>=5,<6`` pins the minor API it was written for) and
-``tests/dse/search/test_optuna_private.py`` fails if a private Optuna name appears anywhere else
-(nowhere else: the storage module and the dashboard import what they need from here, and
-Optuna's RDB storage is used through its public API only).
+What is left is what Optuna's public API does not offer: the storage and ids behind a study
+and a trial (no public ``Study.storage``; the dashboard and the retiring of dead workers'
+trials need a trial's id); claiming a queued trial without ``study.ask`` (the owner tag goes
+in the same write as the new trial); the per-thread trial cache dropped before a claim, as
+``study.ask`` does; the stale-trial query of RDB heartbeats (the public
+``fail_stale_trials`` fails them without leaving room to mark them stale and re-queue them);
+a genetic sampler's generation attribute; the RDB storage behind Optuna's trial cache (for its
+claim lock); many attributes in one journal append (one lock, one fsync per batch instead of
+one per attribute); optuna-dashboard's notes and figures. So ``optuna>=5,<6`` stays pinned;
+``tests/dse/search/test_optuna_private.py`` fails if a private Optuna name appears anywhere
+else, and docs/storage.md lists these.
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from typing import Any, cast
+from typing import Any
 
 import optuna
-from optuna.distributions import BaseDistribution
 from optuna.exceptions import UpdateFinishedTrialError
-from optuna.samplers._ga import BaseGASampler
 from optuna.storages import BaseStorage, JournalStorage
 from optuna.storages._cached_storage import _CachedStorage
-from optuna.storages._heartbeat import (
-    BaseHeartbeat,
-    get_heartbeat_thread,
-    is_heartbeat_enabled,
-)
-from optuna.storages.journal._file import BaseJournalFileLock
 from optuna.storages.journal._storage import JournalOperation
-from optuna.study._frozen import FrozenStudy
 
 __all__ = [
-    "BaseHeartbeat",
-    "BaseJournalFileLock",
-    "FrozenStudy",
     "dashboard_figures",
     "dashboard_note",
     "dashboard_save_note_version",
     "forget_cached_trials",
-    "genetic_sampler",
-    "heartbeat",
-    "heartbeat_enabled",
+    "generation_key",
     "journal_set_user_attrs",
     "pop_waiting_trial_id",
     "stale_trial_ids",
     "storage_of",
     "study_id",
-    "suggest",
     "trial_id",
     "uncached",
 ]
@@ -68,27 +54,11 @@ def trial_id(trial: optuna.trial.FrozenTrial | optuna.Trial) -> int:
     return trial._trial_id
 
 
-def suggest(trial: optuna.Trial, name: str, dist: BaseDistribution) -> Any:
-    """Suggest ``name`` from ``dist`` on a claimed trial (no ``suggest_*`` call knows the
-    distribution object itself)."""
-    return trial._suggest(name, dist)
-
-
-def heartbeat(trial_id: int, storage: BaseStorage) -> AbstractContextManager[Any]:
-    """The heartbeat thread of an RDB storage while a trial runs (a no-op elsewhere)."""
-    # Its __exit__ is typed for Exception, not BaseException; it is a context manager.
-    return cast(AbstractContextManager[Any], get_heartbeat_thread(trial_id, storage))
-
-
-def heartbeat_enabled(storage: BaseStorage) -> bool:
-    return is_heartbeat_enabled(storage)
-
-
 def stale_trial_ids(study: optuna.Study) -> list[int]:
     """Running trials whose heartbeat stopped (their worker died), per the storage; none
     where the storage keeps no heartbeats."""
     storage = storage_of(study)
-    if not is_heartbeat_enabled(storage):
+    if getattr(storage, "get_heartbeat_interval", lambda: None)() is None:
         return []
     return list(storage._get_stale_trial_ids(study._study_id))  # type: ignore[attr-defined]
 
@@ -101,13 +71,6 @@ def forget_cached_trials(study: optuna.Study) -> None:
 def pop_waiting_trial_id(study: optuna.Study) -> int | None:
     """Claim the oldest enqueued (WAITING) trial, as ``study.ask`` does; None if there is none."""
     return study._pop_waiting_trial_id()
-
-
-def genetic_sampler(sampler: optuna.samplers.BaseSampler) -> Any:
-    """The sampler when it is a genetic one with a population (NSGA-II/III), else None."""
-    if isinstance(sampler, BaseGASampler) and sampler.population_size:
-        return sampler
-    return None
 
 
 def generation_key(sampler: Any) -> str:
@@ -177,21 +140,3 @@ def dashboard_save_note_version(
     from optuna_dashboard._note import save_note_with_version
 
     save_note_with_version(storage, study_id, trial_id, version, body)
-
-
-def journal_op_codes() -> frozenset[int]:
-    """Optuna's journal op codes (a private enum; the values Optuna 5 writes when it moved)."""
-    try:
-        from optuna.storages.journal._storage import JournalOperation
-    except ImportError:  # pragma: no cover - another Optuna layout
-        return frozenset(range(11))
-    return frozenset(int(op) for op in JournalOperation)
-
-
-def journal_replay_result(name: str) -> Any:
-    """Optuna's private journal replayer, or None where Optuna has moved it."""
-    try:
-        from optuna.storages.journal._storage import JournalStorageReplayResult
-    except ImportError:  # pragma: no cover - another Optuna layout
-        return None
-    return JournalStorageReplayResult(name)

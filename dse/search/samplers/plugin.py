@@ -103,3 +103,10 @@ def load_sampler(search: SearchSpec, *, spec_dir: Path | None = None) -> Sampler
 def sampler_of(model: StudyModel) -> Sampler:
     """The sampler of a study's spec (an import path is looked up beside the spec first)."""
     return load_sampler(model.spec.search, spec_dir=model.loaded.path.parent)
+
+
+def genetic_sampler(sampler: optuna.samplers.BaseSampler) -> Any:
+    """The sampler when it is a genetic one with a population (NSGA-II/III), else None."""
+    if isinstance(sampler, optuna.samplers.BaseGASampler) and sampler.population_size:
+        return sampler
+    return None

@@ -15,8 +15,6 @@ from typing import Any
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
-from dse.search.optuna_private import BaseJournalFileLock
-
 
 @contextlib.contextmanager
 def flocked(path: str) -> Iterator[None]:
@@ -28,30 +26,6 @@ def flocked(path: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
-
-
-class FlockLock(BaseJournalFileLock):
-    """Journal lock the kernel releases when its holder dies.
-
-    Optuna's file locks are lock files that a ``kill -9`` leaves behind for a 30 s grace
-    period, stalling every other worker; ``flock`` has no such window (local disks, NFSv4).
-    """
-
-    def __init__(self, path: str) -> None:
-        self._path = path + ".flock"
-        self._fd: int | None = None
-
-    def acquire(self) -> bool:
-        fd = os.open(self._path, os.O_CREAT | os.O_RDWR, 0o644)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        self._fd = fd
-        return True
-
-    def release(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
 
 #: Where a torn journal tail goes when it is cut off (kept for inspection, never replayed).
@@ -87,18 +61,18 @@ class RepairingJournalFileBackend(JournalFileBackend):
     record never glues onto half of one (which made every later read fail with
     ``JSONDecodeError``); an append that fails (disk full, read-only) is rolled back to the
     previous size, so the journal stays a sequence of whole lines. Readers already skip a
-    torn last line.
+    torn last line. The journal lock is a ``flock`` (:func:`flocked`), which the kernel
+    releases when its holder dies: Optuna's lock files stall every other worker for a 30 s
+    grace period after a ``kill -9``.
     """
 
-    def __init__(self, path: str, lock: BaseJournalFileLock) -> None:
-        super().__init__(path, lock_obj=lock)
+    def __init__(self, path: str) -> None:
+        super().__init__(path)  # Optuna's own lock is used by its append_logs only, never here
         self._dse_path = path
-        self._dse_lock = lock
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
         data = ("\n".join(json.dumps(log, separators=(",", ":")) for log in logs) + "\n").encode()
-        self._dse_lock.acquire()
-        try:
+        with flocked(self._dse_path + ".flock"):
             fd = os.open(self._dse_path, os.O_RDWR | os.O_APPEND)
             try:
                 end = _cut_torn_tail(fd, self._dse_path)
@@ -113,8 +87,6 @@ class RepairingJournalFileBackend(JournalFileBackend):
                     raise OSError(exc.errno, exc.strerror, self._dse_path) from None
             finally:
                 os.close(fd)
-        finally:
-            self._dse_lock.release()
 
 
 class JournalFileStorage(JournalStorage):
@@ -122,7 +94,7 @@ class JournalFileStorage(JournalStorage):
     concurrent workers take to count and create trials one at a time."""
 
     def __init__(self, path: str) -> None:
-        super().__init__(RepairingJournalFileBackend(path, FlockLock(path)))
+        super().__init__(RepairingJournalFileBackend(path))
         self.path = path
 
     def claim_lock(self, study_id: int) -> AbstractContextManager[None]:

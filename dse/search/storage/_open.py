@@ -175,28 +175,6 @@ def has_claim_lock(storage: optuna.storages.BaseStorage) -> bool:
     return getattr(optuna_private.uncached(storage), "claim_lock", None) is not None
 
 
-def batched(storage: optuna.storages.BaseStorage) -> AbstractContextManager[Any]:
-    """A storage's ``batch()`` where it has one. No built-in storage has one since the batched
-    RDB storage was removed (docs/storage.md); the run loop's calls are kept until it drops
-    them."""
-    batch = getattr(storage, "batch", None)
-    return batch() if batch is not None else contextlib.nullcontext()
-
-
-def flush(storage: optuna.storages.BaseStorage) -> None:
-    """A storage's ``flush()`` where it has one (see :func:`batched`)."""
-    fn = getattr(storage, "flush", None)
-    if fn is not None:
-        fn()
-
-
-def sync(storage: optuna.storages.BaseStorage, study_id: int) -> None:
-    """A storage's ``sync(study_id)`` where it has one (see :func:`batched`)."""
-    fn = getattr(storage, "sync", None)
-    if fn is not None:
-        fn(study_id)
-
-
 #: RDB heartbeat defaults: a worker records one every HEARTBEAT_S while it evaluates a trial;
 #: a RUNNING trial silent for GRACE_S is taken as abandoned and re-queued.
 HEARTBEAT_S = 10

@@ -16,16 +16,20 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from optuna.storages import JournalStorage
+from optuna.storages.journal import BaseJournalBackend
+
 from dse.errors import Problem, StudyDamagedError
-from dse.search import optuna_private
 from dse.search.storage._layout import studies_root
 from dse.spec.messages import short_repr
 
-#: Optuna's journal op codes (optuna.storages.journal JournalOperation, Optuna 5: 0..10).
-OP_CODES = optuna_private.journal_op_codes()
+#: Optuna's journal op codes: the file format's ``JournalOperation`` values, 0 (CREATE_STUDY)
+#: to 10 (DISCARD_TRIALS) (optuna/storages/journal/_storage.py, Optuna 5.1).
+OP_CODES = frozenset(range(11))
 
 
 def record_problem(line: bytes) -> str | None:
@@ -62,19 +66,45 @@ def first_damage(path: Path) -> tuple[int | None, str]:
             problem = record_problem(line)
             if problem is not None:
                 return n, problem
-    # every line is a record: replay them one by one to find the one Optuna rejects
-    replay = optuna_private.journal_replay_result("dse-check")
-    if replay is None:
-        return None, ""
+    # every line is a record: replay them to find the first one Optuna rejects
     with open(path, "rb") as f:
-        for n, line in enumerate(f, 1):
-            if not line.endswith(b"\n"):
-                break
-            try:
-                replay.apply_logs([json.loads(line)])
-            except Exception as exc:  # noqa: BLE001 - any failure is this record's
-                return n, f"record cannot be replayed ({type(exc).__name__}: {short_repr(exc)})"
+        records = [json.loads(line) for line in f if line.endswith(b"\n")]
+    start = 0
+    lines = _Lines()
+    replayed = JournalStorage(lines)
+    for end in [*range(_REPLAY_CHUNK, len(records), _REPLAY_CHUNK), len(records)]:
+        lines.logs.extend(records[start:end])
+        try:
+            replayed.get_all_studies()  # replays the records not replayed yet
+        except Exception:  # noqa: BLE001 - one of this chunk's records: find which, one by one
+            lines = _Lines(records[:start])
+            replayed = JournalStorage(lines)
+            for n in range(start, end):
+                lines.logs.append(records[n])
+                try:
+                    replayed.get_all_studies()
+                except Exception as exc:  # noqa: BLE001 - any failure is this record's
+                    why = f"{type(exc).__name__}: {short_repr(exc)}"
+                    return n + 1, f"record cannot be replayed ({why})"
+        start = end
     return None, ""
+
+
+#: Records replayed between two checks (each check copies the studies).
+_REPLAY_CHUNK = 1000
+
+
+class _Lines(BaseJournalBackend):
+    """A journal in memory, fed one record at a time, for Optuna's own replay to judge."""
+
+    def __init__(self, logs: list[dict[str, Any]] | None = None) -> None:
+        self.logs = list(logs or [])
+
+    def read_logs(self, log_number_from: int) -> Iterable[dict[str, Any]]:
+        return self.logs[log_number_from:]
+
+    def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        self.logs.extend(logs)
 
 
 #: How far from the end the last complete line is looked for (a record is a few KiB).

@@ -10,10 +10,11 @@ from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
 from dse.errors import ConformanceError
-from dse.search.optuna_private import storage_of, study_id, suggest, trial_id
+from dse.search.optuna_private import storage_of, study_id
 from dse.search.storage._open import claim_lock, open_storage, storage_problem
 from dse.search.storage._plugin import backend_for
 from dse.search.stored import METRICS_ATTR, WORKER_ATTR
+from dse.search.study.batch import suggest
 from dse.search.study.recovery import FINISHED, claim_trials, enqueue_trials, study_load
 
 
@@ -50,8 +51,8 @@ def check_storage(url: str, *, study: str = "dse-storage-check") -> None:
     dist = FloatDistribution(0.0, 1.0)
     trials = [optuna.Trial(s, i) for i in ids]
     xs = [suggest(t, "x", dist) for t in trials]
-    for t, x in zip(trials, xs, strict=True):
-        storage_of(s).set_trial_user_attr(trial_id(t), METRICS_ATTR, {"m": x})
+    for i, t, x in zip(ids, trials, xs, strict=True):
+        storage_of(s).set_trial_user_attr(i, METRICS_ATTR, {"m": x})
         t.set_constraint("c", x - 0.5)
         s.tell(t, [x, 1.0 - x])
     _expect(xs[0] == 0.25, f"the queued design is claimed first (x = 0.25), got x = {xs[0]}")

@@ -19,12 +19,18 @@ less the trials of it that other workers are running, and half a generation when
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 import optuna
-from optuna.distributions import BaseDistribution
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import FrozenTrial, TrialState
 
@@ -32,16 +38,9 @@ from dse.errors import EvaluationError, EvaluationTimeout
 from dse.model.batched import evaluate_trials
 from dse.model.outcome import Outcome
 from dse.model.study_model import StudyModel
-from dse.search.optuna_private import (
-    generation_key,
-    genetic_sampler,
-    heartbeat,
-    storage_of,
-    suggest,
-)
-from dse.search.optuna_private import trial_id as private_trial_id
-from dse.search.samplers.plugin import Sampler
-from dse.search.storage import batched, flush, set_trials_user_attrs
+from dse.search.optuna_private import generation_key, storage_of
+from dse.search.samplers.plugin import Sampler, genetic_sampler
+from dse.search.storage import set_trials_user_attrs
 from dse.search.stored import (
     FAIL_ATTR,
     FEASIBLE_ATTR,
@@ -113,15 +112,23 @@ def run_batch(
     trial), their metrics stored in one write, and told in order.
     """
     storage = storage_of(study)
-    with heartbeats(storage, trial_ids), batched(storage):
-        asked = [_ask(study, trial_id, dists) for trial_id in trial_ids]
-        flush(storage)  # the designs, for other workers (and recovery) to see
-        trials = [t for t in asked if t is not None]
-        outcomes = evaluate_trials(
-            model, [t.params for t in trials], evaluate=evaluate, vectorized=vectorized
+    with heartbeats(storage, trial_ids):
+        asked = {i: _ask(study, i, dists) for i in trial_ids}
+        trials = {i: t for i, t in asked.items() if t is not None}
+        outcomes = dict(
+            zip(
+                trials,
+                evaluate_trials(
+                    model,
+                    [t.params for t in trials.values()],
+                    evaluate=evaluate,
+                    vectorized=vectorized,
+                ),
+                strict=True,
+            )
         )
         attrs: dict[int, dict[str, Any]] = {}
-        for trial, outcome in zip(trials, outcomes, strict=True):
+        for trial_id, outcome in outcomes.items():
             if isinstance(outcome, EvaluationError):
                 a: dict[str, Any] = {FAIL_ATTR: str(outcome)}
                 if isinstance(outcome, EvaluationTimeout):
@@ -129,16 +136,13 @@ def run_batch(
             else:
                 # Feasibility as a user attr too, so optuna-dashboard shows it on every trial.
                 a = {METRICS_ATTR: outcome.metrics, FEASIBLE_ATTR: outcome.feasible}
-            attrs[private_trial_id(trial)] = a
+            attrs[trial_id] = a
         try:
             set_trials_user_attrs(storage, attrs)
         except UpdateFinishedTrialError:
             pass  # the retired trial is found below; the others are written
-        told = {
-            private_trial_id(t): _tell(model, study, t, o)
-            for t, o in zip(trials, outcomes, strict=True)
-        }
-    # A storage that holds writes until the batch ends finds a retired trial only there.
+        told = {i: _tell(model, study, i, t, outcomes[i]) for i, t in trials.items()}
+    # A trial retired while it was told (the retirer lost the race to finish it) is not ours.
     for trial_id, t in told.items():
         if t is not None and storage.get_trial(trial_id).user_attrs.get(STALE_ATTR):
             told[trial_id] = None
@@ -147,17 +151,32 @@ def run_batch(
 
 @contextmanager
 def heartbeats(storage: optuna.storages.BaseStorage, trial_ids: list[int]) -> Iterator[None]:
-    """Heartbeats for the batch's trials: one statement for all where the storage can,
-    else Optuna's thread per trial."""
-    many = getattr(storage, "heartbeats", None)
-    if many is not None:
-        with many(trial_ids):
-            yield
-        return
-    with ExitStack() as stack:
-        for trial_id in trial_ids:
-            stack.enter_context(heartbeat(trial_id, storage))
+    """While the batch runs, a heartbeat for each of its trials every interval where the
+    storage keeps heartbeats (an ``RDBStorage`` opened with ``heartbeat_interval``): what
+    Optuna's own heartbeat thread does for one trial, in one thread for the batch."""
+    interval = getattr(storage, "get_heartbeat_interval", lambda: None)()
+    if interval is None:
         yield
+        return
+    stop = threading.Event()
+
+    def beat() -> None:
+        while True:
+            try:
+                for trial_id in trial_ids:
+                    storage.record_heartbeat(trial_id)  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001 - a lost server: the worker's own next call says so
+                return
+            if stop.wait(timeout=interval):
+                return
+
+    thread = threading.Thread(target=beat, name="dse-heartbeat")
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _ask(
@@ -175,9 +194,22 @@ def _ask(
         raise
 
 
+def suggest(trial: optuna.Trial, name: str, dist: BaseDistribution) -> Any:
+    """``trial.suggest_*`` for a distribution object (what ``study.ask(fixed_distributions)``
+    does, on a trial that was claimed rather than asked)."""
+    if isinstance(dist, FloatDistribution):
+        return trial.suggest_float(name, dist.low, dist.high, step=dist.step, log=dist.log)
+    if isinstance(dist, IntDistribution):
+        return trial.suggest_int(name, dist.low, dist.high, step=dist.step, log=dist.log)
+    if isinstance(dist, CategoricalDistribution):
+        return trial.suggest_categorical(name, dist.choices)
+    raise TypeError(f"no suggest_* call for a {type(dist).__name__}")
+
+
 def _tell(
     model: StudyModel,
     study: optuna.Study,
+    trial_id: int,
     trial: optuna.Trial,
     outcome: Outcome | EvaluationError,
 ) -> FrozenTrial | None:
@@ -188,6 +220,6 @@ def _tell(
             trial.set_constraint(expr.source, v)
         return study.tell(trial, outcome.objectives)
     except (UpdateFinishedTrialError, ValueError):
-        if storage_of(study).get_trial(private_trial_id(trial)).state.is_finished():
+        if storage_of(study).get_trial(trial_id).state.is_finished():
             return None
         raise

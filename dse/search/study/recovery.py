@@ -20,7 +20,6 @@ from optuna.trial import FrozenTrial, TrialState
 
 from dse.search.optuna_private import (
     forget_cached_trials,
-    heartbeat_enabled,
     pop_waiting_trial_id,
     stale_trial_ids,
     storage_of,
@@ -108,10 +107,7 @@ def recover_stale_trials(study: optuna.Study) -> int:
     heartbeat, which covers workers on other hosts. Parameters are enqueued again, so the
     study loses no sample, and stale trials never count, so none counts twice.
     """
-    storage = storage_of(study)
-    heartbeat_stale: set[int] = set()
-    if heartbeat_enabled(storage):
-        heartbeat_stale = set(stale_trial_ids(study))
+    heartbeat_stale = set(stale_trial_ids(study))
     host = socket.gethostname()
     now = datetime.now()
     n = 0
@@ -155,10 +151,10 @@ def claim_trial(study: optuna.Study) -> int:
     owner already in it (one write, so a crash cannot leave an ownerless new trial)."""
     forget_cached_trials(study)
     tags = _owner_tags()
-    trial_id = pop_waiting_trial_id(study)
-    if trial_id is not None:
-        set_trial_user_attrs(storage_of(study), trial_id, tags)
-        return trial_id
+    waiting = pop_waiting_trial_id(study)
+    if waiting is not None:
+        set_trial_user_attrs(storage_of(study), waiting, tags)
+        return waiting
     template = FrozenTrial(
         number=0,
         state=TrialState.RUNNING,
@@ -176,42 +172,18 @@ def claim_trial(study: optuna.Study) -> int:
 
 
 def claim_trials(study: optuna.Study, n: int) -> list[int]:
-    """``n`` trials for this worker (:func:`claim_trial` each), in one write where the
-    storage can claim many at once."""
-    many = getattr(storage_of(study), "claim_trials", None)
-    if many is None:
-        return [claim_trial(study) for _ in range(n)]
-    forget_cached_trials(study)
-    return list(many(study_id(study), n, _owner_tags()))
+    """``n`` trials for this worker (:func:`claim_trial` each)."""
+    return [claim_trial(study) for _ in range(n)]
 
 
 def enqueue_trials(study: optuna.Study, designs: list[dict[str, Any]]) -> None:
-    """Queue designs not already in the study (``enqueue_trial(..., skip_if_exists=True)``
-    for each), in one write where the storage can create many trials at once."""
-    many = getattr(storage_of(study), "create_new_trials", None)
-    if many is None:
-        for p in designs:
-            study.enqueue_trial(p, skip_if_exists=True)
-        return
-
-    def key(params: dict[str, Any]) -> str:
-        return repr(sorted(params.items()))
-
-    trials = study.get_trials(deepcopy=False)
-    seen = {key(t.system_attrs.get("fixed_params", t.params)) for t in trials}
-    templates = []
+    """Queue designs not already in the study (``enqueue_trial(..., skip_if_exists=True)``)."""
     for p in designs:
-        if key(p) in seen:
-            continue
-        seen.add(key(p))
-        templates.append(
-            optuna.trial.create_trial(state=TrialState.WAITING, system_attrs={"fixed_params": p})
-        )
-    many(study_id(study), templates)
+        study.enqueue_trial(p, skip_if_exists=True)
 
 
-def give_back_trial(study: optuna.Study, trial_id: int, reason: str) -> None:
+def give_back_trial(study: optuna.Study, claimed: int, reason: str) -> None:
     """Retire a claimed trial before evaluating it, re-queueing its parameters if it had some."""
-    fixed = storage_of(study).get_trial(trial_id).system_attrs.get("fixed_params")
-    if retire_trial(study, trial_id, reason) and fixed:
+    fixed = storage_of(study).get_trial(claimed).system_attrs.get("fixed_params")
+    if retire_trial(study, claimed, reason) and fixed:
         study.enqueue_trial(fixed, skip_if_exists=False)

@@ -30,14 +30,7 @@ from dse.search.optuna_private import storage_of, study_id
 from dse.search.samplers.factory import distribution, make_sampler
 from dse.search.samplers.plugin import sampler_of
 from dse.search.spec_lock import check_spec
-from dse.search.storage import (
-    HEARTBEAT_S,
-    batched,
-    claim_lock,
-    has_claim_lock,
-    open_storage,
-    sync,
-)
+from dse.search.storage import HEARTBEAT_S, claim_lock, has_claim_lock, open_storage
 from dse.search.stored import STALE_ATTR, stored_outcome
 from dse.search.study.batch import BatchPlanner, run_batch
 from dse.search.study.recovery import (
@@ -212,12 +205,11 @@ def run_study(
     for t in study.get_trials(deepcopy=False, states=FINISHED):
         tracker.add_trial(t)
     sampler = sampler_of(model)
-    with batched(storage_of(study)):
-        if sampler.enqueue is not None:
-            search = model.spec.search
-            trials = min(trials, sampler.enqueue(model.spec.space, search.seed, study, trials))
-        elif warm_start_samples(model):
-            enqueue_warm_start(model, study)
+    if sampler.enqueue is not None:
+        search = model.spec.search
+        trials = min(trials, sampler.enqueue(model.spec.space, search.seed, study, trials))
+    elif warm_start_samples(model):
+        enqueue_warm_start(model, study)
     evaluate, close_evaluator = trial_evaluator(model)
     reseed = seed_offset is None and model.spec.search.seed is not None
     try:
@@ -245,16 +237,13 @@ def _claim(
     """Claim the next batch's trials under the storage's claim lock, so concurrent workers
     never together claim more than the total (no trial is created to be given back), and
     return them with the finished count they were claimed against."""
-    storage = storage_of(study)
-    with claim_lock(storage, study_id(study)):
-        sync(storage, study_id(study))
-        with batched(storage):
-            finished, running = study_load(study)
-            free = trials - finished - running
-            if finished >= trials or free <= 0:
-                return [], finished
-            size = planner.size(study, free) if batch else 1
-            return claim_trials(study, size), finished
+    with claim_lock(storage_of(study), study_id(study)):
+        finished, running = study_load(study)
+        free = trials - finished - running
+        if finished >= trials or free <= 0:
+            return [], finished
+        size = planner.size(study, free) if batch else 1
+        return claim_trials(study, size), finished
 
 
 def _loop(
@@ -325,8 +314,7 @@ def _loop(
                 tracker.add_trial(t)
                 mine += 1
         if on_progress and any(t is not None for t in told):
-            with batched(storage_of(study)):  # as this worker last read the study
-                done = finished_count(study)
+            done = finished_count(study)
             on_progress(
                 Progress(
                     done, trials, tracker.feasible, tracker.front_size(), tracker.failed, mine

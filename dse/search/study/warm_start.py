@@ -16,8 +16,8 @@ import optuna
 from dse.errors import EvaluationError
 from dse.model.pareto import as_min, reference_point
 from dse.model.study_model import StudyModel
-from dse.search.optuna_private import genetic_sampler
 from dse.search.samplers.factory import make_sampler, sampler_options
+from dse.search.samplers.plugin import genetic_sampler
 from dse.search.stored import plain
 from dse.search.study.recovery import enqueue_trials
 from dse.search.sweep.chunks import (

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from dse import api
 from dse.inspect.sensitivity import assumptions_of, sensitivity
-from tests.conftest import ROOT, run_dse
+from tests.conftest import ROOT
 from tests.dse.model.test_robust import SPEC
 
 DESIGN = ["die_area_mm2=400", "hbm_stacks_per_die=4"]
@@ -58,20 +57,3 @@ def test_default_swings_are_technology_plus_minus_20_percent() -> None:
     assert "technology.defect_density_per_cm2" in top
     worse = top["technology.defect_density_per_cm2"]  # more defects, fewer good dies
     assert worse.metric_at_low > worse.nominal > worse.metric_at_high
-
-
-@pytest.mark.slow
-def test_cli_json_and_table(spec: Path) -> None:
-    r = run_dse("sensitivity", str(spec), "--design", ",".join(DESIGN), "--json")
-    assert r.returncode == 0, r.stderr
-    payload = json.loads(r.stdout)
-    assert payload["swings_from"].startswith("p10/p90")
-    first = payload["metrics"]["cost.usd_per_mtok"][0]
-    assert first["swing"] == pytest.approx(abs(first["metric_at_high"] - first["metric_at_low"]))
-    r = run_dse("sensitivity", str(spec), "--set", DESIGN[0], "--set", DESIGN[1])
-    assert r.returncode == 0, r.stderr
-    assert "cost.usd_per_mtok" in r.stdout and "technology.wafer_cost_usd" in r.stdout
-    bad = run_dse("sensitivity", str(spec), "--design", DESIGN[0])
-    assert bad.returncode == 2 and "hbm_stacks_per_die" in bad.stderr
-    bad = run_dse("sensitivity", str(spec), "--design", ",".join(DESIGN), "--metric", "cost.nope")
-    assert bad.returncode == 2 and "unknown metric" in bad.stderr

@@ -17,7 +17,6 @@ from dse.errors import ConformanceError, EvaluatorError
 from dse.model.registry import HOOKS, Evaluator, MetricInfo, builtin_evaluators, evaluator
 from dse.plugin import DOMAIN_HOOKS, Domain
 from dse.testing import check_evaluator
-from tests.conftest import run_dse
 
 #: The hooks the engine uses anywhere (dse/ reads them from Evaluator's members only).
 ALL_HOOKS = {
@@ -144,14 +143,3 @@ def test_a_module_may_export_an_evaluator_object(tmp_path: Path) -> None:
     assert ev.name == "mine" and ev.origin == "obj_mod:MINE" and ev.vectorized
     assert ev.metrics == {"y": MetricInfo("1", "twice x")}
     assert float(model.evaluate({"x": 0.25})["mine.y"]) == 0.5
-
-
-@pytest.mark.slow
-def test_a_typo_on_a_spec_evaluator_is_one_line(tmp_path: Path, studies_dir: Path) -> None:
-    spec = _spec(tmp_path, "obj_mod:typo")
-    res = run_dse("validate", str(spec), env={"DSE_STUDIES_DIR": str(studies_dir)})
-    assert res.returncode == 2
-    assert res.stderr.strip().splitlines() == [
-        f"{spec}:5: evaluators.mine: evaluator 'mine' (obj_mod:typo): unknown attribute "
-        "'vectorised' (did you mean 'vectorized'? the hooks are: " + ", ".join(HOOKS) + ")"
-    ], res.stderr

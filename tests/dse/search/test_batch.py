@@ -185,3 +185,39 @@ def test_a_batched_cli_run_keeps_the_exact_total(tmp_path: Path, studies_dir: Pa
     assert len(res.trials) == 37
     res = api.run(spec, trials=45)
     assert len(res.trials) == 45
+
+
+def test_heartbeats_beat_every_trial_of_the_batch_until_it_ends() -> None:
+    """One thread per batch records each trial's heartbeat every interval, as Optuna's
+    per-trial thread does; a storage without heartbeats gets no thread; a heartbeat that fails
+    (a lost server) ends the thread quietly, and the worker's own next call reports it."""
+    import threading
+    import time
+
+    from dse.search.study.batch import heartbeats
+
+    class Beats:
+        def __init__(self, interval: float | None, fail: bool = False) -> None:
+            self.interval, self.fail = interval, fail
+            self.calls: list[int] = []
+
+        def get_heartbeat_interval(self) -> float | None:
+            return self.interval
+
+        def record_heartbeat(self, trial_id: int) -> None:
+            if self.fail:
+                raise ConnectionError("server gone")
+            self.calls.append(trial_id)
+
+    storage = Beats(0.01)
+    with heartbeats(storage, [3, 4, 5]):  # type: ignore[arg-type]
+        time.sleep(0.1)
+    after = len(storage.calls)
+    assert storage.calls[:3] == [3, 4, 5] and after >= 6 and after % 3 == 0
+    time.sleep(0.05)
+    assert len(storage.calls) == after  # stopped with the batch
+    threads = threading.active_count()
+    with heartbeats(Beats(None), [1]):  # type: ignore[arg-type]
+        assert threading.active_count() == threads
+    with heartbeats(Beats(0.01, fail=True), [1]):  # type: ignore[arg-type]
+        time.sleep(0.05)

@@ -14,6 +14,8 @@ import optuna
 from optuna.distributions import FloatDistribution
 
 from dse.search import optuna_private as op
+from dse.search.samplers.plugin import genetic_sampler
+from dse.search.study.batch import suggest
 
 DSE = Path(__file__).resolve().parents[3] / "dse"
 ADAPTERS = {"search/optuna_private.py"}
@@ -70,14 +72,45 @@ def test_adapter_functions_on_a_real_study() -> None:
     assert tid is not None and op.pop_waiting_trial_id(study) is None
     trial = optuna.Trial(study, tid)
     assert op.trial_id(trial) == tid
-    assert op.suggest(trial, "x", FloatDistribution(0.0, 1.0)) == 0.25  # the enqueued value
+    assert suggest(trial, "x", FloatDistribution(0.0, 1.0)) == 0.25  # the enqueued value
     study.tell(trial, 1.0)
     (frozen,) = study.get_trials()
     assert op.trial_id(frozen) == tid and frozen.params == {"x": 0.25}
     assert storage.get_study_id_from_name(study.study_name) == op.study_id(study)
-    assert op.heartbeat_enabled(storage) is False and op.stale_trial_ids(study) == []
+    assert op.stale_trial_ids(study) == []
     op.forget_cached_trials(study)
     assert len(study.get_trials()) == 1
-    assert op.genetic_sampler(study.sampler) is None
+    assert genetic_sampler(study.sampler) is None
     nsga = optuna.samplers.NSGAIISampler(population_size=8, seed=0)
-    assert op.genetic_sampler(nsga) is nsga
+    assert genetic_sampler(nsga) is nsga
+    assert op.generation_key(nsga) == "NSGAIISampler:generation"
+
+
+def test_public_suggest_draws_what_the_private_one_drew() -> None:
+    """``dse.search.study.batch.suggest`` (public ``suggest_*`` calls) replaced Optuna's private
+    ``Trial._suggest``: the same seeded draws, the same stored distributions, for every kind."""
+    from optuna.distributions import CategoricalDistribution, IntDistribution
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    dists = {
+        "f": FloatDistribution(0.5, 4.0),
+        "flog": FloatDistribution(1.0, 1000.0, log=True),
+        "fstep": FloatDistribution(0.0, 1.0, step=0.25),
+        "i": IntDistribution(1, 9),
+        "istep": IntDistribution(2, 20, step=2),
+        "ilog": IntDistribution(1, 512, log=True),
+        "c": CategoricalDistribution(["a", "b", 3, None]),
+    }
+    runs = []
+    for public in (True, False):
+        study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=3, n_startup_trials=4))
+        for _ in range(8):
+            trial = study.ask()
+            for name, dist in dists.items():
+                if public:
+                    suggest(trial, name, dist)
+                else:
+                    trial._suggest(name, dist)
+            study.tell(trial, float(len(str(trial.params))))
+        runs.append([(t.params, t.distributions) for t in study.get_trials()])
+    assert runs[0] == runs[1]
