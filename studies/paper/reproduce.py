@@ -602,16 +602,16 @@ EXPECTED_MIN_PER_JOB = {"search": 3.5, "sweep": 1.8}
 #: A fleet case evaluates the performance and cost models once per model of its mix
 #: (mixed-fleet/quarter/cost: 6.9 min).
 FLEET_FACTOR = 2.2
-#: A mixture-of-experts case searches its expert-parallel degree too
-#: (deepseek-v3-decode/eighth/cost: 11.4 min).
-MOE_FACTOR = 3.8
+#: A search-only case (classes.SEARCH_ONLY: mixture of experts, no exact sweep).
+SEARCH_ONLY_MIN = 3.0
 
 
 def expected_min(job: classes.Job) -> float:
     """Expected minutes of one job on one core (EXPECTED_MIN_PER_JOB)."""
     kind = "search" if job.basis in classes.SEARCHED_BASES else "sweep"
     fleet = FLEET_FACTOR if job.case in classes.FLEET_CASES else 1.0
-    fleet *= MOE_FACTOR if "workload.ep=auto" in classes.CASES[job.case] else 1.0
+    if job.case in classes.SEARCH_ONLY:  # a search without the sweep, at every basis
+        return SEARCH_ONLY_MIN
     scale = 1.5 if classes.CASE_SCALE.get(job.case, 1) > 1 else 1.0  # bigger clusters
     return EXPECTED_MIN_PER_JOB[kind] * fleet * scale
 
