@@ -14,6 +14,7 @@ from objectives.params import (
     COOLING,
     HBM_GENERATIONS,
     LINK_TYPES,
+    MEMORY_POOLS,
     PACKAGINGS,
     PARAMS,
     PRICE_BASES,
@@ -27,6 +28,7 @@ _CHOICES = {
     "packaging": PACKAGINGS,
     "vendor": VENDORS,
     "price_basis": PRICE_BASES,
+    "memory_pool": MEMORY_POOLS,
 }
 
 

@@ -27,9 +27,12 @@ HBM_AUTO_ORDER = ("hbm3", "hbm3e", "hbm3e-12hi", "hbm4")
 max_gb_per_stack both cover the stack (a 36 GB stack at 1.2 TB/s is 12-high HBM3e)."""
 PACKAGINGS = ("cowos-s", "cowos-l", "organic")
 """2.5D packaging technologies (objectives/presets/technology/package.yaml)."""
-VENDORS = ("nvidia", "amd", "google")
-"""GPU vendors with a cited gross margin (objectives/presets/technology/market.yaml)."""
+VENDORS = ("nvidia", "nvidia-hopper", "amd", "google")
+"""GPU vendors, or a vendor's product line that analysts put at its own margin (NVIDIA's Hopper
+parts), each with a cited gross margin (objectives/presets/technology/market.yaml)."""
 PRICE_BASES = ("cost", "market")
+MEMORY_POOLS = ("none", "weights", "kv", "both")
+"""What a design keeps in a DRAM pool reached over optics (objectives/perf/pool.py)."""
 """What a buyer pays for hardware: manufacturing cost, or each vendor's margin on top."""
 
 
@@ -116,10 +119,40 @@ PARAMS: dict[str, Param] = {
         "overrides workload.disaggregated, so a study can search it",
     ),
     "spare_fraction": Param("1", "Hot-spare GPUs as a fraction of the serving GPUs", 0.0),
+    "test_insertions": Param(
+        "insertions",
+        "Passes of the package through final and system-level test (tester time = insertions x "
+        "minutes per insertion and cm2 of logic); 0 = technology.test_insertions, the count "
+        "of today's leading-edge parts",
+        0.0,
+    ),
+    "spare_silicon_fraction": Param(
+        "1",
+        "More hot spares, as a share of the serving GPUs' compute silicon: floor(share x "
+        "cluster_size) GPUs, so a spare never adds silicon beyond the share and a small die buys "
+        "more, smaller spares with it (objectives/availability/spares.py)",
+        0.0,
+    ),
+    "memory_pool": Param(
+        "-",
+        "What a shared DRAM pool reached over CPO holds: none | weights (one copy for every "
+        "replica, streamed each step) | kv (the KV cache) | both (objectives/perf/pool.py)",
+        "none",
+    ),
+    "memory_pool_gb_per_gpu": Param(
+        "GB", "DRAM of the memory pool per serving GPU (the cluster's pool over its GPUs)", 0.0
+    ),
+    "memory_pool_tbps_per_gpu": Param(
+        "TB/s",
+        "Optical bandwidth from one GPU to the memory pool, per direction (its CPO engines "
+        "take die edge: shoreline_used_fraction)",
+        0.0,
+    ),
     "vendor": Param(
         "-",
-        "Vendor whose gross margin prices the GPU at price_basis=market: nvidia | amd | google "
-        "(technology.gpu_gross_margin_<vendor>)",
+        "Vendor (or vendor's product line) whose gross margin prices the GPU at "
+        "price_basis=market: nvidia | nvidia-hopper | amd | google "
+        "(technology.gpu_gross_margin_<vendor>, '-' read as '_')",
         "nvidia",
     ),
     "price_basis": Param(

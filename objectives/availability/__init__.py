@@ -18,12 +18,11 @@ from objectives._evaluator import broadcast, builtin_evaluator, tech, value
 from objectives.availability.closed_form import (
     capacity_availability,
     nines,
-    spare_count,
     training_goodput,
 )
 from objectives.availability.rates import component_fit, gpu_rates_per_hour
 from objectives.availability.simulate import simulate_capacity
-from objectives.availability.spares import capacity_quantile
+from objectives.availability.spares import capacity_quantile, provisioned_spares
 from objectives.errors import ContextError
 from objectives.units import HOURS_PER_DAY, HOURS_PER_YEAR
 
@@ -54,7 +53,11 @@ METRICS: dict[str, tuple[str, str]] = {
     ),
     "blast_radius_fraction": ("1", "share of the cluster's GPUs (= compute) one failure stops"),
     "replica_mttf_h": ("h", "mean time between interruptions of one replica"),
-    "spares": ("GPUs", "hot spares, ceil(spare_fraction x cluster_size)"),
+    "spares": (
+        "GPUs",
+        "hot spares, ceil(spare_fraction x cluster_size) + floor(spare_silicon_fraction x "
+        "cluster_size)",
+    ),
     "mean_gpus_in_repair": ("GPUs", "expected GPUs away for repair at any time"),
     "spare_shortfall_probability": (
         "1",
@@ -155,7 +158,7 @@ def _evaluate_availability(
 ) -> dict[str, np.ndarray]:
     hw, sw = gpu_rates_per_hour(design)
     n = value(design, "cluster_size")
-    spares = spare_count(n, value(design, "spare_fraction"))
+    spares = provisioned_spares(design)
     group, replicas = replica_shape(design, perf)
     times = _recovery_times_h(design)
     cap = capacity_availability(
@@ -214,9 +217,8 @@ def simulate_availability(
     ``np.percentile(result["capacity_fraction"], 1)`` is the p99 capacity over a year.
     """
     hw, sw = gpu_rates_per_hour(design)
-    n = value(design, "cluster_size")
     group, replicas = replica_shape(design)
-    spares = spare_count(n, value(design, "spare_fraction"))
+    spares = provisioned_spares(design)
     scalars = {"hw": hw, "sw": sw, "group": group, "replicas": replicas, "spares": spares}
     for name, arr in scalars.items():
         if np.size(arr) != 1:

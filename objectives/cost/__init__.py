@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import broadcast, builtin_evaluator, tech, value
-from objectives.cooling import cooling_usd_per_gpu
+from objectives.availability.spares import silicon_spares
+from objectives.cooling import cooling_usd_per_gpu, pue_factor
 from objectives.cost.cluster import (
     energy_cost,
     installed_gpus,
@@ -41,7 +42,9 @@ from objectives.cost.package import link_masks
 from objectives.cost.waterfall import cost_waterfall
 from objectives.errors import check_names
 from objectives.fabric.topology import is_rack_domain, resolve_fabric
+from objectives.package import optional
 from objectives.params import PRICE_BASES, VENDORS
+from objectives.perf import pool
 from objectives.perf.hardware import scaleout_gbps_per_gpu
 
 __all__ = ["METRICS", "cost_breakdown", "evaluate_cost", "is_market", "vendor_margin"]
@@ -114,7 +117,16 @@ METRICS: dict[str, tuple[str, str]] = {
         "share) per kW of GPU peak power (objectives/cooling.py)",
     ),
     "system_share_usd": (_GPU, "host + facility + cooling"),
-    "installed_gpus": ("GPUs", "serving GPUs + ceil(spare_fraction x serving) spares"),
+    "installed_gpus": (
+        "GPUs",
+        "serving GPUs + ceil(spare_fraction x serving) + floor(spare_silicon_fraction x "
+        "serving) spares",
+    ),
+    "memory_pool_cost_usd": (
+        _CLUSTER,
+        "memory pool over optics: DRAM and memory nodes per GB, CPO ports at both ends of every "
+        "GPU's pool links (objectives/perf/pool.py); 0 without a pool",
+    ),
     "network_cost_usd": (
         _CLUSTER,
         "switches, OCS ports, switch-side optics, cables (and scale-out NICs), at the price basis",
@@ -122,7 +134,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "network_tiers": ("tiers", "switch tiers of the fabric (scale-out tiers for electrical)"),
     "cluster_capex_usd": (
         _CLUSTER,
-        "installed GPUs x (gpu module + margin + system share) + network",
+        "installed GPUs x (gpu module + margin + system share) + network + memory pool",
     ),
     "energy_cost_usd": (_CLUSTER, "electricity over the lifetime at perf.facility_power_w"),
     "maintenance_cost_usd": (_CLUSTER, "annual maintenance fraction x capex x lifetime"),
@@ -196,7 +208,8 @@ def _system(d: Mapping[str, Any], perf: Mapping[str, Any], n: Any, life: Any) ->
     peak_w = np.asarray(perf["package_power_w"], float)
     return system_share(
         gpu_power_w=peak_w,
-        it_power_w_per_gpu=np.asarray(perf["facility_w_per_gpu"], float) / tech(d, "pue"),
+        it_power_w_per_gpu=np.asarray(perf["facility_w_per_gpu"], float)
+        / (tech(d, "pue") * pue_factor(d)),
         host_usd_per_gpu_kw=tech(d, "host_usd_per_gpu_kw"),
         facility_capex_usd_per_kw=tech(d, "facility_capex_usd_per_kw"),
         lifetime_years=life,
@@ -257,7 +270,7 @@ def vendor_margin(d: Mapping[str, Any]) -> np.ndarray:
     capped below 1 so a swung margin cannot make a price infinite or negative."""
     vendor = np.asarray(d.get("vendor", "nvidia"))
     check_names(vendor.ravel().tolist(), VENDORS, "vendor", what="GPU vendor")
-    margins = [tech(d, f"gpu_gross_margin_{v}") for v in VENDORS]
+    margins = [tech(d, f"gpu_gross_margin_{v.replace('-', '_')}") for v in VENDORS]
     m = np.select([vendor == v for v in VENDORS], margins, default=np.nan)
     return np.minimum(np.asarray(m, float), 0.99)
 
@@ -340,12 +353,18 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
 
     n = value(d, "cluster_size")
     installed = installed_gpus(n, value(d, "spare_fraction"))
+    if np.any(optional(d, "spare_silicon_fraction")):  # spares per silicon (availability)
+        installed = installed + silicon_spares(d)
     life = tech(d, "lifetime_years")
     host, facility = _system(d, perf, n, life)
     cooling = cooling_usd_per_gpu(d, perf["package_power_w"])
     system = host + facility + cooling
     net, tiers = _network(d, installed, is_cpo, market)
     capex = installed * (price + system) + net
+    pool_usd: Any = 0.0
+    if pool.used(d):  # a memory pool over optics: its DRAM, nodes and CPO ports
+        pool_usd = pool.pool_usd(d, market=market)
+        capex = capex + pool_usd
     energy = energy_cost(perf["facility_power_w"], life, tech(d, "electricity_usd_per_kwh"))
     maintenance = capex * tech(d, "maintenance_fraction_per_year") * life
     tco = capex + energy + maintenance
@@ -370,6 +389,7 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
         cooling_cost_usd=cooling,
         system_share_usd=system,
         installed_gpus=installed,
+        memory_pool_cost_usd=pool_usd,
         network_cost_usd=net,
         network_tiers=tiers,
         cluster_capex_usd=capex,

@@ -132,6 +132,13 @@ def _interposer(
     return ip_area, ip_usd, ip_yield, ip
 
 
+def insertions_of(d: Mapping[str, Any]) -> np.ndarray:
+    """The design's test insertions (a GPU preset's count for its generation), or
+    technology.test_insertions, today's leading-edge count, where it says 0 or nothing."""
+    own = np.asarray(d.get("test_insertions", 0.0), float)
+    return np.where(own > 0, own, tech(d, "test_insertions"))
+
+
 def physical_stack_gb(gb_per_stack: Any, die_gb: Any) -> np.ndarray:
     """The capacity an HBM stack is built and bought with: whole DRAM core dies of its
     generation (a product may expose less, as the B200's 180 GB of 8 x 24 GB stacks)."""
@@ -171,7 +178,7 @@ def gpu_lines(
         logic_area = logic_area + stacked["base_area_mm2"]
     test_minutes, test_usd = cost_of_test_time(
         logic_area,
-        insertions=tech(d, "test_insertions"),
+        insertions=insertions_of(d),
         minutes_per_insertion_cm2=tech(d, "test_minutes_per_insertion_cm2"),
         usd_per_hour=tech(d, "tester_usd_per_hour"),
     )

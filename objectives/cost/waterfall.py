@@ -40,6 +40,12 @@ def cost_waterfall(m: Mapping[str, float]) -> list[Line]:
         (cap, "vendor margin", n * m["gpu_margin_usd"]),
         (cap, "host and facility share", n * m["system_share_usd"]),
         (cap, "network", m["network_cost_usd"]),
+        # a memory pool over optics (objectives/perf/pool.py), listed only where there is one
+        *(
+            [(cap, "memory pool", m["memory_pool_cost_usd"])]
+            if m.get("memory_pool_cost_usd")
+            else []
+        ),
         (cap, "= cluster capex", m["cluster_capex_usd"]),
         (tco, "capex", m["cluster_capex_usd"]),
         (tco, "energy", m["energy_cost_usd"]),

@@ -29,6 +29,7 @@ from objectives._evaluator import builtin_evaluator, tech
 from objectives.cooling import it_power_factor, pue_factor
 from objectives.errors import ContextError
 from objectives.fabric import fabric_hw
+from objectives.perf import pool
 from objectives.perf.batch import flatten, own_arrays, serving_rows
 from objectives.perf.hardware import attention_tflops, hardware
 from objectives.perf.model import Arch, arch_of
@@ -90,7 +91,8 @@ METRICS: dict[str, tuple[str, str]] = {
         "W",
         "all-in provisioned power per GPU: peak package power with its node's nameplate "
         "overhead (technology.node_nameplate_overhead_w_per_w), scale-out network and "
-        "scale-up switches, times PUE (the kW per GPU of datacentre TCO models)",
+        "scale-up switches, without the server fans liquid cooling removes, times PUE (the kW "
+        "per GPU of datacentre TCO models)",
     ),
     "tokens_per_joule": ("tokens/J", "tokens_per_s / cluster_power_w"),
     "model_fits": ("0/1", "1 if some parallelism fits weights, KV cache and activations in HBM"),
@@ -137,6 +139,11 @@ METRICS: dict[str, tuple[str, str]] = {
     ),
     "fabric_hops": ("hops", "switch traversals of one scale-up message (0 on a torus)"),
     "die_perimeter_mm": ("mm", "perimeter of one compute die"),
+    "hbm_weight_copies_gb": (
+        "GB",
+        "serving: the weights' copies the cluster's HBM holds, one per replica (0 where "
+        "memory_pool keeps them once in a pool: objectives/perf/pool.py); 0 when training",
+    ),
 }
 
 
@@ -191,6 +198,7 @@ def _prepare(design: Mapping[str, Any]) -> _Prepared:
     hw = hardware(flat, precision)
     hw["net_bytes_per_s"] = _net_bytes_per_s(flat, hw)
     hw.update(fabric_hw(flat, flat["link_type"]))
+    hw.update(pool.pool_hw(flat, hw, a, s))  # memory pool over optics; {} when none
     cand = candidates(flat, fl.workload, a)
     batch_pd = "batch" in fl.wl_keys  # a pinned batch that differs per design
     k = cand["tp"].size
@@ -201,6 +209,7 @@ def _prepare(design: Mapping[str, Any]) -> _Prepared:
     if precision == "fp4":  # attention runs at the KV cache's precision (FP8 or BF16)
         hw["attn_tflops_per_gpu"] = attention_tflops(flat, hw, s)
     search = {key: hw[key] for key in search_keys(precision)}
+    search.update({key: hw[key] for key in pool.POOL_HW if key in hw})
     return _Prepared(fl, flat, a, s, slo, hw, cand, search, cluster, chunk, batch_pd)
 
 
@@ -291,6 +300,8 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
     overhead = overhead_w_per_gpu(flat, hw) + fabric_w
     cluster_w = busy * p_gpu + (cluster - busy) * p_idle + cluster * overhead
     cluster_w = cluster_w * it_power_factor(flat)  # server fans: objectives/cooling.py
+    if "pool_weights" in hw:  # the memory pool's DRAM and links
+        cluster_w = cluster_w + pool.pool_power_w(flat, busy, sel["hbm_bytes_per_s"])
     tokens = sel["replicas"] * sel["replica_tokens_per_s"]
     served = np.ones_like(tokens)
     if s.arrival_rate_per_s is not None and s.arrivals == "poisson":
@@ -323,6 +334,7 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
             )
             + fabric_w
         )
+        * it_power_factor(flat)  # a liquid-cooled node provisions no server fans
         * tech(flat, "pue")
         * pue_factor(flat),
         "tokens_per_joule": tokens / cluster_w,
@@ -348,6 +360,7 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
         "topology_ok": sel["topology_ok"],
         "scaleup_domain_gpus": np.minimum(hw["domain_gpus"], cluster),
         "fabric_hops": hw["fabric_hops"],
+        "hbm_weight_copies_gb": pool.hbm_weight_copies_gb(flat, sel["replicas"], pr.a, s),
     }
     return {key: v.reshape(fl.shape) for key, v in own_arrays(out, n).items()}
 

@@ -41,10 +41,19 @@ _NUMERIC_OPTIONAL = (
     "compute_power_factor",
     "scaleup_domain_gpus",
     "power_limit_w",
+    "memory_pool_gb_per_gpu",
+    "memory_pool_tbps_per_gpu",
 )
 
 
-_STRINGS = ("link_type", "cooling", "scaleup_fabric", "hbm_generation", "packaging")
+_STRINGS = (
+    "link_type",
+    "cooling",
+    "scaleup_fabric",
+    "hbm_generation",
+    "packaging",
+    "memory_pool",
+)
 
 
 _STRING_DEFAULTS = {
@@ -53,6 +62,7 @@ _STRING_DEFAULTS = {
     "scaleup_fabric": "auto",
     "hbm_generation": "auto",
     "packaging": "cowos-s",
+    "memory_pool": "none",
 }
 
 

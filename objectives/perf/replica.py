@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import tech
+from objectives.perf import pool
 from objectives.perf.context import prefill_stage
 from objectives.perf.continuous import serve_continuous
 from objectives.perf.network import p2p_s, plus_where
@@ -61,6 +62,8 @@ def serve(
         nbytes = n_micro * (pre.hbm_bytes + steps * dec.hbm_bytes)
     mem = memory_need_bytes(a, s, tp, pp, batch, b, hw.get("ep"), hw.get("cp"), hw.get("attn_dp"))
     usable = hw["hbm_gb_per_gpu"] * 1e9 * tech(d, "hbm_usable_fraction")
+    if "pool_weights" in hw:  # weights staged from / KV room in a memory pool
+        mem, usable = pool.static_memory(r, mem, usable)
     return {
         "replica_tokens_per_s": tokens / cycle,
         "ttft_s": t_prefill,

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import tech
+from objectives.perf import pool
 from objectives.perf.context import prefill_stage
 from objectives.perf.network import p2p_s, plus_where
 from objectives.perf.serving import Replica, Step, mixed_step, weights_and_kv_token
@@ -30,6 +31,8 @@ def _memory(r: Replica) -> dict[str, Any]:
     kv_seq = (s.input_tokens + s.output_tokens) * kv_token
     act = tech(d, "cb_max_num_tokens") * (a.hidden + 2 * a.mlp_active_ffn / tp) * e
     capacity = hw["hbm_gb_per_gpu"] * tech(d, "hbm_bytes_per_gb")
+    if "pool_weights" in hw:  # weights staged from / KV room in a memory pool
+        weights, capacity = pool.memory(r, weights, capacity)
     fixed = weights + act + tech(d, "cb_runtime_reserve_gb") * 1e9
     frac = tech(d, "kv_cache_free_fraction")
     return {"kv_token": kv_token, "kv_seq": kv_seq, "fixed": fixed, "frac": frac,

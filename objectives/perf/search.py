@@ -18,6 +18,7 @@ from objectives.fabric import group_links
 from objectives.perf.batch import Flat
 from objectives.perf.hardware import _dedup, _Groups
 from objectives.perf.model import Arch
+from objectives.perf.pool import POOL_HW
 from objectives.perf.replica import serve
 from objectives.perf.serving import Replica, Serving
 from objectives.perf.training import cp_of, train
@@ -54,6 +55,7 @@ def search_keys(precision: str) -> tuple[str, ...]:
 def search_groups(flat: Flat, hw: Mapping[str, np.ndarray]) -> _Groups:
     """Designs grouped by everything the candidates' timing reads (all but the cluster size)."""
     cols = [hw[k] for k in SEARCH_HW if k in hw]
+    cols += [hw[k] for k in POOL_HW if k in hw]  # a memory pool's figures, when used
     if "attn_tflops_per_gpu" in hw:
         cols.append(hw["attn_tflops_per_gpu"])
     cols += [flat.technology[k] for k in flat.tech_keys]

@@ -170,6 +170,10 @@ def mixed_step(
     part is memory-bound, a prefill chunk compute-bound, and they do not hide each other."""
     # The continuous engines keep activations in 16 bits between FP8 GEMMs, so all-reduces
     # move 2 bytes per element (TensorRT-LLM all-reduce plugin runs in the activation dtype).
+    if "pool_weights" in hw:  # weights or KV read over an optical memory pool
+        from objectives.perf.pool import pooled_step
+
+        return pooled_step(d, hw, a, s, tp, pp, tokens, seqs, attention, mixed_step)
     ce = 2.0 if s.scheduler == "continuous" else s.bytes_per_elem
     layers_stage = np.ceil(a.layers / pp)
     ep = hw.get("ep")

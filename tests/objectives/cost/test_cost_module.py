@@ -109,3 +109,25 @@ def test_air_heat_sink_takes_the_cold_plates_rate():
     """No air heat-sink price is published: the preset uses the cold plate's $/kW (E)."""
     t = resolve_context({"gpu": "h100-sxm"})["technology"]
     assert t["thermal_air_usd_per_kw"] == t["thermal_liquid_usd_per_kw"]
+
+
+def test_hopper_generation_tests_in_its_own_insertions():
+    """A GPU preset's test_insertions (Hopper: 8, from Advantest's 'Blackwell takes 3-4x
+    Hopper's tester time' over 1.97x the silicon) replaces technology.test_insertions (15);
+    0 or absent keeps it. By hand: H100 8 x 0.0833 min/cm2 x 8.14 cm2 = 5.42 min, $64.6."""
+    h100 = resolve_context({"gpu": "h100-sxm"})
+    assert h100["test_insertions"] == 8
+    # 15 x 1,600 / 814 / 4 = 7.4 and / 3 = 9.8: 8 whole passes lie between.
+    assert 15 * 1600 / 814 / 4 <= 8 <= 15 * 1600 / 814 / 3
+    m = evaluate_cost(h100)
+    minutes = 8 * 0.0833 * 8.14
+    assert float(m["test_minutes"]) == pytest.approx(minutes, rel=1e-9)
+    assert float(m["final_test_cost_usd"]) == pytest.approx(minutes / 60 * 715, rel=1e-9)
+    today = evaluate_cost(dict(h100, test_insertions=0.0))
+    assert float(today["test_minutes"]) == pytest.approx(15 * 0.0833 * 8.14, rel=1e-9)
+    # The B200 says nothing: today's count; a batch mixing both matches the scalars.
+    assert resolve_context({"gpu": "b200"})["test_insertions"] == 0
+    both = evaluate_cost(dict(h100, test_insertions=np.array([8.0, 0.0])))
+    np.testing.assert_allclose(
+        both["test_minutes"], [float(m["test_minutes"]), float(today["test_minutes"])]
+    )

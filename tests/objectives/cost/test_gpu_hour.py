@@ -31,6 +31,23 @@ def test_facility_w_per_gpu_is_nameplate_it_power_times_pue():
     assert got / t["pue"] == pytest.approx(10200 / 8, rel=0.05)
 
 
+def test_liquid_cooled_nameplate_provisions_no_server_fans():
+    """The same design liquid-cooled provisions 0.929x the IT power (no server fans, NVIDIA and
+    Vertiv, ASME InterPACK 2022) at 0.967x the PUE; the facility capex is built for that IT
+    power (facility_w_per_gpu over the PUE it was multiplied by)."""
+    d = resolve_context({"gpu": "b200", "cluster_size": 64})
+    air, liq = (evaluate_perf(dict(d, cooling=c)) for c in ("air", "liquid"))
+    ratio = float(liq["facility_w_per_gpu"]) / float(air["facility_w_per_gpu"])
+    assert ratio == pytest.approx(0.929 * 0.967, rel=1e-9)
+    t = d["technology"]
+    c = evaluate_cost(dict(d, cooling="liquid"), perf=liq)
+    it_kw = float(liq["facility_w_per_gpu"]) / (t["pue"] * 0.967) / 1000
+    share = t["lifetime_years"] / t["facility_lifetime_years"]
+    assert float(c["facility_cost_usd"]) == pytest.approx(
+        it_kw * t["facility_capex_usd_per_kw"] * share, rel=1e-9
+    )
+
+
 def test_usd_per_gpu_hour_is_amortised_capex_plus_opex():
     d = resolve_context({"gpu": "h100-sxm", "cluster_size": 1024, "price_basis": "market"})
     m = {k: float(v) for k, v in evaluate_cost(d).items()}
