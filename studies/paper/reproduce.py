@@ -791,6 +791,14 @@ def save_parts(results: list[dict[str, Any]], folder: Path) -> None:
         (folder / f"{stem}.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
 
 
+def _front_csv(path: Path) -> pd.DataFrame:
+    """A kept front; a search-only job's empty exact front (classes.SEARCH_ONLY) as empty."""
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
 def load_parts(folder: Path, todo: list[classes.Job] | None = None) -> list[dict[str, Any]]:
     """Every job's (or ``todo``'s) result from a parts folder; one line naming the missing
     jobs if any."""
@@ -807,7 +815,7 @@ def load_parts(folder: Path, todo: list[classes.Job] | None = None) -> list[dict
         out.append(
             {
                 "job": j,
-                "exact": pd.read_csv(folder / f"{j.study}.exact.csv"),
+                "exact": _front_csv(folder / f"{j.study}.exact.csv"),
                 "search": pd.read_csv(folder / f"{j.study}.search.csv"),
                 **info,
             }
