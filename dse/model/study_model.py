@@ -150,6 +150,26 @@ class StudyModel:
         env.update(metrics)
         return env
 
+    @cached_property
+    def design_constraints(self) -> list[Expr]:
+        """The constraints on searched and numeric fixed values alone, which need no evaluator:
+        a sweep checks them first, so a grid's impossible combinations cost nothing."""
+        known = set(self.spec.space) | {
+            k
+            for k, v in self.context.items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        }
+        return [c for c in self.constraints if c.names and c.names <= known]
+
+    def screen(self, params: Mapping[str, np.ndarray], n: int) -> np.ndarray:
+        """Which of ``n`` designs pass :attr:`design_constraints` (all, when there are none)."""
+        ok = np.ones(n, dtype=bool)
+        if self.design_constraints:
+            env = self.env(params, {})
+            for c in self.design_constraints:
+                ok &= np.broadcast_to(c.violation(env) <= 0, (n,))
+        return ok
+
     def violations(self, params: Mapping[str, Any], metrics: Mapping[str, Any]) -> list[Any]:
         env = self.env(params, metrics)
         return [c.violation(env) for c in self.constraints]

@@ -33,6 +33,7 @@ SPACES = ROOT / "spaces" / "paper"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import breakeven  # noqa: E402
 import classes  # noqa: E402
 import findings  # noqa: E402
 import spread  # noqa: E402
@@ -564,7 +565,7 @@ def class_study(scratch: str, *, jobs: int, only: list[str] | None) -> list[dict
     """Every case x die class x price basis swept exactly and searched (classes.py), on
     ``jobs`` processes, with a progress line per finished search."""
     todo = classes.jobs(only)
-    expected = EXPECTED_MIN_PER_JOB * len(todo) / jobs
+    expected = sum(expected_min(j) for j in todo) / jobs
     classes.progress(
         f"class study: {len(todo)} case x die class x price basis, each an exact sweep of its "
         f"grid, at cost also an NSGA-II search; about {expected:.0f} min on {jobs} idle cores"
@@ -593,8 +594,28 @@ def class_study(scratch: str, *, jobs: int, only: list[str] | None) -> list[dict
     return sorted(done, key=lambda r: order[r["job"]])
 
 
-#: Minutes of one search on one idle core (measured: benchmarks/RESULTS.md, reproduce.py).
-EXPECTED_MIN_PER_JOB = 0.5
+#: Minutes of one job on one core of a shared 2-core machine (measured with reproduce.py
+#: --only on the 3.2 M-design grid of spaces/paper/search.yaml, load 4-7): an exact sweep and
+#: a search at the searched price basis (3.0 min for llama3-70b-decode/quarter), the sweep
+#: alone at the others.
+EXPECTED_MIN_PER_JOB = {"search": 3.5, "sweep": 1.8}
+#: A fleet case evaluates the performance and cost models once per model of its mix
+#: (mixed-fleet/quarter/cost: 6.9 min).
+FLEET_FACTOR = 2.2
+#: A search-only case (classes.SEARCH_ONLY: mixture of experts, no exact sweep).
+SEARCH_ONLY_MIN = 3.0
+
+
+def expected_min(job: classes.Job) -> float:
+    """Expected minutes of one job on one core (EXPECTED_MIN_PER_JOB)."""
+    kind = "search" if job.basis in classes.SEARCHED_BASES else "sweep"
+    fleet = FLEET_FACTOR if job.case in classes.FLEET_CASES else 1.0
+    if job.case in classes.SEARCH_ONLY:  # a search without the sweep, at every basis
+        return SEARCH_ONLY_MIN
+    scale = 1.5 if classes.CASE_SCALE.get(job.case, 1) > 1 else 1.0  # bigger clusters
+    return EXPECTED_MIN_PER_JOB[kind] * fleet * scale
+
+
 COMMITTED = Path(__file__).resolve().parent
 
 
@@ -638,6 +659,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="skip the hand-made designs (compare tables, sweeps, robust fronts)",
     )
     ap.add_argument(
+        "--parts",
+        type=Path,
+        help="folder where --only runs keep each job's fronts (default --out/parts), and "
+        "where --finish reads them",
+    )
+    ap.add_argument(
+        "--finish",
+        action="store_true",
+        help="make every file from the jobs kept in --parts by earlier --only runs "
+        "(a split regeneration: --only CASE for each case, then --finish)",
+    )
+    ap.add_argument(
         "--findings-only",
         action="store_true",
         help="only re-render FINDINGS.md (and model_error.csv when missing) from --out's files",
@@ -661,7 +694,11 @@ def main(argv: list[str] | None = None) -> None:
     USER_SETS[:] = args.sets
     if args.presets:
         os.environ["DSE_PRESETS"] = str(args.presets.resolve())
-    scratch = tempfile.mkdtemp(prefix="paper-studies-")
+    # Journals in memory where the system has it (/dev/shm): a search appends ~90,000 records,
+    # each flushed to disk (fsync), which on a disk is a third of a search's time.
+    shm = Path("/dev/shm")
+    fast = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    scratch = tempfile.mkdtemp(prefix="paper-studies-", dir=fast)
     os.environ["DSE_STUDIES_DIR"] = scratch
     try:
         t0 = time.perf_counter()
@@ -675,7 +712,10 @@ def main(argv: list[str] | None = None) -> None:
         if not args.no_illustrations:
             classes.progress("illustrations: hand-made designs, sweeps and the robust fronts")
             _generate(scratch)
-        _classes(scratch, jobs=args.jobs, only=args.only, baseline=args.baseline)
+        if args.finish and args.only:
+            raise SystemExit("--finish reads every job's results: it takes no --only")
+        parts = args.parts if args.parts is not None else (OUT / "parts" if args.finish else None)
+        _classes(scratch, jobs=args.jobs, only=args.only, baseline=args.baseline, parts=parts)
         classes.progress(f"wrote {OUT} in {time.perf_counter() - t0:.0f} s")
     finally:  # the scratch journals (~15 MB a run) are not results: leave no trace in $TMPDIR
         shutil.rmtree(scratch, ignore_errors=True)
@@ -691,10 +731,23 @@ def _previous(folder: Path) -> dict[str, pd.DataFrame]:
 
 
 def _classes(
-    scratch: str, *, jobs: int, only: list[str] | None, baseline: Path | None = None
+    scratch: str,
+    *,
+    jobs: int,
+    only: list[str] | None,
+    baseline: Path | None = None,
+    parts: Path | None = None,
 ) -> None:
+    """The class study and every file made from it. With ``only``, the jobs' results are also
+    kept in ``parts`` (default --out/parts) so that runs of different cases compose; with
+    ``parts`` and no ``only`` (``--finish``), the results are read from there, not rerun."""
     before = _previous(baseline if baseline is not None else OUT)
-    results = class_study(scratch, jobs=jobs, only=only)
+    if parts is not None and not only:
+        results = load_parts(parts)
+    else:
+        results = class_study(scratch, jobs=jobs, only=only)
+    if only:
+        save_parts(results, parts or OUT / "parts")
     table = classes.class_rows(results)
     table.to_csv(OUT / "classes.csv", index=False, float_format="%.6g")
     classes.quality_rows(results).to_csv(OUT / "quality.csv", index=False, float_format="%.6g")
@@ -707,14 +760,67 @@ def _classes(
     moved = classes.moved_rows(before, {"classes": table, "products": products, "winners": win})
     moved.to_csv(OUT / "moved.csv", index=False, float_format="%.6g")
     classes.progress("spread over the uncertain assumptions")
-    ranges = spread.spread_rows(table, scratch, USER_SETS, results=results)
+    ranked: list[dict[str, Any]] = []
+    ranges = spread.spread_rows(table, scratch, USER_SETS, results=results, sensitivity=ranked)
     ranges.to_csv(OUT / "spread.csv", index=False, float_format="%.6g")
+    pd.DataFrame(ranked).to_csv(OUT / "ratio-sensitivity.csv", index=False, float_format="%.6g")
+    classes.progress("break-even of each deciding assumption (winner vs runner-up)")
+    parity = breakeven.breakeven_rows(table, scratch, USER_SETS)
+    parity.to_csv(OUT / "breakeven.csv", index=False, float_format="%.6g")
     classes.progress("the validated model error's effect on each class / full ratio")
     bias = classes.model_error_rows(table, scratch, USER_SETS)
     bias.to_csv(OUT / "model_error.csv", index=False, float_format="%.6g")
     for case in classes.CASES:
         classes.figure(case, results, products, OUT / f"fig-{case}.png")
     findings.write(OUT)
+
+
+#: The scalar fields of one job's result, kept beside its two fronts in a parts folder.
+_PART_FIELDS = ("grid", "grid_feasible", "found_by", "trials", "trials_feasible", "hv_exact",
+                "hv_search", "cpu_s")  # fmt: skip
+
+
+def save_parts(results: list[dict[str, Any]], folder: Path) -> None:
+    """Each job's exact and searched fronts and its figures, one file each, in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for r in results:
+        stem = r["job"].study
+        r["exact"].to_csv(folder / f"{stem}.exact.csv", index=False)
+        r["search"].to_csv(folder / f"{stem}.search.csv", index=False)
+        info = {k: r[k] for k in _PART_FIELDS}
+        (folder / f"{stem}.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
+
+
+def _front_csv(path: Path) -> pd.DataFrame:
+    """A kept front; a search-only job's empty exact front (classes.SEARCH_ONLY) as empty."""
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
+def load_parts(folder: Path, todo: list[classes.Job] | None = None) -> list[dict[str, Any]]:
+    """Every job's (or ``todo``'s) result from a parts folder; one line naming the missing
+    jobs if any."""
+    todo = classes.jobs(None) if todo is None else todo
+    missing = [j.path for j in todo if not (folder / f"{j.study}.json").exists()]
+    if missing:
+        raise SystemExit(
+            f"{folder}: no results for {len(missing)} of {len(todo)} jobs (first: "
+            f"{missing[0]}); run them with --only into the same parts folder first"
+        )
+    out = []
+    for j in todo:
+        info = json.loads((folder / f"{j.study}.json").read_text(encoding="utf-8"))
+        out.append(
+            {
+                "job": j,
+                "exact": _front_csv(folder / f"{j.study}.exact.csv"),
+                "search": pd.read_csv(folder / f"{j.study}.search.csv"),
+                **info,
+            }
+        )
+    return out
 
 
 def _generate(scratch: str) -> None:

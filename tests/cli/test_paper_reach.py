@@ -20,7 +20,7 @@ BASE = {
     "hbm_tbps_per_stack": "1.2288",
     "optics_per_link": "2",
     "lane_gbps": "200",
-    "clock_ghz": "1.83",
+    "clock_ghz": "1.5",
     "packaging": "cowos-s",
     "cooling": "liquid",
 }

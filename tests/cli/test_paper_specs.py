@@ -94,11 +94,20 @@ def test_evaluate_training_case() -> None:
 
 def test_search_space_holds_equal_compute_and_real_hbm_stacks() -> None:
     """spaces/paper/search.yaml: the cluster keeps 64 x 814 mm2 of compute dies whatever the
-    die area, and every stack size runs at its generation's full speed."""
+    die area, and each HBM generation (stack speed) is offered only its real capacities."""
     model = api.load(SPACES / "paper" / "search.yaml")
     d = model.design(
-        {"die_area_mm2": np.array([814.0, 407.0, 203.5, 101.75]),
-         "hbm_gb_per_stack": np.array([16.0, 24.0, 36.0, 48.0])}
+        {"die_area_mm2": np.array([814.0, 407.0, 203.5, 101.75])}
     )  # fmt: skip
     np.testing.assert_array_equal(d["cluster_size"], [64, 128, 256, 512])
-    np.testing.assert_allclose(d["hbm_tbps_per_stack"], [0.8192, 1.2288, 1.2288, 2.048])
+    speed = np.array([0.4608, 0.4608, 0.8192, 0.8192, 0.8192, 1.2288, 1.2288, 2.048, 2.048])
+    gb = np.array([16.0, 24.0, 16.0, 24.0, 36.0, 16.0, 48.0, 24.0, 36.0])
+    env = {"hbm_tbps_per_stack": speed, "hbm_gb_per_stack": gb}
+    ok = np.ones(len(gb), bool)
+    for c in model.spec.constraints:
+        if "hbm_gb_per_stack" in c:
+            from dse.spec.expr import parse_expr
+
+            ok &= parse_expr(c).violation(env) <= 0
+    # HBM2e 16 GB; HBM3 16 / 24 GB; HBM3e and HBM4 24 / 36 / 48 GB
+    np.testing.assert_array_equal(ok, [True, False, True, True, False, False, True, True, True])

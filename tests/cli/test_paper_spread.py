@@ -37,7 +37,7 @@ def full_decode(tmp_path_factory: pytest.TempPathFactory):
     return model, front, sample(model.uncertain, 16, seed=1)
 
 
-@pytest.mark.parametrize("obj", [classes.COST, classes.TPJ])
+@pytest.mark.parametrize("obj", [classes.COST, classes.POWER])
 def test_the_repick_is_the_best_front_design_in_each_scenario(full_decode, obj: str) -> None:
     from dse.model.robust import evaluate_under
 
@@ -66,7 +66,7 @@ def _off(frac: float) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "case": ["llama3-70b-decode", "llama3-405b-decode"],
-            "objective": [classes.COST, classes.TPJ],
+            "objective": [classes.COST, classes.POWER],
             "die_class": ["half", "quarter"],
             "repicked_wins_fraction": [0.0, frac],
         }
@@ -79,7 +79,7 @@ def test_findings_say_what_the_repick_changes() -> None:
     )
     assert findings._repicked_off(_off(0.25)) == (
         "; when every class re-picks its best design for each scenario, quarter wins 25% of "
-        "them (llama3-405b-decode, tokens per joule)"
+        "them (llama3-405b-decode, tokens/s per MW)"
     )
     assert findings._repicked_off(_off(0.0).drop(columns="repicked_wins_fraction")) == ""
 
@@ -99,9 +99,9 @@ def test_what_moved_says_so_when_nothing_did() -> None:
          "subject": "winner", "before": "full", "after": "full", "change": None},
         {"kind": "class", "case": "c", "objective": classes.COST, "price_basis": "cost",
          "subject": "half", "before": 1.0, "after": 1.0000001, "change": 1e-7},
-        {"kind": "class", "case": "c", "objective": classes.TPJ, "price_basis": "cost",
+        {"kind": "class", "case": "c", "objective": classes.POWER, "price_basis": "cost",
          "subject": "half", "before": 1.0, "after": 1.01, "change": 0.01},
     ]  # fmt: skip
     text = findings._moved({"moved": pd.DataFrame(rows)})
     assert "- Each class's best, cost per token: none moved by 0.05% or more." in text
-    assert "- Each class's best, tokens per joule: median +1.0%, +1.0% to +1.0%" in text
+    assert "- Each class's best, tokens/s per MW: median +1.0%, +1.0% to +1.0%" in text

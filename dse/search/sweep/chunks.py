@@ -197,7 +197,17 @@ def chunks_per_task(remaining: int, workers: int, cap: int) -> int:
 def evaluate_chunk(model: StudyModel, plan: SweepPlan, index: int) -> ChunkFront:
     """Evaluate chunk ``index`` in one vectorized call and keep its feasible front."""
     m, params = plan.designs(index)
-    metrics = model.evaluate(params, strict=False)
+    ok = model.screen(params, m)
+    if ok.all():
+        metrics = model.evaluate(params, strict=False)
+    else:  # evaluate only the designs the design-only constraints let through
+        full = {k: np.broadcast_to(v, (m,)) for k, v in params.items()}
+        keep = ok if ok.any() else np.arange(m) < 1  # none: one design, for the metric names
+        part = model.evaluate({k: v[keep] for k, v in full.items()}, strict=False)
+        metrics = {k: np.full(m, np.nan) for k in part}
+        if ok.any():
+            for k, v in part.items():
+                metrics[k][ok] = v
     out = Outcome.batch(metrics, model.violations(params, metrics), model.objective_names, m)
     obj = np.column_stack(out.objectives)
     ok = np.all(np.isfinite(obj), axis=1)
