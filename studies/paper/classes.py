@@ -208,10 +208,11 @@ def class_spec(job: Job, scratch: Path, *, trials_factor: int = 1) -> Path:
             "availability": None,
             "fleet": "objectives.fleet:evaluate_fleet",
         }
-        drop = ("perf.model_fits", "perf.slo_met")
+        drop = ["perf.model_fits", "perf.slo_met"]
         spec["constraints"] = ["fleet.models_fit"] + [
             c for c in spec["constraints"] if c not in drop
         ]
+        spec["default_constraints"] = {"drop": drop}  # the fleet's models, not the workload's
     path = scratch / "specs" / f"{spec['study']}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
