@@ -11,6 +11,7 @@ from dse.errors import Problem
 from dse.spec.messages import choices_text, did_you_mean, short_repr
 from dse.spec.schema import (
     CategoricalParam,
+    DropDefaults,
     FloatParam,
     IntParam,
     SamplerRef,
@@ -34,6 +35,9 @@ def _fields_at(loc: Loc) -> list[str]:
             return []
         if model is SearchSpec and part == "sampler":
             model = SamplerRef
+            continue
+        if model is StudySpec and part == "default_constraints":
+            model = DropDefaults
             continue
         f = model.model_fields.get(str(part))
         if f is None:
@@ -70,6 +74,8 @@ def pydantic_problems(exc: ValidationError, raw: dict[str, Any], loaded: Any) ->
             loc = (loc[0], loc[1], *loc[3:])
         if loc[:2] == ("search", "sampler") and len(loc) >= 3 and loc[2] in ("name", "path"):
             loc = (*loc[:2], *loc[3:])  # and the tag of ``sampler: NAME | {path: ...}``
+        if loc[:1] == ("default_constraints",) and len(loc) >= 2 and loc[1] in ("bool", "mapping"):
+            loc = (loc[0], *loc[2:])  # and of ``default_constraints: BOOL | {drop: [...]}``
         msg = err["msg"]
         kind = err["type"]
         if len(loc) >= 4 and loc[0] == "space" and loc[2] == "choices" and loc[-1] in _CHOICE_TAGS:

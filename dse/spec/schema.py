@@ -243,6 +243,13 @@ class DropDefaults(_Model):
     )
 
 
+#: ``default_constraints: true | false`` or ``{drop: [...]}``: one member's errors, one line.
+DefaultConstraints = Annotated[
+    Annotated[bool, Tag("bool")] | Annotated[DropDefaults, Tag("mapping")],
+    Discriminator(lambda v: "mapping" if isinstance(v, dict) else "bool"),
+]
+
+
 class StudySpec(_Model):
     """A declarative design-space study."""
 
@@ -262,7 +269,7 @@ class StudySpec(_Model):
     )
     objectives: list[ObjectiveSpec] = Field(min_length=1)
     constraints: list[str] = Field(default_factory=list, max_length=MAX_CONSTRAINTS)
-    default_constraints: bool | DropDefaults = Field(
+    default_constraints: DefaultConstraints = Field(
         default=True,
         description="Hold the constraints the evaluators' domains declare by default (the "
         "built-in domain's physical checks); false: none of them; {drop: [...]}: all but "

@@ -1093,6 +1093,31 @@ CASES: list[Case] = [
         "p10",
     ),
     add("robust_not_mapping", "robust: 8\n", "robust", "valid dictionary"),
+    # --- default_constraints ---------------------------------------------------------------------
+    add(
+        "default_constraints_drop_unknown",
+        "default_constraints: {drop: [cost.reticle_fit]}\n",
+        "default_constraints.drop.0",
+        "did you mean 'cost.reticle_fits'",
+    ),
+    add(
+        "default_constraints_drop_empty",
+        "default_constraints: {drop: []}\n",
+        "default_constraints.drop",
+        "at least 1",
+    ),
+    add(
+        "default_constraints_not_bool",
+        "default_constraints: sometimes\n",
+        "default_constraints",
+        "bool",
+    ),
+    add(
+        "default_constraints_unknown_key",
+        "default_constraints: {drop: [perf.slo_met], keep: [perf.model_fits]}\n",
+        "default_constraints.keep",
+        "drop",
+    ),
     # --- storage --------------------------------------------------------------------------------
     add("journal_without_path", 'storage: "journal:"\n', "storage", "needs a file path"),
     add(

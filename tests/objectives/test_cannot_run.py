@@ -68,7 +68,7 @@ def test_a_design_that_runs_is_flagged_runnable() -> None:
 def test_a_batch_gives_each_design_what_it_gets_alone() -> None:
     """Vectorized == scalar across designs that run and designs that cannot."""
     batch = {
-        "hbm_tbps_per_stack": np.array([3.35, 0.0, 3.35, 3.35]),
+        "hbm_tbps_per_stack": np.array([0.67, 0.0, 0.67, 0.67]),
         "links_per_gpu": np.array([18, 18, 200, 0]),
         "optics_per_link": np.array([2, 2, 8, 2]),
         "lane_gbps": np.array([100.0, 100.0, 400.0, 100.0]),
@@ -92,7 +92,7 @@ fixed:
   cooling: air
   workload: {model: llama3-8b, phase: serve, precision: fp8}
 space:
-  hbm_tbps_per_stack: {type: categorical, choices: [0.0, 3.35]}
+  hbm_tbps_per_stack: {type: categorical, choices: [0.0, 0.67]}  # H100 SXM: 3.35 TB/s / 5
   links_per_gpu:      {type: categorical, choices: [18, 200]}
   optics_per_link:    {type: categorical, choices: [2, 8]}
   lane_gbps:          {type: categorical, choices: [100, 400]}
