@@ -344,6 +344,10 @@ PHYSICAL_EDGES: dict[tuple[str, str], str] = {
     "energy per operation (technology.vdd_min_v)",
     ("clock_ghz", "high"): "above H100's 1.98 GHz boost clock (NVIDIA H100 datasheet)",
     ("hbm_stacks_per_die", "low"): "a GPU needs at least one HBM stack",
+    ("hbm_stacks_per_die", "high"): "8 stacks of ~11 mm PHY beachfront take 88 mm, 78 % of a "
+    "reticle die's ~113 mm perimeter, and with the scale-up I/O what one die's edge holds "
+    "(perf.shoreline_used_fraction 0.84-0.99 at the study's winners there); no shipped die "
+    "carries more than H100's 6 stack sites (NVIDIA H100 whitepaper; B200: 4 per die)",
     ("hbm_tbps_per_stack", "high"): "HBM4 is the newest JEDEC generation (JESD270-4, 2025)",
     ("hbm_tbps_per_stack", "low"): "HBM2e is the oldest generation still made for AI GPUs",
     ("hbm_gb_per_stack", "low"): "the smallest HBM2e/HBM3 stack (8-high x 16 Gb)",

@@ -762,12 +762,17 @@ class EdgeWinnerError(SystemExit):
 
 
 def refuse_edge_winners(out: Path) -> None:
+    """:func:`check_edge_winners` on the results in ``out``."""
+    check_edge_winners(pd.read_csv(out / "classes.csv"), pd.read_csv(out / "winners.csv"))
+
+
+def check_edge_winners(cl: pd.DataFrame, w: pd.DataFrame) -> None:
     """Refuse (exit with every offending row named) when a winning class's best design sits on
     an edge of the searched space that classes.PHYSICAL_EDGES does not declare a physical
-    limit: the space, not the physics, chose it. Results without ``at_bound`` predate it."""
+    limit: the space, not the physics, chose it. Results without ``at_bound`` predate it.
+    reproduce.py checks before it writes any file."""
     from classes import unphysical_edges
 
-    cl, w = pd.read_csv(out / "classes.csv"), pd.read_csv(out / "winners.csv")
     if "at_bound" not in cl.columns:
         return
     keys = ["case", "price_basis", "objective"]

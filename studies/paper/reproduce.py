@@ -709,13 +709,19 @@ def main(argv: list[str] | None = None) -> None:
                 bias.to_csv(OUT / "model_error.csv", index=False, float_format="%.6g")
             findings.write(OUT)
             return
-        if not args.no_illustrations:
-            classes.progress("illustrations: hand-made designs, sweeps and the robust fronts")
-            _generate(scratch)
         if args.finish and args.only:
             raise SystemExit("--finish reads every job's results: it takes no --only")
         parts = args.parts if args.parts is not None else (OUT / "parts" if args.finish else None)
-        _classes(scratch, jobs=args.jobs, only=args.only, baseline=args.baseline, parts=parts)
+        before = _previous(args.baseline if args.baseline is not None else OUT)
+        results = _class_results(scratch, jobs=args.jobs, only=args.only, parts=parts)
+        table = classes.class_rows(results)
+        win = None if args.only else classes.winners(table)
+        if win is not None:  # a winner the space chose, not the physics: refused, nothing written
+            findings.check_edge_winners(table, win)
+        if not args.no_illustrations:
+            classes.progress("illustrations: hand-made designs, sweeps and the robust fronts")
+            _generate(scratch)
+        _classes(scratch, results, table, win, before=before)
         classes.progress(f"wrote {OUT} in {time.perf_counter() - t0:.0f} s")
     finally:  # the scratch journals (~15 MB a run) are not results: leave no trace in $TMPDIR
         shutil.rmtree(scratch, ignore_errors=True)
@@ -730,32 +736,35 @@ def _previous(folder: Path) -> dict[str, pd.DataFrame]:
     }
 
 
-def _classes(
-    scratch: str,
-    *,
-    jobs: int,
-    only: list[str] | None,
-    baseline: Path | None = None,
-    parts: Path | None = None,
-) -> None:
-    """The class study and every file made from it. With ``only``, the jobs' results are also
-    kept in ``parts`` (default --out/parts) so that runs of different cases compose; with
-    ``parts`` and no ``only`` (``--finish``), the results are read from there, not rerun."""
-    before = _previous(baseline if baseline is not None else OUT)
+def _class_results(
+    scratch: str, *, jobs: int, only: list[str] | None, parts: Path | None
+) -> list[dict[str, Any]]:
+    """The class study's results. With ``only``, the jobs' results are also kept in ``parts``
+    (default --out/parts) so that runs of different cases compose; with ``parts`` and no
+    ``only`` (``--finish``), the results are read from there, not rerun."""
     if parts is not None and not only:
-        results = load_parts(parts)
-    else:
-        results = class_study(scratch, jobs=jobs, only=only)
+        return load_parts(parts)
+    results = class_study(scratch, jobs=jobs, only=only)
     if only:
         save_parts(results, parts or OUT / "parts")
-    table = classes.class_rows(results)
+    return results
+
+
+def _classes(
+    scratch: str,
+    results: list[dict[str, Any]],
+    table: pd.DataFrame,
+    win: pd.DataFrame | None,
+    *,
+    before: dict[str, pd.DataFrame],
+) -> None:
+    """Every file made from the class study (``win`` None: an --only run, its own files)."""
     table.to_csv(OUT / "classes.csv", index=False, float_format="%.6g")
     classes.quality_rows(results).to_csv(OUT / "quality.csv", index=False, float_format="%.6g")
     products = classes.product_rows(USER_SETS)
     products.to_csv(OUT / "products.csv", index=False, float_format="%.6g")
-    if only:
+    if win is None:
         return
-    win = classes.winners(table)
     win.to_csv(OUT / "winners.csv", index=False, float_format="%.6g")
     moved = classes.moved_rows(before, {"classes": table, "products": products, "winners": win})
     moved.to_csv(OUT / "moved.csv", index=False, float_format="%.6g")
