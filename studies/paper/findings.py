@@ -420,7 +420,7 @@ def _in_short(d: dict[str, pd.DataFrame]) -> str:
         if by.get("market", by.get("cost")) != by.get("cost"):
             changed.append(f"{case} {NAMES[obj]} ({by['cost']} → {by['market']})")
     out.append(
-        "- **Market prices** (vendors' margins: GPUs 4.0×, network 2.6×) "
+        f"- **Market prices** ({_margins()}) "
         + ("change no winner." if not changed else "change: " + "; ".join(changed) + ".")
     )
     # 5. model error
@@ -594,10 +594,11 @@ def _flips(d: dict[str, pd.DataFrame]) -> str:
         out.append(f"- **{case}**: " + "; ".join(parts) + ".")
     out.append("")
     out.append(
-        "Market prices put the vendors' margins on top of manufacturing cost (GPUs 4.0×, "
-        "network gear 2.6×; `classes.py` cites them); the uncertain scenarios draw the defect "
-        "density, wafer cost, co-packaged optics price and electricity price together "
-        "(`spread.csv`)."
+        f"Market prices put the vendors' gross margins on top of manufacturing cost ({_margins()}"
+        "; `technology/market.yaml` cites them); the uncertain scenarios draw the defect "
+        "density, wafer cost, co-packaged optics price, electricity price, HBM price, host cost "
+        "and power, facility cost, maintenance, HBM energy, the activity floor, the fitted "
+        "serving efficiencies, copper reach and the SLO together (`spread.csv`)."
     )
     return "\n".join(out)
 
@@ -754,6 +755,21 @@ def _method() -> str:
             "`summary.md`) stay as illustrations; no conclusion above rests on them.",
             "- Rerun with your own constants: `studies/paper/README.md`.",
         ]
+    )
+
+
+def _margins() -> str:
+    """The market basis's margins as the study's GPUs and network gear get them (the classes
+    start from the H100 preset, so its vendor's margin prices every class)."""
+    from objectives import resolve_context
+
+    ctx = resolve_context({"gpu": "h100-sxm", "technology": "auto"})
+    t = ctx["technology"]
+    gpu = float(t[f"gpu_gross_margin_{str(ctx['vendor']).replace('-', '_')}"])
+    sw, op = float(t["switch_gross_margin"]), float(t["optics_gross_margin"])
+    return (
+        f"GPUs at {ctx['vendor']}'s {gpu:.0%} gross margin, {1 / (1 - gpu):.1f}× cost; switches "
+        f"{sw:.0%}, {1 / (1 - sw):.1f}×; optics {op:.0%}, {1 / (1 - op):.1f}×"
     )
 
 

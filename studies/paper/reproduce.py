@@ -743,7 +743,7 @@ def _class_results(
     (default --out/parts) so that runs of different cases compose; with ``parts`` and no
     ``only`` (``--finish``), the results are read from there, not rerun."""
     if parts is not None and not only:
-        return load_parts(parts)
+        return load_parts(parts, scratch=scratch)
     results = class_study(scratch, jobs=jobs, only=only)
     if only:
         save_parts(results, parts or OUT / "parts")
@@ -808,9 +808,12 @@ def _front_csv(path: Path) -> pd.DataFrame:
         return pd.DataFrame()
 
 
-def load_parts(folder: Path, todo: list[classes.Job] | None = None) -> list[dict[str, Any]]:
+def load_parts(
+    folder: Path, todo: list[classes.Job] | None = None, *, scratch: str | None = None
+) -> list[dict[str, Any]]:
     """Every job's (or ``todo``'s) result from a parts folder; one line naming the missing
-    jobs if any."""
+    jobs if any. With ``scratch``, each front is checked against the current models
+    (:func:`_current`)."""
     todo = classes.jobs(None) if todo is None else todo
     missing = [j.path for j in todo if not (folder / f"{j.study}.json").exists()]
     if missing:
@@ -821,15 +824,42 @@ def load_parts(folder: Path, todo: list[classes.Job] | None = None) -> list[dict
     out = []
     for j in todo:
         info = json.loads((folder / f"{j.study}.json").read_text(encoding="utf-8"))
-        out.append(
-            {
-                "job": j,
-                "exact": _front_csv(folder / f"{j.study}.exact.csv"),
-                "search": pd.read_csv(folder / f"{j.study}.search.csv"),
-                **info,
-            }
-        )
+        fronts = {
+            "exact": _front_csv(folder / f"{j.study}.exact.csv"),
+            "search": pd.read_csv(folder / f"{j.study}.search.csv"),
+        }
+        if scratch is not None:
+            fronts = {k: _current(j, f, scratch, folder) for k, f in fronts.items()}
+        out.append({"job": j, **fronts, **info})
     return out
+
+
+def _current(job: classes.Job, front: pd.DataFrame, scratch: str, folder: Path) -> pd.DataFrame:
+    """``front`` with every metric the current models publish for its designs: a metric the
+    part lacks (a model newer than the part) is added; one it holds must agree (rtol 1e-9),
+    else the part was made by other models and is refused in one line."""
+    from dse import api
+
+    if front.empty:
+        return front
+    model = api.load(classes.class_spec(job, Path(scratch)), sets=classes._sets(job, USER_SETS))
+    params = {n: front[f"params.{n}"].to_numpy() for n in model.spec.space}
+    with np.errstate(all="ignore"):
+        metrics = model.evaluate(params, strict=False)
+    front = front.copy()
+    for name, now in metrics.items():
+        now = np.broadcast_to(now, (len(front),))
+        if name not in front.columns:
+            front[name] = now
+            continue
+        kept = front[name].to_numpy(float)
+        if not np.allclose(kept, now, rtol=1e-9, atol=0.0, equal_nan=True):
+            i = int(np.flatnonzero(~np.isclose(kept, now, rtol=1e-9, atol=0.0, equal_nan=True))[0])
+            raise SystemExit(
+                f"{folder}: {job.path}'s {name} is {kept[i]:.10g} in the part, {now[i]:.10g} "
+                "with the current models; rerun it with --only into the same parts folder"
+            )
+    return front
 
 
 def _generate(scratch: str) -> None:

@@ -171,7 +171,13 @@ def spread_rows(
                     **_percentiles(ratio, obj, ""),
                 }
                 if cls in repicked and "full" in repicked:
-                    row.update(_percentiles(repicked[cls] / repicked["full"], obj, "repicked_"))
+                    with np.errstate(all="ignore"):
+                        again = repicked[cls] / repicked["full"]
+                    # a scenario whose SLO or copper reach no design of a class's nominal front
+                    # meets has no re-pick for it: the summary is over the other scenarios
+                    both = np.isfinite(again)
+                    row.update(_percentiles(again[both], obj, "repicked_"))
+                    row["repicked_scenarios"] = int(both.sum())
                 rows.append(row)
                 if sensitivity is not None and cls != "full":
                     key = {"case": case, "objective": ALIAS.get(obj, obj), "die_class": cls}
@@ -210,6 +216,8 @@ def sensitivity_rows(ratio: np.ndarray, values: dict[str, np.ndarray]) -> list[d
 
 
 def _percentiles(ratio: np.ndarray, obj: str, prefix: str) -> dict[str, float]:
+    if not len(ratio):  # no scenario to summarise
+        return {f"{prefix}{k}": float("nan") for k in ("p10", "p50", "p90", "wins_fraction")}
     return {
         f"{prefix}p10": float(np.percentile(ratio, 10)),
         f"{prefix}p50": float(np.percentile(ratio, 50)),

@@ -76,24 +76,29 @@ def test_at_bound_names_the_edges_a_design_sits_on() -> None:
         "links_per_gpu": {"type": "categorical", "choices": [2, 4, 9, 18]},
         "link_type": {"type": "categorical", "choices": ["electrical", "cpo"]},
         "hbm_stacks_per_die": {"type": "int", "low": 1, "high": 8},
+        "spare_silicon_fraction": {"type": "float", "low": 0.0, "high": 0.1},
     }
     row = {"die_area_mm2": 175.0, "clock_ghz": 1.5, "links_per_gpu": 18,
-           "link_type": "cpo", "hbm_stacks_per_die": 8}  # fmt: skip
+           "link_type": "cpo", "hbm_stacks_per_die": 8, "spare_silicon_fraction": 0.1}  # fmt: skip
     text = classes.at_bound(row, space, 175.0, 343.0)
-    assert text == "die_area_mm2=low;links_per_gpu=high;hbm_stacks_per_die=high"
-    # the class's area edge and 18 links are declared limits; 8 stacks is the space's own edge
-    assert classes.unphysical_edges(text) == ["hbm_stacks_per_die=high"]
+    assert text == (
+        "die_area_mm2=low;links_per_gpu=high;hbm_stacks_per_die=high;spare_silicon_fraction=high"
+    )
+    # the class's area edge, 18 links and 8 stacks (the die's edge) are declared limits; a 10 %
+    # spare share is the space's own edge
+    assert classes.unphysical_edges(text) == ["spare_silicon_fraction=high"]
     assert classes.unphysical_edges("") == []
 
 
 def test_findings_refuses_a_winner_on_an_unphysical_edge(tmp_path: Path) -> None:
     keys = {"case": "c", "price_basis": "cost", "objective": findings.COST}
     pd.DataFrame([{**keys, "winner": "half"}]).to_csv(tmp_path / "winners.csv", index=False)
-    rows = [{**keys, "die_class": "half", "at_bound": "clock_ghz=high;hbm_stacks_per_die=high"},
-            {**keys, "die_class": "full", "at_bound": "hbm_stacks_per_die=high"}]  # fmt: skip
+    edge = "spare_silicon_fraction=high"
+    rows = [{**keys, "die_class": "half", "at_bound": f"clock_ghz=high;{edge}"},
+            {**keys, "die_class": "full", "at_bound": edge}]  # fmt: skip
     pd.DataFrame(rows).to_csv(tmp_path / "classes.csv", index=False)
     with pytest.raises(findings.EdgeWinnerError, match="c cost cost per token: half at "
-                       "hbm_stacks_per_die=high"):  # fmt: skip
+                       "spare_silicon_fraction=high"):  # fmt: skip
         findings.refuse_edge_winners(tmp_path)
     rows[0]["at_bound"] = "clock_ghz=high"  # a physical limit: accepted
     pd.DataFrame(rows).to_csv(tmp_path / "classes.csv", index=False)
