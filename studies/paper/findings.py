@@ -44,6 +44,8 @@ def _load(out: Path) -> dict[str, pd.DataFrame]:
         d["breakeven"] = pd.read_csv(out / "breakeven.csv")
     if (out / "ratio-sensitivity.csv").exists():
         d["sensitivity"] = pd.read_csv(out / "ratio-sensitivity.csv")
+    if (out / "pool.csv").exists():
+        d["pool"] = pd.read_csv(out / "pool.csv")
     if (out / "moved.csv").exists():
         d["moved"] = pd.read_csv(out / "moved.csv", dtype={"before": str, "after": str})
     return d
@@ -93,6 +95,8 @@ def render_evidence(out: Path) -> str:
         _waterfalls(d),
         "",
         _breakeven(d),
+        "",
+        _pool(d),
         "",
         _drivers(d),
         "",
@@ -351,6 +355,72 @@ def _breakeven(d: dict[str, pd.DataFrame]) -> str:
     return "\n".join(out)
 
 
+def _pool_ratios(d: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """pool.csv's best pooled design per case, class and objective, against the unpooled."""
+    pl = d.get("pool")
+    if pl is None or pl.empty:
+        return pd.DataFrame()
+    pooled = pl[(pl["pool"] != "none") & pl["value"].notna()]
+    rows = []
+    for (_, _, obj), g in pooled.groupby(["case", "die_class", "objective"], sort=False):
+        rows.append(g.loc[g["vs_unpooled"].idxmin() if obj == COST else g["vs_unpooled"].idxmax()])
+    return pd.DataFrame(rows)
+
+
+def _pool_line(d: dict[str, pd.DataFrame]) -> str:
+    """FINDINGS: does a memory pool over optics help any class (pool.csv)?"""
+    best = _pool_ratios(d)
+    if best.empty:
+        return ""
+    cost = best[best["objective"] == COST]["vs_unpooled"]
+    power = best[best["objective"] == POWER]["vs_unpooled"]
+    helps = best[
+        ((best["objective"] == COST) & (best["vs_unpooled"] < 1))
+        | ((best["objective"] == POWER) & (best["vs_unpooled"] > 1))
+    ]
+    cases = ", ".join(sorted(best["case"].unique()))
+    verdict = (
+        "helps no class"
+        if helps.empty
+        else "helps " + ", ".join(f"{r.case} {r.die_class}" for r in helps.itertuples())
+    )
+    return (
+        f"- **Pooled memory over optics** (weights and/or KV cache in a DRAM pool reached over "
+        f"CPO, HBM and pool re-chosen around each class's best; {cases}, `pool.csv`) {verdict}: "
+        f"the best pooled design costs {cost.min():.2f}-{cost.max():.2f}× the unpooled per "
+        f"token and delivers {power.min():.2f}-{power.max():.2f}× its tokens/s per MW (its "
+        "co-packaged optical ports, priced as the scale-up links' CPO, and its DRAM cost more "
+        "than the HBM they save and the throughput they add)."
+    )
+
+
+def _pool(d: dict[str, pd.DataFrame]) -> str:
+    """EVIDENCE: the pool's best per case, class and objective."""
+    best = _pool_ratios(d)
+    if best.empty:
+        return ""
+    out = [
+        "### Pooled memory over optics (pool.csv)",
+        "",
+        "Around each class's best design (cost basis), HBM stacks, stack capacity and the pool "
+        "(what it holds, GB and TB/s per GPU) re-chosen together, every other value kept and "
+        "every constraint held; `none` on the same grid finds the class's own best again. The "
+        "best pooled design of each class against the best unpooled one (< 1 cost, > 1 tokens/s "
+        "per MW: the pool helps).",
+        "",
+        "| case | class | objective | best pool | × unpooled | HBM stacks × GB "
+        "| pool GB, TB/s per GPU |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in best.itertuples():
+        out.append(
+            f"| {r.case} | {r.die_class} | {NAMES.get(r.objective, r.objective)} | {r.pool} | "
+            f"{r.vs_unpooled:.3f} | {r.hbm_stacks_per_die:.0f} × {r.hbm_gb_per_stack:.0f} | "
+            f"{r.memory_pool_gb_per_gpu:.0f}, {r.memory_pool_tbps_per_gpu:.1f} |"
+        )
+    return "\n".join(out)
+
+
 def _in_short(d: dict[str, pd.DataFrame]) -> str:
     w, sp, e, prod, cl = d["winners"], d["spread"], d["model_error"], d["products"], d["classes"]
     wc = w[(w["price_basis"] == "cost") & (w["objective"].isin([COST, POWER]))]
@@ -423,6 +493,8 @@ def _in_short(d: dict[str, pd.DataFrame]) -> str:
         f"- **Market prices** ({_margins()}) "
         + ("change no winner." if not changed else "change: " + "; ".join(changed) + ".")
     )
+    if line := _pool_line(d):
+        out.append(line)
     # 5. model error
     if len(e):
         bias = e["ratio_bias_vs_full"]

@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import breakeven  # noqa: E402
 import classes  # noqa: E402
 import findings  # noqa: E402
+import pool  # noqa: E402
 import spread  # noqa: E402
 
 from dse import api  # noqa: E402
@@ -776,6 +777,10 @@ def _classes(
     classes.progress("break-even of each deciding assumption (winner vs runner-up)")
     parity = breakeven.breakeven_rows(table, scratch, USER_SETS)
     parity.to_csv(OUT / "breakeven.csv", index=False, float_format="%.6g")
+    classes.progress("pooled memory over optics around each class's best decode design")
+    pool.pool_rows(table, scratch, USER_SETS).to_csv(
+        OUT / "pool.csv", index=False, float_format="%.6g"
+    )
     classes.progress("the validated model error's effect on each class / full ratio")
     bias = classes.model_error_rows(table, scratch, USER_SETS)
     bias.to_csv(OUT / "model_error.csv", index=False, float_format="%.6g")
