@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -115,22 +116,26 @@ def test_cases_at_scale_hold_their_multiple_of_the_silicon(tmp_path: Path) -> No
     assert max(classes.CASE_SCALE.values()) * 64 >= 1024
 
 
-@pytest.mark.parametrize("case", sorted(classes.CASES))
-def test_every_case_evaluates_a_design(case: str, tmp_path: Path) -> None:
+def _evaluate(job: classes.Job, tmp_path: Path, **values: object) -> dict[str, Any]:
+    """Every metric of one design of ``job``'s spec: HBM3e 36 GB stacks, CPO x2, 1.5 GHz,
+    CoWoS-S, liquid, with ``values`` on top."""
     from dse import api
 
-    job = classes.Job(case, "half", "cost")
     model = api.load(classes.class_spec(job, tmp_path), sets=classes._sets(job, []))
-    design = dict(die_area_mm2=406.0, hbm_stacks_per_die=4, hbm_tbps_per_stack=1.2288,
-                  hbm_gb_per_stack=36, links_per_gpu=9, optics_per_link=2, link_type="cpo",
-                  scaleup_fabric="packet", clock_ghz=1.5, packaging="cowos-s",
-                  cooling="liquid")  # fmt: skip
-    m = model.evaluate(design, strict=False)
+    design = dict(hbm_tbps_per_stack=1.2288, hbm_gb_per_stack=36, optics_per_link=2,
+                  link_type="cpo", clock_ghz=1.5, packaging="cowos-s", cooling="liquid",
+                  **values)  # fmt: skip
+    return model.evaluate(design, strict=False)
+
+
+@pytest.mark.parametrize("case", sorted(classes.CASES))
+def test_every_case_evaluates_a_design(case: str, tmp_path: Path) -> None:
+    m = _evaluate(classes.Job(case, "half", "cost"), tmp_path, die_area_mm2=406.0,
+                  hbm_stacks_per_die=4, links_per_gpu=9, scaleup_fabric="packet")  # fmt: skip
     assert float(m[classes.POWER]) > 0 and float(m[classes.COST]) > 0, case
 
 
 def test_the_mixed_fleet_case_is_judged_on_the_fleet(tmp_path: Path) -> None:
-    from dse import api
 
     job = classes.Job("mixed-fleet", "quarter", "cost")
     s = _spec("quarter", tmp_path)  # a plain case, for comparison
@@ -138,12 +143,8 @@ def test_the_mixed_fleet_case_is_judged_on_the_fleet(tmp_path: Path) -> None:
     assert [o["metric"] for o in f["objectives"]][:2] == [classes.FLEET_COST, classes.FLEET_POWER]
     assert "fleet.models_fit" in f["constraints"] and "perf.slo_met" not in f["constraints"]
     assert f["space"] == s["space"]  # the same freedom as every case
-    model = api.load(classes.class_spec(job, tmp_path), sets=classes._sets(job, []))
-    design = dict(die_area_mm2=203.0, hbm_stacks_per_die=2, hbm_tbps_per_stack=1.2288,
-                  hbm_gb_per_stack=36, links_per_gpu=4, optics_per_link=2, link_type="cpo",
-                  scaleup_fabric="ocs", clock_ghz=1.5, packaging="cowos-s",
-                  cooling="liquid")  # fmt: skip
-    m = model.evaluate(design, strict=False)
+    m = _evaluate(job, tmp_path, die_area_mm2=203.0, hbm_stacks_per_die=2, links_per_gpu=4,
+                  scaleup_fabric="ocs")  # fmt: skip
     assert float(m["fleet.mix_tokens_per_s"]) > 0
     assert 0 <= float(m["fleet.stranded_compute_fraction"]) <= 1
     assert classes.minimized(classes.FLEET_COST) and not classes.minimized(classes.FLEET_POWER)
