@@ -136,7 +136,6 @@ def test_every_case_evaluates_a_design(case: str, tmp_path: Path) -> None:
 
 
 def test_the_mixed_fleet_case_is_judged_on_the_fleet(tmp_path: Path) -> None:
-
     job = classes.Job("mixed-fleet", "quarter", "cost")
     s = _spec("quarter", tmp_path)  # a plain case, for comparison
     f = yaml.safe_load(classes.class_spec(job, tmp_path).read_text(encoding="utf-8"))
