@@ -270,6 +270,22 @@ def _why(d: dict[str, pd.DataFrame]) -> str:
             f" In the {FLEET_CASE} case (an 8B/70B/405B token mix on one cluster), compute "
             f"stranded by whole replicas {', '.join(compute)}; HBM stranded {', '.join(hbm)}."
         )
+    if "cooling" in cl.columns and "cost.cooling_cost_usd" in best.columns:
+        liquid = int((cl["cooling"] == "liquid").sum())
+        air = cl[cl["cooling"] == "air"]
+        where = "; ".join(
+            f"{r.case} {r.die_class} {NAMES.get(r.objective, r.objective)} ({r.price_basis})"
+            for r in air.itertuples()
+        )
+        rows.append(
+            f"- **Cooling** (searched, air or liquid, for every class): {liquid} of {len(cl)} "
+            f"best designs are liquid-cooled{f' (air: {where})' if where else ''}; liquid "
+            "cooling hardware per GPU on "
+            f"{REFERENCE_CASE} "
+            + per_class(lambda c: f"USD {best.loc[c, 'cost.cooling_cost_usd']:,.0f}")
+            + " (liquid takes the server fans out, lowers the facility overhead and lets a die "
+            "dissipate more per mm²: `objectives/cooling.py`)."
+        )
     g = best.reset_index().sort_values(COST, kind="mergesort")
     if len(g) >= 2:
         a, b = g.iloc[0], g.iloc[1]
