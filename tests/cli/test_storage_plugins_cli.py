@@ -10,8 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import optuna
 import pytest
+import yaml
 
+from dse.search.storage import open_storage
+from dse.search.stored import FAIL_ATTR
 from dse.testing import check_storage
 from tests.cli.test_crash_resume import assert_exact, slow_spec
 from tests.conftest import run_dse
@@ -39,6 +43,36 @@ def test_a_study_runs_end_to_end_on_an_outside_storage(tmp_path: Path, studies_d
     finally:
         sys.path.remove(str(PLUGINS))
         sys.modules.pop("dse_outside_storage", None)
+
+
+@pytest.mark.slow
+def test_workers_without_a_claim_lock_give_back_at_most_one_trial_each(
+    tmp_path: Path, studies_dir: Path
+) -> None:
+    """Two workers asking NSGA-II generations of 40 on a storage with no claim lock: each
+    claims one trial at a time after a count, so racing for the last trials costs at most one
+    given-back trial per worker (a whole generation each, before), and the total is exact."""
+    spec = slow_spec(tmp_path, study="race", trials=160, sleep_s=0.0)
+    data = yaml.safe_load(spec.read_text())
+    data["search"] = {"sampler": "nsga2", "trials": 160, "seed": 0,
+                      "options": {"population_size": 40}}  # fmt: skip
+    spec.write_text(yaml.safe_dump(data))
+    log = tmp_path / "race.log"
+    path = os.pathsep.join(p for p in (str(PLUGINS), os.environ.get("PYTHONPATH")) if p)
+    env = {"DSE_STUDIES_DIR": str(studies_dir), "PYTHONPATH": path}
+    res = run_dse("run", str(spec), "--storage", f"outside:{log}", "--jobs", "2", env=env)
+    assert res.returncode == 0, res.stderr
+    sys.path.insert(0, str(PLUGINS))
+    try:
+        url = f"py:dse_outside_storage:BACKEND:{log}"
+        assert_exact(url, "race", 160)
+        trials = optuna.load_study(study_name="race", storage=open_storage(url)).get_trials()
+    finally:
+        sys.path.remove(str(PLUGINS))
+        sys.modules.pop("dse_outside_storage", None)
+    given_back = [t for t in trials if t.state == optuna.trial.TrialState.FAIL]
+    assert all(str(t.user_attrs.get(FAIL_ATTR)).startswith("surplus") for t in given_back)
+    assert len(given_back) <= 2, len(given_back)
 
 
 @pytest.mark.slow

@@ -35,6 +35,7 @@ from dse.search.stored import STALE_ATTR, stored_outcome
 from dse.search.study.batch import BatchPlanner, run_batch
 from dse.search.study.recovery import (
     FINISHED,
+    beyond_total,
     claim_trial,
     claim_trials,
     finished_count,
@@ -237,13 +238,24 @@ def _claim(
     """Claim the next batch's trials under the storage's claim lock, so concurrent workers
     never together claim more than the total (no trial is created to be given back), and
     return them with the finished count they were claimed against."""
-    with claim_lock(storage_of(study), study_id(study)):
+    storage = storage_of(study)
+    with claim_lock(storage, study_id(study)):
         finished, running = study_load(study)
         free = trials - finished - running
         if finished >= trials or free <= 0:
             return [], finished
         size = planner.size(study, free) if batch else 1
-        return claim_trials(study, size), finished
+        if has_claim_lock(storage):
+            return claim_trials(study, size), finished
+    # Without a lock, one at a time, each after a count: workers claiming together overshoot
+    # by at most one trial each, which they give back (``beyond_total``); a whole batch each
+    # would overshoot by up to a batch per worker.
+    claimed: list[int] = []
+    while len(claimed) < size:
+        if len(claimed) and sum(study_load(study)) >= trials:
+            break
+        claimed.append(claim_trial(study))
+    return claimed, finished
 
 
 def _loop(
@@ -282,16 +294,15 @@ def _loop(
         if not trial_ids:
             time.sleep(POLL_S)  # the last trials run elsewhere
             continue
-        surplus = 0
+        surplus = []  # without a claim lock, concurrent claims may pass the total
         if not has_claim_lock(storage_of(study)):
-            finished, running = study_load(study)
-            surplus = finished + running - trials
-        if surplus > 0:
-            for trial_id in trial_ids[-surplus:]:
+            surplus = beyond_total(study, trials, trial_ids)
+        if surplus:
+            for trial_id in surplus:
                 give_back_trial(
                     study, trial_id, f"surplus: {trials} trials were already finished or running"
                 )
-            trial_ids = trial_ids[:-surplus]
+            trial_ids = [i for i in trial_ids if i not in surplus]
             if not trial_ids:
                 time.sleep(jitter.uniform(0.0, POLL_S))
                 continue

@@ -193,3 +193,25 @@ def test_relative_storage_paths_are_recorded_absolute(
     lock = yaml.safe_load((studies_dir / "r" / "spec.lock.yaml").read_text())
     assert lock["storage"] == f"sqlite:///{tmp_path / 'rel.db'}"
     assert len(res.trials) == 2
+
+
+def test_beyond_total_ranks_the_counted_trials_by_number() -> None:
+    """Each worker gives back only its own trials past the total, so two workers together give
+    back exactly the overshoot; a retired (stale) trial does not count."""
+    import optuna
+
+    from dse.search.stored import STALE_ATTR
+    from dse.search.study.recovery import beyond_total
+
+    storage = optuna.storages.InMemoryStorage()
+    study = optuna.create_study(storage=storage)
+    sid = storage.get_study_id_from_name(study.study_name)
+    ids = [storage.create_new_trial(sid) for _ in range(6)]  # numbers 0-5, all RUNNING
+    worker_a, worker_b = ids[0::2], ids[1::2]  # interleaved claims: 0 2 4 and 1 3 5
+    assert beyond_total(study, 4, worker_a) == [ids[4]]
+    assert beyond_total(study, 4, worker_b) == [ids[5]]
+    assert beyond_total(study, 6, worker_a) == []
+    storage.set_trial_user_attr(ids[1], STALE_ATTR, True)  # retired: no longer counts
+    storage.set_trial_state_values(ids[1], optuna.trial.TrialState.FAIL)
+    assert beyond_total(study, 4, worker_a) == []
+    assert beyond_total(study, 4, worker_b) == [ids[5]]
