@@ -44,6 +44,8 @@ def _load(out: Path) -> dict[str, pd.DataFrame]:
         d["breakeven"] = pd.read_csv(out / "breakeven.csv")
     if (out / "ratio-sensitivity.csv").exists():
         d["sensitivity"] = pd.read_csv(out / "ratio-sensitivity.csv")
+    if (out / "spares.csv").exists():
+        d["spares"] = pd.read_csv(out / "spares.csv")
     if (out / "pool.csv").exists():
         d["pool"] = pd.read_csv(out / "pool.csv")
     if (out / "moved.csv").exists():
@@ -97,6 +99,8 @@ def render_evidence(out: Path) -> str:
         _breakeven(d),
         "",
         _pool(d),
+        "",
+        _spares(d),
         "",
         _drivers(d),
         "",
@@ -410,6 +414,71 @@ def _pool_line(d: dict[str, pd.DataFrame]) -> str:
     )
 
 
+def _spares_line(d: dict[str, pd.DataFrame]) -> str:
+    """FINDINGS: what the same share of spare silicon buys each class (spares.csv)."""
+    sp = d.get("spares")
+    if sp is None or sp.empty:
+        return ""
+    shares = sorted(x for x in sp["spare_silicon_share"].unique() if x > 0)
+    if not shares:
+        return ""
+    first = sp[sp["spare_silicon_share"] == shares[0]]
+    none, kept = first[first["spares"] == 0], first[first["spares"] > 0]
+    text = (
+        f"- **Spares per silicon** (`spares.csv`, each class's best with the same share of its "
+        f"compute silicon as hot spares): {shares[0]:.1%} (one reticle die's worth) "
+    )
+    if len(none):
+        text += (
+            "buys no whole spare for "
+            + ", ".join(
+                f"{r.case} {r.die_class} (p99 capacity {r.capacity_p99:.1%})"
+                for r in none.itertuples()
+            )  # fmt: skip
+            + f", while it buys the smaller GPUs {kept['spares'].min():.0f}-"
+            f"{kept['spares'].max():.0f} and "
+            + (
+                "keeps their whole capacity 99 % of the time"
+                if (kept["capacity_p99"] >= 1).all()
+                else f"lifts their p99 capacity to at least {kept['capacity_p99'].min():.1%}"
+            )
+        )
+    else:
+        text += f"lifts every class's p99 capacity to at least {first['capacity_p99'].min():.1%}"
+    full = [
+        x for x in shares if (sp.loc[sp["spare_silicon_share"] == x, "capacity_p99"] >= 1).all()
+    ]
+    if full:
+        text += f"; from {full[0]:.1%} every class keeps its whole capacity 99 % of the time"
+    return text + "."
+
+
+def _spares(d: dict[str, pd.DataFrame]) -> str:
+    """EVIDENCE: spares, p99 capacity and cost per token at each share of spare silicon."""
+    sp = d.get("spares")
+    if sp is None or sp.empty:
+        return ""
+    out = [
+        "### Spares per silicon (spares.csv)",
+        "",
+        "Each class's cost-best design with the same share of its compute silicon added as hot "
+        "spares (rounded down to whole GPUs): spares, the capacity kept 99 % of the time and "
+        "cost per token (milli-USD/Mtok).",
+        "",
+        "| case | class | "
+        + " | ".join(f"{s:.1%} of silicon" for s in sorted(sp["spare_silicon_share"].unique()))
+        + " |",  # fmt: skip
+        "|---|---|" + "---|" * sp["spare_silicon_share"].nunique(),
+    ]
+    for (case, cls), g in sp.groupby(["case", "die_class"], sort=False):
+        cells = [
+            f"{r.spares:.0f} spares, p99 {r.capacity_p99:.1%}, {1000 * r.usd_per_mtok:.2f}"
+            for r in g.sort_values("spare_silicon_share").itertuples()
+        ]
+        out.append(f"| {case} | {cls} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def _pool(d: dict[str, pd.DataFrame]) -> str:
     """EVIDENCE: the pool's best per case, class and objective."""
     best = _pool_ratios(d)
@@ -510,6 +579,8 @@ def _in_short(d: dict[str, pd.DataFrame]) -> str:
         + ("change no winner." if not changed else "change: " + "; ".join(changed) + ".")
     )
     if line := _pool_line(d):
+        out.append(line)
+    if line := _spares_line(d):
         out.append(line)
     # 5. model error
     if len(e):

@@ -37,6 +37,7 @@ import breakeven  # noqa: E402
 import classes  # noqa: E402
 import findings  # noqa: E402
 import pool  # noqa: E402
+import spares  # noqa: E402
 import spread  # noqa: E402
 
 from dse import api  # noqa: E402
@@ -780,6 +781,9 @@ def _classes(
     classes.progress("pooled memory over optics around each class's best decode design")
     pool.pool_rows(table, scratch, USER_SETS).to_csv(
         OUT / "pool.csv", index=False, float_format="%.6g"
+    )
+    spares.spare_rows(table, scratch, USER_SETS).to_csv(
+        OUT / "spares.csv", index=False, float_format="%.6g"
     )
     classes.progress("the validated model error's effect on each class / full ratio")
     bias = classes.model_error_rows(table, scratch, USER_SETS)
