@@ -406,6 +406,19 @@ def _best_row(front: pd.DataFrame, objs: list[str], mx: list[bool], i: int) -> p
     return front.sort_values(keys, ascending=asc, kind="mergesort").iloc[0]
 
 
+def best_design(
+    table: pd.DataFrame, case: str, die_class: str, obj: str, basis: str = "cost"
+) -> pd.Series | None:
+    """A class's best design for ``obj`` at ``basis`` (its classes.csv row); None if absent."""
+    rows = table[
+        (table["case"] == case)
+        & (table["die_class"] == die_class)
+        & (table["price_basis"] == basis)
+        & (table["objective"] == obj)
+    ]
+    return None if rows.empty else rows.iloc[0]
+
+
 def class_rows(results: list[dict[str, Any]]) -> pd.DataFrame:
     """classes.csv: per case x class x basis x objective, the best design the search found,
     every searched parameter and metric, and the exact sweep's best value beside it."""

@@ -350,10 +350,15 @@ def _drivers(d: dict[str, pd.DataFrame]) -> str:
     return "\n".join(out)
 
 
+def _present(d: dict[str, pd.DataFrame], key: str) -> pd.DataFrame | None:
+    """The results file ``key`` when it was written and has rows (older results lack some)."""
+    df = d.get(key)
+    return None if df is None or df.empty else df
+
+
 def _breakeven(d: dict[str, pd.DataFrame]) -> str:
     """EVIDENCE: the value of each deciding assumption at which the runner-up ties."""
-    be = d.get("breakeven")
-    if be is None or be.empty:
+    if (be := _present(d, "breakeven")) is None:
         return ""
     out = [
         "### What would flip it (breakeven.csv)",
@@ -455,8 +460,7 @@ def _spares_line(d: dict[str, pd.DataFrame]) -> str:
 
 def _spares(d: dict[str, pd.DataFrame]) -> str:
     """EVIDENCE: spares, p99 capacity and cost per token at each share of spare silicon."""
-    sp = d.get("spares")
-    if sp is None or sp.empty:
+    if (sp := _present(d, "spares")) is None:
         return ""
     out = [
         "### Spares per silicon (spares.csv)",

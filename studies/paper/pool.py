@@ -19,7 +19,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from classes import CLASSES, COST, POWER, SEARCHED, Job, _sets, class_spec, minimized
+from classes import (
+    CLASSES,
+    COST,
+    POWER,
+    SEARCHED,
+    Job,
+    _sets,
+    best_design,
+    class_spec,
+    minimized,
+)
 
 #: The decode cases, where weight copies and KV decide (FINDINGS: HBM is the largest line).
 POOL_CASES = ("llama3-70b-decode", "llama3-405b-decode")
@@ -67,15 +77,9 @@ def pool_rows(classes: pd.DataFrame, scratch: str, user_sets: list[str]) -> pd.D
         job = Job(case, cls, "cost")
         model = api.load(class_spec(job, Path(scratch)), sets=_sets(job, user_sets))
         for obj in (COST, POWER):
-            best = classes[
-                (classes["case"] == case)
-                & (classes["die_class"] == cls)
-                & (classes["price_basis"] == "cost")
-                & (classes["objective"] == obj)
-            ]
-            if best.empty:
+            r = best_design(classes, case, cls, obj)
+            if r is None:
                 continue
-            r = best.iloc[0]
             params = _grid({p: r[p] for p in SEARCHED})
             n = len(params["memory_pool"])
             with np.errstate(all="ignore"):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from classes import CLASSES, COST, SEARCHED, Job, _sets, class_spec
+from classes import CLASSES, COST, SEARCHED, Job, _sets, best_design, class_spec
 
 #: Cases where the classes' replicas differ most in size (70B on 1-2 GPUs of a reticle die,
 #: 405B on 4-16).
@@ -39,18 +39,13 @@ def spare_rows(classes: pd.DataFrame, scratch: str, user_sets: list[str]) -> pd.
 
     rows = []
     for case, cls in itertools.product(SPARE_CASES, CLASSES):
-        best = classes[
-            (classes["case"] == case)
-            & (classes["die_class"] == cls)
-            & (classes["price_basis"] == "cost")
-            & (classes["objective"] == COST)
-        ]
-        if best.empty:
+        best = best_design(classes, case, cls, COST)
+        if best is None:
             continue
         job = Job(case, cls, "cost")
         model = api.load(class_spec(job, Path(scratch)), sets=_sets(job, user_sets))
         params: dict[str, np.ndarray] = {
-            p: np.full(len(SHARES), best.iloc[0][p], dtype=object) for p in SEARCHED
+            p: np.full(len(SHARES), best[p], dtype=object) for p in SEARCHED
         }
         params = {k: v.astype(float) if k not in _NAMES else v for k, v in params.items()}
         params["spare_silicon_fraction"] = np.asarray(SHARES, float)
