@@ -222,6 +222,20 @@ def decomposition(r: pd.Series) -> dict[str, float]:
     return out
 
 
+def _cost_why(cl: pd.DataFrame, case: str, die_class: str) -> str:
+    """'; vs the full die: LINE -x, LINE +y ...': the cost lines (milli-USD/Mtok delivered) where
+    a class's cost-best design differs most from the full die's on ``case``."""
+    rows = cl[(cl["case"] == case) & (cl["price_basis"] == "cost") & (cl["objective"] == COST)]
+    mine, full = rows[rows["die_class"] == die_class], rows[rows["die_class"] == "full"]
+    if mine.empty or full.empty or "cost.tco_usd" not in cl.columns:
+        return ""
+    a, b = decomposition(mine.iloc[0]), decomposition(full.iloc[0])
+    diff = sorted(((a[k] - b[k], k) for k in a), key=lambda t: -abs(t[0]))[:3]
+    return "; vs the full die, milli-USD/Mtok: " + ", ".join(
+        f"{k} {1000 * v:+.2f}" for v, k in diff
+    )
+
+
 def _decomp_text(r: pd.Series) -> str:
     parts = decomposition(r)
     return " + ".join(f"{k} {1000 * v:.2f}" for k, v in parts.items() if abs(v) > 5e-7)
@@ -525,7 +539,10 @@ def _in_short(d: dict[str, pd.DataFrame]) -> str:
     s_off = sp[sp["die_class"].isin(OFF_PACKAGE)]
     most = s_off.loc[s_off["wins_fraction"].idxmax()] if len(s_off) else None
     if wins_off:
-        text = "; ".join(f"{c} on {k} {NAMES[o]} ({_x(g)})" for g, c, k, o in sorted(wins_off))
+        text = "; ".join(
+            f"{c} on {k} {NAMES[o]} ({_x(g)}{_cost_why(cl, k, c) if o == COST else ''})"
+            for g, c, k, o in sorted(wins_off)
+        )
         out.append(
             f"- **Off-package Lite-GPUs** (half, quarter, eighth dies, each its own "
             f"package, joined by the searched fabric) win: {text}."
