@@ -245,5 +245,8 @@ def scenario_best(
         per[i] = np.where(ok & np.isfinite(metrics[obj]), metrics[obj], np.nan)
     if not np.isfinite(per).any():
         return np.full(n, np.nan)
-    with np.errstate(all="ignore"):
-        return np.nanmin(per, 0) if minimized(obj) else np.nanmax(per, 0)
+    # a scenario no front design meets is NaN by design (numpy warns of an all-NaN column)
+    bad = np.inf if minimized(obj) else -np.inf
+    kept = np.where(np.isnan(per), bad, per)
+    best = kept.min(0) if minimized(obj) else kept.max(0)
+    return np.where(np.isnan(per).all(0), np.nan, best)
