@@ -232,6 +232,11 @@ def run_study(
     return study
 
 
+#: Without a claim lock, a batch is claimed at once while the free trials hold this many
+#: batches (so that many workers claiming together still fit), one trial at a time after.
+LOCKLESS_BATCHES = 8
+
+
 def _claim(
     study: optuna.Study, planner: BatchPlanner, trials: int, *, batch: bool
 ) -> tuple[list[int], int]:
@@ -245,11 +250,12 @@ def _claim(
         if finished >= trials or free <= 0:
             return [], finished
         size = planner.size(study, free) if batch else 1
-        if has_claim_lock(storage):
+        if has_claim_lock(storage) or free >= LOCKLESS_BATCHES * size:
             return claim_trials(study, size), finished
-    # Without a lock, one at a time, each after a count: workers claiming together overshoot
-    # by at most one trial each, which they give back (``beyond_total``); a whole batch each
-    # would overshoot by up to a batch per worker.
+    # Without a lock, near the total, one at a time, each after a count: workers claiming
+    # together overshoot by at most one trial each, which they give back (``beyond_total``); a
+    # whole batch each would overshoot by up to a batch per worker. Far from the total a batch
+    # is claimed at once (a count per trial would read the whole study once per trial).
     claimed: list[int] = []
     while len(claimed) < size:
         if len(claimed) and sum(study_load(study)) >= trials:
