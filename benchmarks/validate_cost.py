@@ -148,6 +148,20 @@ def failures(res: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[str]
     return out
 
 
+def standing(res: list[dict[str, Any]]) -> str:
+    """Issue 40's criterion in one line: the cost lines and totals inside their published range,
+    the explained ones, and each one outside with its error."""
+    inside = sum(x["err"] == 0 for x in res)
+    explained = [x for x in res if x["err"] != 0 and x.get("explained")]
+    outside = [x for x in res if x["err"] != 0 and not x.get("explained")]
+    named = ", ".join(f"{x['gpu']} {x['line']} {_pct(x['err'])}" for x in outside)
+    return (
+        f"{inside} of {len(res)} cost lines and totals inside their published range, "
+        f"{len(explained)} outside with a definition that differs (explained), "
+        f"{len(outside)} outside unexplained" + (f": {named}" if named else "")
+    )
+
+
 def error(pred: float, low: float, high: float) -> float:
     """0 inside [low, high], else predicted / nearest bound - 1."""
     if pred < low:
@@ -216,6 +230,8 @@ def markdown(res: list[dict[str, Any]], missing: list[str], rows: list[dict[str,
         "Per GPU, US dollars; the error is 0 inside the published range, else "
         "predicted / nearest bound - 1.",
         "",
+        f"**Standing:** {standing(res)}.",
+        "",
         "| GPU | line | model | published | error | sources |",
         "|---|---|---:|---:|---:|---|",
     ]
@@ -276,6 +292,7 @@ def main() -> None:
               f"published {pub:<13} {_pct(x['err'])}")  # fmt: skip
     if missing:
         print("no preset:", ", ".join(missing))
+    print(standing(res))
     bad = failures(res, rows)
     for b in bad:
         print("OUTSIDE:", b)

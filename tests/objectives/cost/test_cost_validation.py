@@ -138,11 +138,12 @@ def test_gpu_hour_ratios_and_nameplate_power(rows):
 
 def test_check_fails_only_on_the_unexplained_rows(res, rows):
     """Every bounded row is inside its tolerance, or its row says how its definition differs
-    and names a second source (H100 test & assembly, B200 scrap and auxiliary)."""
+    and names a second source (H100 HBM and test & assembly, B200 scrap and auxiliary)."""
     vc, r = res
     assert vc.failures(r, rows) == []
     explained = {(x["gpu"], x["line"]) for x in r if x.get("explained")}
     assert explained == {
+        ("h100-sxm", "hbm"),
         ("h100-sxm", "test_assembly"),
         ("b200", "scrap"),
         ("b200", "auxiliary"),
@@ -161,3 +162,28 @@ def test_test_time_ratio_is_the_fit_row_of_the_hopper_insertions(rows):
     assert "fit row" in row["src"]
     assert row["pred"] == pytest.approx(15 * 1600 / (8 * 814), rel=1e-9)
     assert row["err"] == 0.0
+
+
+def test_h100_hbm_is_five_stacks_at_the_published_rate_per_gb(res):
+    """SZ's ~$1,500 counts six 16 GB stacks at ~$15/GB; the H100 SXM5's 80 GB are five. At
+    that rate (also OKX's 2025 figure) five stacks are 5 x 16 x 15 = $1,200 by hand, and the
+    model's line is within 5 % of it, as the explained row says (-3.3 %)."""
+    _, r = res
+    hbm = next(x for x in r if (x["gpu"], x["line"]) == ("h100-sxm", "hbm"))
+    assert hbm["pred"] / (5 * 16 * 15.0) - 1 == pytest.approx(-0.033, abs=0.002)
+    assert "six 16 GB stacks" in hbm["explained"] and "OKX" in hbm["explained"]
+
+
+def test_standing_counts_every_line_once(res):
+    """The one-line standing printed and written to docs/validation.md: inside + explained +
+    unexplained = all lines, and every unexplained line is named with its error."""
+    vc, r = res
+    line = vc.standing(r)
+    inside = sum(x["err"] == 0 for x in r)
+    unexplained = [x for x in r if x["err"] != 0 and not x.get("explained")]
+    explained = len(r) - inside - len(unexplained)
+    assert line.startswith(f"{inside} of {len(r)} cost lines")
+    assert f"{explained} outside with a definition that differs" in line
+    assert f"{len(unexplained)} outside unexplained" in line
+    for x in unexplained:
+        assert f"{x['gpu']} {x['line']} " in line
