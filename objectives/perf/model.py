@@ -94,6 +94,25 @@ class Arch:
         return q + kv + self.heads * self.v_dim * h
 
     @property
+    def lora_params_per_rank(self) -> float:
+        """Trainable weights of one layer's LoRA adapters per unit of rank: r x (in + out) for
+        each linear projection (q, k, v, o and the MLP's matrices; Hu et al., ICLR 2022). Dense,
+        non-MLA layers only (``lora_refusal`` says why not for the others)."""
+        h, q_out, v_out = self.hidden, self.heads * self.head_dim, self.heads * self.v_dim
+        attn = (h + q_out) + 2 * h + self.kv_heads * (self.head_dim + self.v_dim) + (v_out + h)
+        return attn + self.ffn_matrices * (h + (self.dense_ffn or self.ffn))
+
+    @property
+    def lora_refusal(self) -> str:
+        """Why LoRA is not modelled for this model ('' when it is): adapters on routed experts
+        and on MLA's latent projections have no agreed placement to count."""
+        if self.experts > 1:
+            return "mixture-of-experts models (adapters on routed experts)"
+        if self.mla:
+            return "MLA attention (adapters on its latent projections)"
+        return ""
+
+    @property
     def expert_params(self) -> float:
         return self.ffn_matrices * self.hidden * self.ffn
 

@@ -38,6 +38,7 @@ _INTEGERS = (
     ("cp", 1, None, 1),
     ("micro_batch", 1, None, 1),
     ("ep", 1, None, 1),
+    ("lora_rank", 0, None, 0),
 )
 
 

@@ -43,6 +43,12 @@ per micro-batch of ``micro_batch`` sequences (``tokens`` = micro_batch x sequenc
   parallelism, 34·s·b·h/t with selective recomputation, 2·s·b·h/t (the layer input) with full
   recomputation; ``auto`` recomputes the fewest whole layers that fit, ``recompute_layers``
   pins how many layers per stage (Megatron's ``recompute_num_layers``).
+* LoRA (``lora_rank`` r > 0, Hu et al., ICLR 2022): the base weights are frozen, so their
+  backward computes activation gradients only (forward + backward = 2x forward for the base
+  GEMMs and the LM head, still 3x for attention and the adapters); the adapters' r x (in + out)
+  weights per projection are the only trainable ones: their gradients alone are accumulated,
+  reduced over data parallelism and updated, and only they carry gradients and optimizer state
+  (the frozen weights keep their bf16 copy, sharded with ZeRO-3, whose all-gathers stay).
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import tech
+from objectives.errors import ContextError
 from objectives.fabric.topology import SWITCHED
 from objectives.perf.model import Arch
 from objectives.perf.network import allgather_s, allreduce_s, p2p_s
@@ -124,7 +131,10 @@ def _layer(st: Step) -> dict[str, Any]:
     # MoE layers' share of the layers, and the routed experts' weights of the mean layer
     moe_share = (1.0 if a.legacy else a.moe_fraction) if st.moe else 0.0
     routed_params = moe_share * a.experts * a.expert_params if st.moe else 0.0
-    t_gemm = 3 * 2 * tokens * a.layer_active_params / tp / st.block_rate
+    adapters = st.opt["lora_rank"] * (a.lora_params_per_rank if not a.lora_refusal else 0.0)
+    frozen = adapters > 0  # LoRA: the base weights get no weight-gradient GEMM
+    passes = np.where(frozen, 2.0, 3.0) * a.layer_active_params + 3.0 * adapters
+    t_gemm = passes * 2 * tokens / tp / st.block_rate
     scored = a.attn_flops_per_query(st.seq * (st.seq + 1) / 2)
     t_attn = 3 * st.mbs * scored / (tp * st.cp) / st.attn_rate
     elem = (
@@ -142,7 +152,8 @@ def _layer(st: Step) -> dict[str, Any]:
             a.experts_per_token * a.hidden
         )
     local_layer = a.layer_params - (1 - 1 / st.ep) * routed_params
-    grad_acc = tech(d, "train_grad_accum_bytes_per_param") * local_layer / tp
+    trainable = np.where(frozen, adapters, local_layer)
+    grad_acc = tech(d, "train_grad_accum_bytes_per_param") * trainable / tp
     t_mem = (tokens * elem / tp + grad_acc) / st.hbm_rate
     t_layer = t_gemm + t_attn + t_mem + tech(d, "train_layer_overhead_s")
     if st.moe:
@@ -156,6 +167,8 @@ def _layer(st: Step) -> dict[str, Any]:
         "expert_layer": routed_params / st.ep,  # the routed experts one GPU holds of a layer
         "grad_acc": grad_acc,
         "moe_share": moe_share,
+        "adapters": adapters,  # LoRA weights of one layer (0: full training)
+        "frozen": frozen,
     }
 
 
@@ -190,7 +203,13 @@ def _bytes_per_s(st: Step, group: Any) -> Any:
 
 
 def _data_parallel(
-    st: Step, params_gpu: Any, experts_gpu: Any, t_micro: Any, micro: Any
+    st: Step,
+    params_gpu: Any,
+    experts_gpu: Any,
+    t_micro: Any,
+    micro: Any,
+    *,
+    lora: tuple[Any, Any] = (0.0, False),
 ) -> tuple[Any, Any]:
     """(exposed gradient / weight collectives, optimizer step) seconds per step.
 
@@ -200,11 +219,14 @@ def _data_parallel(
     state through HBM. The routed experts' gradients reduce over their own expert-data-parallel
     group (dp x cp / ep ranks, ``ep`` apart: Megatron-Core places EP inside DP), a second
     collective after the dense weights' one; its members leave the scale-up domain as soon as
-    tp x ep fills it."""
+    tp x ep fills it. With LoRA (``lora`` = (adapter weights per GPU, frozen)) only the
+    adapters' gradients reduce and only they are updated and re-gathered; ZeRO-3 still gathers
+    the frozen weights for every forward and backward."""
     zero, shard = st.opt["zero_stage"], st.shard
-    grads = params_gpu * BF16
-    t_rs = _dp_gather_s(st.d, st.hw, grads, shard, st.tp, st.alpha)  # reduce-scatter: same
-    opt_params = params_gpu / np.where(zero >= 1, shard, 1.0)
+    adapters_gpu, frozen = lora
+    trainable = np.where(frozen, adapters_gpu, params_gpu)
+    t_rs = _dp_gather_s(st.d, st.hw, trainable * BF16, shard, st.tp, st.alpha)  # RS: same
+    opt_params = trainable / np.where(zero >= 1, shard, 1.0)
     if st.moe:
         edp = expert_shard(st)
         dense = (params_gpu - experts_gpu) * BF16
@@ -214,13 +236,15 @@ def _data_parallel(
         opt_params = (params_gpu - experts_gpu) / np.where(
             zero >= 1, shard, 1.0
         ) + experts_gpu / np.where(zero >= 1, edp, 1.0)
-    t_fwd = t_micro / 3
-    t_bwd = 2 * t_fwd
-    rs_x, ag_fwd_x = np.maximum(t_rs - t_bwd, 0.0), np.maximum(t_rs - t_fwd, 0.0)
+    t_w = _dp_gather_s(st.d, st.hw, params_gpu * BF16, shard, st.tp, st.alpha)
+    t_ag = np.where(frozen & (zero >= 3), t_w, t_rs)  # ZeRO-3 gathers the weights it computes with
+    t_fwd = t_micro / np.where(frozen, 2.0, 3.0)
+    t_bwd = np.where(frozen, 1.0, 2.0) * t_fwd
+    rs_x, ag_fwd_x = np.maximum(t_rs - t_bwd, 0.0), np.maximum(t_ag - t_fwd, 0.0)
     # ZeRO-3 gathers the weights again for the backward, on the same links as the gradients'
     # reduce-scatter: both share the backward (PyTorch FSDP FULL_SHARD prefetches the next
     # layer's all-gather while the previous layer's reduce-scatter runs).
-    bwd_x = np.maximum(2 * t_rs - t_bwd, 0.0)
+    bwd_x = np.maximum(t_ag + t_rs - t_bwd, 0.0)
     t_dp = np.where(
         zero >= 3, micro * (ag_fwd_x + bwd_x), np.where(zero >= 2, micro, 1.0) * rs_x + ag_fwd_x
     )
@@ -242,6 +266,9 @@ def train(
     micro-batch."""
     tp, pp = model_parallel
     st = make_step(d, hw, a, s, (tp, pp, replicas))
+    if a.lora_refusal and np.any(st.opt["lora_rank"] > 0):
+        msg = f"LoRA is modelled for dense models, not for {a.lora_refusal}; set lora_rank: 0"
+        raise ContextError("workload.lora_rank", msg)
     micro = np.maximum(batch / st.mbs, 1.0)  # micro-batches per step
     n_l, seq, tokens = st.n_l, st.seq, st.tokens
 
@@ -251,7 +278,8 @@ def train(
     v = np.minimum(st.opt["pp_interleave"], n_l)  # at least one layer per virtual stage
     ly = _layer(st)
     t_layer = ly["t_layer"]
-    head_gemm = 3 * 2 * tokens * a.embedding_params / tp / st.gemm_rate
+    passes = np.where(ly["frozen"], 2.0, 3.0)  # a frozen LM head: no weight gradient
+    head_gemm = passes * 2 * tokens * a.embedding_params / tp / st.gemm_rate
     head_mem = tokens * a.vocab / tp * tech(d, "train_logit_bytes_per_vocab") / st.hbm_rate
     t_head = head_gemm + head_mem
     t_stage = np.maximum(n_l * t_layer, (n_l - spare) * t_layer + t_head)
@@ -260,22 +288,24 @@ def train(
 
     # Per micro-batch: compute (with the recomputed forwards), TP, CP and EP traffic, stage
     # sends; the pipeline's bubble; then data parallelism and the optimizer.
-    t_compute = t_stage + frac * n_l * t_layer / 3
+    t_compute = t_stage + frac * n_l * t_layer / np.where(ly["frozen"], 2.0, 3.0)
     t_tp, t_cp, t_ep, t_p2p = _comm(st, ly, frac, v)
     t_micro = t_compute + t_tp + t_cp + t_ep + t_p2p
     t_pipe = micro * t_micro * (1 + bubble_fraction(pp, micro, v))
     experts_gpu = n_l * ly["expert_layer"] / tp
-    t_dp, t_opt = _data_parallel(st, params_gpu, experts_gpu, t_micro, micro)
+    lora = (n_l * ly["adapters"] / tp, ly["frozen"])
+    t_dp, t_opt = _data_parallel(st, params_gpu, experts_gpu, t_micro, micro, lora=lora)
     t_step = t_pipe + t_dp + t_opt
 
     model_flops = batch * (
-        6 * seq * (a.layers * a.layer_active_params + a.embedding_params)
+        2 * passes * seq * (a.layers * a.layer_active_params + a.embedding_params)
+        + 6 * seq * a.layers * ly["adapters"]
         + 3 * a.layers * a.attn_flops_per_query(seq * (seq + 1) / 2)
     )
     util = model_flops / (t_step * (tp * pp * st.cp) * st.peak)
     # HBM traffic per GPU: weights read fwd, bwd-data, bwd-weight, plus the streamed work
     streamed = n_l * (tokens * ly["elem"] / tp + ly["grad_acc"])
-    hbm = micro * (3 * params_gpu * s.bytes_per_elem + streamed)
+    hbm = micro * (passes * params_gpu * s.bytes_per_elem + streamed)
     return {
         "replica_tokens_per_s": batch * seq / t_step,
         "ttft_s": t_step,

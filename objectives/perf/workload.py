@@ -73,6 +73,10 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     phase = str(wl.get("phase"))
     if phase not in PHASES:
         raise unknown_name("workload.phase", phase, PHASES, what="phase")
+    lora = wl.get("lora_rank")
+    if phase != "train" and lora is not None and np.any(np.asarray(lora, dtype=float) > 0):
+        msg = f"LoRA is a way to train: set phase: train with it, or lora_rank: 0 (got {phase!r})"
+        raise ContextError("workload.lora_rank", msg)
     software = str(wl.get("software", "megatron"))
     if phase == "train" and precision == "fp4" and software != "megatron":
         msg = (

@@ -274,6 +274,7 @@ class WorkloadPreset(_Forbid):
     micro_batch: _int(ge=1) = 1  # type: ignore[valid-type]
     recompute_layers: _int(ge=0) | None = None  # type: ignore[valid-type]
     tp_comm_overlap: bool = False
+    lora_rank: _int(ge=0) = 0  # type: ignore[valid-type]
     software: Literal["megatron", "pytorch-fsdp"] = "megatron"
 
 
