@@ -103,6 +103,7 @@ def design(row: dict[str, Any], data: dict[str, Any], tech: dict[str, Any] | Non
         "zero_stage": 3 if row["fsdp"] else 1,
         "tp_comm_overlap": bool(row["tp_comm_overlap"]),
         "software": row.get("software", "megatron"),
+        "lora_rank": row.get("lora_rank", 0),
     }
     if row["recompute"] in ("auto", "full", "selective", "none"):
         wl["recompute"] = row["recompute"]
@@ -178,6 +179,7 @@ def summary(res: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             x for x in val if not _is_moe(x) and x["row"]["src"] in OTHER_STACKS
         ],
         "validation moe": [x for x in val if _is_moe(x)],
+        "validation LoRA": [x for x in val if x["row"].get("lora_rank", 0) > 0],
         "validation all": val,
         # by GPU family (issue 36: target median <= 15 %, p90 <= 25 % each)
         "validation Hopper": [x for x in val if x["row"]["gpu"] in HOPPER],
