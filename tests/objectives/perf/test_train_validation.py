@@ -155,3 +155,17 @@ def test_training_family_meets_issue_36_target(res, family):
     vt, r = res
     v = vt.summary(r)[family]
     assert v["n"] >= 9 and v["median"] <= 0.15 and v["p90"] <= 0.25, v
+
+
+def test_lora_rows_are_predicted_within_five_percent(res):
+    """NeMo 24.07's LoRA fine-tuning rows (69-71, declared before evaluation, nothing fitted):
+    the frozen-weight step is within 5 % of each published tokens/s per GPU, and the published
+    LoRA / SFT ratio on Llama-2-7B (rows 69 / 66: 1.47) is above 1.3 in the model too."""
+    _, r = res
+    by = {x["row"]["id"]: x for x in r}
+    lora = [x for x in r if x["row"].get("lora_rank", 0) > 0]
+    assert {x["row"]["id"] for x in lora} == {69, 70, 71}
+    assert all(x["row"]["split"] == "validation" for x in lora)
+    for x in lora:
+        assert abs(x["err"]) <= 0.05, (x["row"]["id"], x["err"])
+    assert by[69]["pred"] / by[66]["pred"] > 1.3
