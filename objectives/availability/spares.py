@@ -19,6 +19,7 @@ share of the cluster, so one uncovered failure costs it more capacity.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,11 +55,11 @@ def provisioned_spares(design: Mapping[str, Any]) -> np.ndarray:
 
 def poisson_quantile(q: float, mean: ArrayLike) -> np.ndarray:
     """The smallest k with P(K <= k) >= q for K ~ Poisson(mean), vectorized: P(K <= k) of
-    ``poisson_cdf``, by integer bisection. The pmf summed up to the answer settles most
-    elements first (see ``_settled_by_sum``); the bisection runs on the rest."""
+    ``poisson_cdf``, by integer bisection. A table of the means where the answer steps up
+    settles most elements first (``_settled``); the bisection runs on the rest."""
     m = np.asarray(mean, float)
     hi = np.ceil(m + 10.0 * np.sqrt(m) + 10.0)  # P(K <= hi) >= q for any q < 1 - 1e-15
-    k, settled = _settled_by_sum(q, m, hi)
+    k, settled = _settled(q, m, hi)
     if settled.all():
         return k
     rest = ~settled
@@ -79,44 +80,63 @@ def _bisect(q: float, m: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return hi
 
 
-#: Where the pmf summed from k = 0 decides P(K <= k) >= q: the mean at most this (e^-m stays
-#: a normal double, at most ~60 terms)...
-_SUM_MAX_MEAN = 32.0
-#: ... and both P(K <= k - 1) and P(K <= k) farther than this from q. The sum of <= 60 positive
-#: terms is within ~1e-14 of P(K <= k), ``poisson_cdf`` within 2e-12 (tests/objectives/
-#: test_special.py), so outside the margin both compare with q alike: the bisection would
-#: give this k.
-_SUM_MARGIN = 1e-9
+#: The table covers means up to this (e^-m a normal double, ~60 terms of the pmf)...
+_TABLE_MAX_MEAN = 32.0
+#: ... and settles a mean where every P(K <= j) is farther than this from q: ``poisson_cdf``
+#: is within 2e-12 of it (tests/objectives/test_special.py), so it compares with q as the
+#: exact value does, and the bisection gives the exact quantile.
+_MARGIN = 1e-9
 
 
-def _settled_by_sum(q: float, m: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(k, settled): k the smallest with the summed pmf >= q, where ``settled`` the answer of
-    the bisection of ``poisson_cdf`` (the sum is clear of q by the margin at k - 1 and k)."""
+def _settled(q: float, m: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(k, settled): where ``settled``, the answer of the bisection of ``poisson_cdf``.
+
+    P(K <= j) falls with the mean, so the answer is the number of the table's steps below m
+    (``_steps``); a mean inside a step's band, where P(K <= j) is within 2 x the margin of
+    q, is left to the bisection."""
     k = np.array(hi, dtype=float, copy=True)
-    settled = np.zeros(m.shape, dtype=bool)
-    if not 0.0 < q < 1.0 - _SUM_MARGIN:
-        return k, settled
-    flat_k, flat_ok = k.reshape(-1), settled.reshape(-1)
-    idx = np.flatnonzero((m >= 0.0) & (m <= _SUM_MAX_MEAN))
-    mu = m.reshape(-1)[idx]
-    term = np.exp(-mu)
-    cdf = term.copy()
-    below = np.zeros(mu.shape)  # P(K <= k - 1); none below k = 0
-    j = 0.0
-    while idx.size:
-        done = cdf >= q
-        if done.any():
-            sure = done & (cdf - q > _SUM_MARGIN) & ((j == 0.0) | (q - below > _SUM_MARGIN))
-            sure &= j <= hi.reshape(-1)[idx]
-            flat_k[idx[sure]] = j
-            flat_ok[idx[sure]] = True
-            keep = ~done
-            idx, mu, term, cdf = idx[keep], mu[keep], term[keep], cdf[keep]
-        j += 1.0
-        below = cdf
-        term = term * mu / j
-        cdf = cdf + term
+    if not 4 * _MARGIN < q < 1.0 - 4 * _MARGIN:
+        return k, np.zeros(m.shape, dtype=bool)
+    edges = _steps(float(q))
+    i = np.searchsorted(edges, m, side="right")  # NaN sorts past every edge
+    half = i // 2
+    settled = (i % 2 == 0) & (m >= 0.0) & (m <= _TABLE_MAX_MEAN) & (half <= hi)
+    np.copyto(k, half, where=settled)
     return k, settled
+
+
+@functools.lru_cache(maxsize=8)
+def _steps(q: float) -> np.ndarray:
+    """[lo_1, hi_1, lo_2, hi_2, ...]: P(K <= j - 1) is q + 2 margin at mean lo_j and q - 2
+    margin at hi_j, so below lo_j the answer is at most j - 1 and above hi_j at least j.
+
+    Each by bisection on the mean of the pmf summed from 0 (within ~1e-14 of P(K <= j), far
+    inside the margin), until lo_j passes ``_TABLE_MAX_MEAN``. Computed once per q."""
+    n = np.arange(0.0, 4 * _TABLE_MAX_MEAN + 40.0)  # P(K <= n), past the table's last step
+    pair = []
+    for target in (q + 2 * _MARGIN, q - 2 * _MARGIN):
+        lo, hi = np.zeros(n.shape), n + 20.0 * np.sqrt(n + 1.0) + 40.0
+        for _ in range(120):  # P(K <= n) >= target at lo, < target at hi
+            mid = 0.5 * (lo + hi)
+            above = _summed_cdf(n, mid) >= target
+            lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+        pair.append(hi)
+    lo_j, hi_j = pair
+    last = int(np.argmax(lo_j > _TABLE_MAX_MEAN))
+    edges = np.stack([lo_j[: last + 1], hi_j[: last + 1]], axis=1).reshape(-1)
+    if not (lo_j[last] > _TABLE_MAX_MEAN and np.all(np.diff(edges) > 0)):
+        raise AssertionError(f"Poisson quantile table for q = {q} is not increasing")
+    return edges
+
+
+def _summed_cdf(n: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """P(K <= n) for K ~ Poisson(m), the pmf summed from 0 (m up to ~700)."""
+    term = np.exp(-m)
+    total = term.copy()
+    for i in range(1, int(n.max()) + 1):
+        term = term * m / i
+        total = np.where(i <= n, total + term, total)
+    return total
 
 
 def capacity_quantile(

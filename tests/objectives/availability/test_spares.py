@@ -35,8 +35,9 @@ def test_by_hand_big_replicas_lose_more_at_the_tail() -> None:
 
 
 def test_summed_pmf_gives_the_bisection_answer() -> None:
-    """The fast path (the pmf summed from 0) answers what bisecting poisson_cdf answers, over
-    means on both sides of where it hands over, quantiles near 0 and 1, and the odd inputs."""
+    """The fast path (a table of the means where the answer steps up) answers what bisecting
+    poisson_cdf answers, over
+    means on both sides of where the table ends, quantiles near 0 and 1, and odd inputs."""
     from objectives.availability.spares import _bisect
 
     rng = np.random.default_rng(7)
