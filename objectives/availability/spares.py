@@ -58,13 +58,18 @@ def poisson_quantile(q: float, mean: ArrayLike) -> np.ndarray:
     ``poisson_cdf``, by integer bisection. A table of the means where the answer steps up
     settles most elements first (``_settled``); the bisection runs on the rest."""
     m = np.asarray(mean, float)
-    hi = np.ceil(m + 10.0 * np.sqrt(m) + 10.0)  # P(K <= hi) >= q for any q < 1 - 1e-15
-    k, settled = _settled(q, m, hi)
+    k, settled = _settled(q, m)
     if settled.all():
         return k
     rest = ~settled
-    k[rest] = _bisect(q, m[rest], hi[rest])
+    mr = m[rest]
+    k[rest] = _bisect(q, mr, _bisect_top(mr))
     return k
+
+
+def _bisect_top(m: np.ndarray) -> np.ndarray:
+    """Where the bisection starts: P(K <= top) >= q for any q < 1 - 1e-15."""
+    return np.ceil(m + 10.0 * np.sqrt(m) + 10.0)
 
 
 def _bisect(q: float, m: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -88,21 +93,18 @@ _TABLE_MAX_MEAN = 32.0
 _MARGIN = 1e-9
 
 
-def _settled(q: float, m: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _settled(q: float, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(k, settled): where ``settled``, the answer of the bisection of ``poisson_cdf``.
 
     P(K <= j) falls with the mean, so the answer is the number of the table's steps below m
     (``_steps``); a mean inside a step's band, where P(K <= j) is within 2 x the margin of
     q, is left to the bisection."""
-    k = np.array(hi, dtype=float, copy=True)
     if not 4 * _MARGIN < q < 1.0 - 4 * _MARGIN:
-        return k, np.zeros(m.shape, dtype=bool)
+        return np.zeros(m.shape), np.zeros(m.shape, dtype=bool)
     edges = _steps(float(q))
     i = np.searchsorted(edges, m, side="right")  # NaN sorts past every edge
-    half = i // 2
-    settled = (i % 2 == 0) & (m >= 0.0) & (m <= _TABLE_MAX_MEAN) & (half <= hi)
-    np.copyto(k, half, where=settled)
-    return k, settled
+    settled = (i % 2 == 0) & (m >= 0.0) & (m <= _TABLE_MAX_MEAN)
+    return (i // 2).astype(float), settled
 
 
 @functools.lru_cache(maxsize=8)
@@ -124,8 +126,10 @@ def _steps(q: float) -> np.ndarray:
     lo_j, hi_j = pair
     last = int(np.argmax(lo_j > _TABLE_MAX_MEAN))
     edges = np.stack([lo_j[: last + 1], hi_j[: last + 1]], axis=1).reshape(-1)
-    if not (lo_j[last] > _TABLE_MAX_MEAN and np.all(np.diff(edges) > 0)):
-        raise AssertionError(f"Poisson quantile table for q = {q} is not increasing")
+    # the table's answers never pass where the bisection starts: above hi_j it answers j
+    below_top = n[1 : last + 2] <= _bisect_top(hi_j[: last + 1])
+    if not (lo_j[last] > _TABLE_MAX_MEAN and np.all(np.diff(edges) > 0) and below_top.all()):
+        raise AssertionError(f"Poisson quantile table for q = {q} is out of order")
     return edges
 
 
