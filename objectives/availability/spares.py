@@ -104,7 +104,7 @@ def _settled(q: float, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     edges = _steps(float(q))
     i = np.searchsorted(edges, m, side="right")  # NaN sorts past every edge
     settled = (i % 2 == 0) & (m >= 0.0) & (m <= _TABLE_MAX_MEAN)
-    return (i // 2).astype(float), settled
+    return np.array(i // 2, dtype=float), np.asarray(settled)
 
 
 @functools.lru_cache(maxsize=8)
