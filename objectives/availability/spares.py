@@ -91,6 +91,8 @@ _TABLE_MAX_MEAN = 32.0
 #: is within 2e-12 of it (tests/objectives/test_special.py), so it compares with q as the
 #: exact value does, and the bisection gives the exact quantile.
 _MARGIN = 1e-9
+#: Fewer means than this are bisected (the table costs ~4 ms to build, once per q).
+_TABLE_FROM = 256
 
 
 def _settled(q: float, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -99,48 +101,57 @@ def _settled(q: float, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     P(K <= j) falls with the mean, so the answer is the number of the table's steps below m
     (``_steps``); a mean inside a step's band, where P(K <= j) is within 2 x the margin of
     q, is left to the bisection."""
-    if not 4 * _MARGIN < q < 1.0 - 4 * _MARGIN:
+    if m.size < _TABLE_FROM or not 4 * _MARGIN < q < 1.0 - 4 * _MARGIN:
         return np.zeros(m.shape), np.zeros(m.shape, dtype=bool)
-    edges = _steps(float(q))
+    edges, cover = _steps(float(q))
     i = np.searchsorted(edges, m, side="right")  # NaN sorts past every edge
-    settled = (i % 2 == 0) & (m >= 0.0) & (m <= _TABLE_MAX_MEAN)
+    settled = (i % 2 == 0) & (m >= 0.0) & (m <= cover)
     return np.array(i // 2, dtype=float), np.asarray(settled)
 
 
 @functools.lru_cache(maxsize=8)
-def _steps(q: float) -> np.ndarray:
-    """[lo_1, hi_1, lo_2, hi_2, ...]: P(K <= j - 1) is q + 2 margin at mean lo_j and q - 2
-    margin at hi_j, so below lo_j the answer is at most j - 1 and above hi_j at least j.
+def _steps(q: float) -> tuple[np.ndarray, float]:
+    """([lo_1, hi_1, lo_2, hi_2, ...], the largest mean they settle): P(K <= j - 1) is
+    q + 2 margin at mean lo_j and q - 2 margin at hi_j, so below lo_j the answer is at most
+    j - 1 and above hi_j at least j.
 
     Each by bisection on the mean of the pmf summed from 0 (within ~1e-14 of P(K <= j), far
-    inside the margin), until lo_j passes ``_TABLE_MAX_MEAN``. Computed once per q."""
-    n = np.arange(0.0, 4 * _TABLE_MAX_MEAN + 40.0)  # P(K <= n), past the table's last step
-    pair = []
-    for target in (q + 2 * _MARGIN, q - 2 * _MARGIN):
-        lo, hi = np.zeros(n.shape), n + 20.0 * np.sqrt(n + 1.0) + 40.0
-        for _ in range(120):  # P(K <= n) >= target at lo, < target at hi
-            mid = 0.5 * (lo + hi)
-            above = _summed_cdf(n, mid) >= target
-            lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
-        pair.append(hi)
-    lo_j, hi_j = pair
-    last = int(np.argmax(lo_j > _TABLE_MAX_MEAN))
-    edges = np.stack([lo_j[: last + 1], hi_j[: last + 1]], axis=1).reshape(-1)
-    # the table's answers never pass where the bisection starts: above hi_j it answers j
-    below_top = n[1 : last + 2] <= _bisect_top(hi_j[: last + 1])
-    if not (lo_j[last] > _TABLE_MAX_MEAN and np.all(np.diff(edges) > 0) and below_top.all()):
-        raise AssertionError(f"Poisson quantile table for q = {q} is out of order")
-    return edges
+    inside the margin), up to the first lo_j past ``_TABLE_MAX_MEAN``. Once per q (~3 ms)."""
+    top = _TABLE_MAX_MEAN
+    k, term, cdf = 0, np.exp(-top), np.exp(-top)
+    while cdf <= q + 2 * _MARGIN:  # the last row: P(K <= k) at the table's top mean above q
+        k += 1
+        term *= top / k
+        cdf += term
+    n = np.arange(0.0, k + 1.0)
+    rows = np.concatenate([n, n])
+    target = np.repeat([q + 2 * _MARGIN, q - 2 * _MARGIN], n.size)
+    lo, hi = np.zeros(rows.shape), rows + 20.0 * np.sqrt(rows + 1.0) + 40.0
+    for _ in range(64):  # P(K <= n) >= target at lo, < target at hi (to the last bit)
+        mid = 0.5 * (lo + hi)
+        above = _summed_cdf(rows, mid) >= target
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    lo_j, hi_j = hi[: n.size], hi[n.size :]
+    # Steps in order (each band past the one before: q near 1 widens them until they meet),
+    # and the table's answers below where the bisection starts (above hi_j it answers j + 1)
+    good = (lo_j < hi_j) & (n + 1.0 <= _bisect_top(hi_j))
+    good[1:] &= lo_j[1:] > hi_j[:-1]
+    end = int(np.argmin(good)) if not good.all() else n.size
+    past = np.flatnonzero(lo_j[:end] > _TABLE_MAX_MEAN)
+    end = int(past[0]) + 1 if past.size else end
+    edges = np.stack([lo_j[:end], hi_j[:end]], axis=1).reshape(-1)
+    # below the last step's band every P(K <= j) from there on is above q: settled
+    return edges, min(_TABLE_MAX_MEAN, float(lo_j[end - 1])) if end else -np.inf
 
 
 def _summed_cdf(n: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """P(K <= n) for K ~ Poisson(m), the pmf summed from 0 (m up to ~700)."""
-    term = np.exp(-m)
-    total = term.copy()
-    for i in range(1, int(n.max()) + 1):
-        term = term * m / i
-        total = np.where(i <= n, total + term, total)
-    return total
+    """P(K <= n) for K ~ Poisson(m), row by row: the pmf summed from 0 (m up to ~700)."""
+    width = int(n.max()) + 1
+    terms = np.empty((n.size, width))
+    terms[:, 0] = np.exp(-m)
+    terms[:, 1:] = m[:, None] / np.arange(1.0, width)  # p(i) = p(i - 1) m / i
+    cdf = np.cumsum(np.cumprod(terms, axis=1), axis=1)
+    return cdf[np.arange(n.size), n.astype(np.intp)]
 
 
 def capacity_quantile(
