@@ -91,8 +91,6 @@ _TABLE_MAX_MEAN = 32.0
 #: is within 2e-12 of it (tests/objectives/test_special.py), so it compares with q as the
 #: exact value does, and the bisection gives the exact quantile.
 _MARGIN = 1e-9
-#: Fewer means than this are bisected (the table costs ~4 ms to build, once per q).
-_TABLE_FROM = 256
 
 
 def _settled(q: float, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -101,7 +99,7 @@ def _settled(q: float, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     P(K <= j) falls with the mean, so the answer is the number of the table's steps below m
     (``_steps``); a mean inside a step's band, where P(K <= j) is within 2 x the margin of
     q, is left to the bisection."""
-    if m.size < _TABLE_FROM or not 4 * _MARGIN < q < 1.0 - 4 * _MARGIN:
+    if not 4 * _MARGIN < q < 1.0 - 4 * _MARGIN:
         return np.zeros(m.shape), np.zeros(m.shape, dtype=bool)
     edges, cover = _steps(float(q))
     i = np.searchsorted(edges, m, side="right")  # NaN sorts past every edge

@@ -51,4 +51,4 @@ def test_step_table_gives_the_bisection_answer() -> None:
     for q in (1e-6, 0.5, 0.99, 0.999, 1 - 1e-7, 1 - 5e-9, 1 - 1e-9, 1.0):
         np.testing.assert_array_equal(poisson_quantile(q, m), _bisect(q, m, hi))
     # P(K <= 1) at m = 2 is 3 e^-2 = 0.406: a q that close defers to the bisection
-    assert poisson_quantile(3 * np.exp(-2.0), np.full(300, 2.0)).tolist() == [1.0] * 300
+    assert float(poisson_quantile(3 * np.exp(-2.0), 2.0)) == 1.0
