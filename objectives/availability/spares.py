@@ -117,7 +117,7 @@ def _steps(q: float) -> tuple[np.ndarray, float]:
     inside the margin), up to the first lo_j past ``_TABLE_MAX_MEAN``. Once per q (~3 ms)."""
     top = _TABLE_MAX_MEAN
     k, term, cdf = 0, np.exp(-top), np.exp(-top)
-    while cdf <= q + 2 * _MARGIN:  # the last row: P(K <= k) at the table's top mean above q
+    while cdf <= q + 2 * _MARGIN and k < 1000:  # the last row: P(K <= k) above q at the top
         k += 1
         term *= top / k
         cdf += term
@@ -125,13 +125,13 @@ def _steps(q: float) -> tuple[np.ndarray, float]:
     rows = np.concatenate([n, n])
     target = np.repeat([q + 2 * _MARGIN, q - 2 * _MARGIN], n.size)
     lo, hi = np.zeros(rows.shape), rows + 20.0 * np.sqrt(rows + 1.0) + 40.0
-    for _ in range(64):  # P(K <= n) >= target at lo, < target at hi (to the last bit)
+    for _ in range(64):  # P(K <= n) >= target at lo, < target at hi (to ~1e-17)
         mid = 0.5 * (lo + hi)
         above = _summed_cdf(rows, mid) >= target
         lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
     lo_j, hi_j = hi[: n.size], hi[n.size :]
     # Steps in order (each band past the one before: q near 1 widens them until they meet),
-    # and the table's answers below where the bisection starts (above hi_j it answers j + 1)
+    # answering below where the bisection starts (above the hi of P(K <= n): n + 1)
     good = (lo_j < hi_j) & (n + 1.0 <= _bisect_top(hi_j))
     good[1:] &= lo_j[1:] > hi_j[:-1]
     end = int(np.argmin(good)) if not good.all() else n.size
