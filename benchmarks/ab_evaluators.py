@@ -3,7 +3,9 @@
 Alternates child processes of the two code versions (``--old`` is a checkout of an earlier
 commit, e.g. ``git worktree add --detach /tmp/base <commit>``), each timing
 ``StudyModel.evaluate`` + constraints over the same quasi-random designs in chunks of 65,536
-with ``time.process_time`` (CPU seconds, so a loaded machine skews the ratio less than wall).
+with ``time.process_time`` (CPU seconds, so a loaded machine skews the ratio less than wall),
+freed arrays kept in the heap as ``dse`` runs (``dse.heap.keep_freed_arrays``: without it the
+page faults of fresh arrays vary with the heap's history and swamp the comparison).
 
     python benchmarks/ab_evaluators.py --old /tmp/base [--designs 524288] [--rounds 3] [--each]
 
@@ -27,6 +29,11 @@ sys.path.insert(0, root)
 import objectives
 assert objectives.__file__.startswith(root), objectives.__file__
 from dse import api
+try:  # as the dse command and bench_evaluators.py run (dse/heap.py)
+    from dse.heap import keep_freed_arrays
+    keep_freed_arrays()
+except ImportError:  # a checkout from before dse/heap.py
+    pass
 try:
     from dse.search.sweep.sweep import _sample_chunks
 except ImportError:  # a checkout from before dse/search/sweep/

@@ -32,3 +32,23 @@ def test_by_hand_big_replicas_lose_more_at_the_tail() -> None:
     assert float(capacity_quantile(8, 6, 2.0)) == 1.0
     assert float(capacity_quantile(8, 4, 2.0)) == pytest.approx(1 - 2 / 8)
     assert float(capacity_quantile(0, 4, 2.0)) == 0.0
+
+
+def test_step_table_gives_the_bisection_answer() -> None:
+    """The fast path (a table of the means where the answer steps up) answers what bisecting
+    poisson_cdf answers: means on both sides of where the table ends, right at its steps,
+    quantiles near 0 and 1, and odd inputs."""
+    from objectives.availability.spares import _bisect, _steps
+
+    rng = np.random.default_rng(7)
+    m = np.concatenate(
+        [rng.uniform(0, 8, 20000), np.logspace(-9, 2.5, 3000), [0.0, np.nan, np.inf, 32.0, 33.0]]
+    )
+    for q in (0.5, 0.99):  # at the steps and just beside them
+        at = _steps(q)[0]
+        m = np.concatenate([m, at, np.nextafter(at, 0.0), np.nextafter(at, 99.0)])
+    hi = np.ceil(m + 10.0 * np.sqrt(m) + 10.0)
+    for q in (1e-6, 0.5, 0.99, 0.999, 1 - 1e-7, 1 - 5e-9, 1 - 1e-9, 1.0):
+        np.testing.assert_array_equal(poisson_quantile(q, m), _bisect(q, m, hi))
+    # P(K <= 1) at m = 2 is 3 e^-2 = 0.406: a q that close defers to the bisection
+    assert float(poisson_quantile(3 * np.exp(-2.0), 2.0)) == 1.0
