@@ -17,6 +17,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from dse.errors import (
 from dse.search.storage import JOURNAL_FILE, existing_study_dir, hide_password, studies_root
 from dse.spec.atomic import write_text_atomic
 from dse.spec.messages import short_repr
+from dse.spec.pydantic_errors import pydantic_problems
 from dse.spec.schema import StudySpec
 from dse.spec.yamlio import LineMap, load_yaml
 
@@ -186,8 +188,8 @@ def _schema_problems(lock: dict[str, Any], where: _Where) -> list[Problem]:
         out += _robust_problems(spec.pop("robust"), where)
     try:
         StudySpec.model_validate(spec)
-    except ValidationError as exc:
-        out += [where.at(_loc(err), _message(err)) for err in exc.errors()]
+    except ValidationError as exc:  # in the spec's words, with the lock's hint
+        out += pydantic_problems(exc, spec, SimpleNamespace(problem=where.at))
     return out
 
 
@@ -220,24 +222,6 @@ def _robust_problems(robust: Any, where: _Where) -> list[Problem]:
             )
     out += [where.at(("robust", k), "unknown field") for k in robust if k not in ROBUST_EXTRAS]
     return out
-
-
-def _loc(err: Any) -> tuple[str | int, ...]:
-    """Pydantic's location without the tags it adds for unions (space.x.float.low)."""
-    loc = tuple(err["loc"])
-    if len(loc) >= 3 and loc[0] == "space" and loc[2] in ("float", "int", "categorical"):
-        loc = (*loc[:2], *loc[3:])
-    if loc[:2] == ("search", "sampler") and len(loc) >= 3 and loc[2] in ("name", "path"):
-        loc = (*loc[:2], *loc[3:])
-    return loc
-
-
-def _message(err: Any) -> str:
-    if err["type"] == "extra_forbidden":
-        return "unknown field"
-    if err["type"] == "missing":
-        return "required field is missing"
-    return f"{err['msg'].removeprefix('Value error, ')} (got {short_repr(err.get('input'))})"
 
 
 def study_problems(
