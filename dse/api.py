@@ -460,7 +460,7 @@ def run_worker(
 
 def read_lock(name: str | Path) -> dict[str, Any]:
     """A recorded study's resolved spec (``studies/<name>/spec.lock.yaml``)."""
-    from dse.search.stored import read_lock as _read_lock
+    from dse.search.spec_lock import read_lock as _read_lock
 
     return _read_lock(_study(name))
 
