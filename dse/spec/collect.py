@@ -115,10 +115,3 @@ def collect_spec(
 #: runs, so ``dse validate`` reports all problems in one pass. Append new checks here.
 SPEC_CHECKS: list[Callable[[LoadedSpec], list[Problem]]] = [range_problems]
 
-
-def load_spec(path: str | Path) -> LoadedSpec:
-    """Load and validate a spec's shape; raise SpecError listing every problem."""
-    loaded, problems = collect_spec(path)
-    if problems or loaded is None:
-        raise SpecError(problems)
-    return loaded
