@@ -38,8 +38,9 @@ from dse.search.storage import JOURNAL_FILE, existing_study_dir, hide_password, 
 from dse.spec.atomic import write_text_atomic
 from dse.spec.messages import short_repr
 from dse.spec.pydantic_errors import pydantic_problems
+from dse.spec.safe_yaml import YamlDoc
 from dse.spec.schema import StudySpec
-from dse.spec.yamlio import LineMap, load_yaml
+from dse.spec.yamlio import load_yaml
 
 LOCK_FILE = "spec.lock.yaml"
 #: The study's user attribute holding its resolved spec.
@@ -125,7 +126,7 @@ def read_lock(name: str) -> dict[str, Any]:
 class _Where:
     """Locates a problem at a key of the lock, with the lock's hint."""
 
-    def __init__(self, file: str, lines: LineMap) -> None:
+    def __init__(self, file: str, lines: YamlDoc) -> None:
         self.file, self.lines = file, lines
 
     def problem(self, loc: Sequence[str | int], message: str) -> Problem:
@@ -136,7 +137,7 @@ class _Where:
         return self.problem(loc, f"{message} {HINT}")
 
 
-def lock_problems(lock: Any, lines: LineMap, file: str) -> list[Problem]:
+def lock_problems(lock: Any, lines: YamlDoc, file: str) -> list[Problem]:
     """Every field of a lock checked: first what the reading commands use (study, storage,
     objectives, search and the journal flag), in their words; then, once those hold, its
     version, its own keys and the spec it records, by the spec's own schema."""
@@ -225,7 +226,7 @@ def _robust_problems(robust: Any, where: _Where) -> list[Problem]:
 
 
 def study_problems(
-    lock: Mapping[str, Any], lines: LineMap, file: str, *, directions: int, metrics: set[str]
+    lock: Mapping[str, Any], lines: YamlDoc, file: str, *, directions: int, metrics: set[str]
 ) -> list[Problem]:
     """The lock against the study it names: as many objectives as the study has directions,
     and (once a trial completed) each objective a metric the trials recorded."""
