@@ -29,7 +29,6 @@ from dse.search.sweep.chunks import (
     ChunkStore,
     SweepPlan,
     SweepTally,
-    _from_unit,
     evaluate_chunk,
     front_frame,
     grid_axis,
@@ -138,11 +137,9 @@ def grid_axes(space: dict[str, ParamSpec]) -> dict[str, np.ndarray]:
 def _sample_chunks(
     space: dict[str, ParamSpec], n: int, chunk: int, seed: int | None
 ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
-    names = list(space)
-    for start in range(0, n, chunk):
-        m = min(chunk, n - start)
-        u = halton(start, m, len(names), seed=seed)
-        yield m, {name: _from_unit(space[name], u[:, j]) for j, name in enumerate(names)}
+    """The chunks of ``n`` quasi-random designs, as a sweep draws them (the benchmarks')."""
+    plan = SweepPlan("samples", n, chunk, seed, space=space)
+    return (plan.designs(index) for index in range(plan.n_chunks))
 
 
 # -- the sweep ----------------------------------------------------------------------------------
