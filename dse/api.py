@@ -460,7 +460,7 @@ def run_worker(
 
 def read_lock(name: str | Path) -> dict[str, Any]:
     """A recorded study's resolved spec (``studies/<name>/spec.lock.yaml``)."""
-    from dse.search.stored import read_lock as _read_lock
+    from dse.search.spec_lock import read_lock as _read_lock
 
     return _read_lock(_study(name))
 
@@ -690,24 +690,18 @@ def compare(
     name, evaluator prefix or glob."""
     import pandas as pd
 
-    from dse.inspect.compare import _unique_labels, compare_rows, evaluate_design
+    from dse.inspect.compare import compare as _compare
 
     if isinstance(designs, str | Path) or not isinstance(designs, Sequence) or not designs:
         raise ArgumentError("designs: expected a non-empty list of specs or (spec, sets) pairs")
-    labels = _names(labels, "labels") or []
-    common = as_sets(sets)
-    evaluated = []
-    for i, d in enumerate(designs):
-        if isinstance(d, tuple) and len(d) == 2:
-            spec, own = _spec_arg(d[0], f"designs[{i}][0]"), as_sets(d[1], f"designs[{i}][1]")
-        else:
-            spec, own = _spec_arg(d, f"designs[{i}]"), []
-        one = evaluate_design(str(spec), sets=[*common, *own])
-        if i < len(labels):
-            one.label = labels[i]
-        evaluated.append(one)
-    _unique_labels(evaluated)
-    rows = compare_rows(evaluated, metrics=_names(metrics, "metrics"))
+    parsed: list[str | tuple[Path, list[str]]] = [
+        (Path(_spec_arg(d[0], f"designs[{i}][0]")), as_sets(d[1], f"designs[{i}][1]"))
+        if isinstance(d, tuple) and len(d) == 2
+        else str(_spec_arg(d, f"designs[{i}]"))
+        for i, d in enumerate(designs)
+    ]
+    labels_, metrics_ = _names(labels, "labels"), _names(metrics, "metrics")
+    _, rows = _compare(parsed, labels=labels_, sets=as_sets(sets), metrics=metrics_)
     return pd.DataFrame(rows).set_index("metric")
 
 

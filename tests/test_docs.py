@@ -39,5 +39,5 @@ def test_cli_reference_page_is_current() -> None:
     page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     assert page == reference(), "regenerate: python -m dse.cli.reference > docs/cli.md"
     for command in ("run", "evaluate", "compare", "sweep", "sensitivity", "report", "status"):
-        assert f"## dse {command}" in page
+        assert f"### `dse {command}`" in page
     assert "`--format <table|csv|json>`" in page.replace("\\|", "|")

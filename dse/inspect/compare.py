@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,8 +51,9 @@ def parse_design(arg: str) -> tuple[Path, list[str]]:
     return Path(spec), sets
 
 
-def evaluate_design(arg: str, *, sets: list[str] | None = None) -> Design:
-    spec, own = parse_design(arg)
+def evaluate_design(arg: str | tuple[Path, list[str]], *, sets: list[str] | None = None) -> Design:
+    """One design: ``SPEC::name=value,...``, or (spec, its own ``name=value`` items)."""
+    spec, own = parse_design(arg) if isinstance(arg, str) else arg
     sets = [*(sets or []), *own]
     model, params = load_for_evaluate(spec, sets)
     metrics = evaluate(model, params)
@@ -127,7 +129,7 @@ def compare_rows(
 
 
 def compare(
-    args: list[str],
+    args: Sequence[str | tuple[Path, list[str]]],
     *,
     labels: list[str] | None = None,
     sets: list[str] | None = None,

@@ -17,8 +17,8 @@ from plotly.subplots import make_subplots
 
 from dse.inspect.formatting import fmt
 from dse.inspect.study_view import StudyView, load_view
+from dse.search.spec_lock import LOCK_FILE
 from dse.search.storage import studies_root
-from dse.search.stored import LOCK_FILE
 
 NOMINAL_PREFIX = "nominal."
 

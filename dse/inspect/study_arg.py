@@ -15,8 +15,8 @@ def study_name(arg: str) -> str:
     the studies root makes its parent the root for this command."""
     import os
 
+    from dse.search.spec_lock import LOCK_FILE
     from dse.search.storage import studies_root
-    from dse.search.stored import LOCK_FILE
 
     path = Path(arg)
     if path.suffix.lower() in (".yaml", ".yml") and path.is_file():

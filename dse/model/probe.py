@@ -32,7 +32,7 @@ BATCH = 2
 #: Longest metric name: a name is a column of the records and a key of every trial's metrics.
 MAX_METRIC_NAME = 200
 
-#: The hooks that are data; every other hook (``dse.model.registry.HOOKS``) is a function.
+#: The hooks that are data; every other hook (``dse.plugin.HOOKS``) is a function.
 _DATA_HOOKS = ("metrics", "vectorized", "params", "version", "default_constraints")
 
 
@@ -64,7 +64,7 @@ def metric_name_problem(key: Any) -> str | None:
 
 def hook_problem(hooks: Mapping[str, Any]) -> str | None:
     """Why an evaluator's hooks (``metrics``, ``vectorized``, ``params``, the functions), as
-    given to ``dse.model.registry.Evaluator``, have the wrong types, or None. Looking at them
+    given to ``dse.plugin.Evaluator``, have the wrong types, or None. Looking at them
     runs the evaluator's code (a mapping's ``items``, a property): what that raises is the
     answer too."""
     try:

@@ -13,32 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from dse.errors import EvaluatorError
-from dse.plugin import (
-    HOOKS,
-    NO_DOMAIN,
-    Domain,
-    Evaluator,
-    EvaluatorFunction,
-    MetricInfo,
-    Waterfall,
-    evaluator,
-    import_object,
-)
+from dse.plugin import NO_DOMAIN, Domain, Evaluator, MetricInfo, import_object
 from dse.spec.entry_points import installed_entry_points, load_entry_point
 from dse.spec.messages import choices_text, did_you_mean
 
 __all__ = [
     "ENTRY_POINT_GROUP",
-    "HOOKS",
-    "Domain",
     "Evaluator",
-    "EvaluatorFunction",
     "MetricInfo",
-    "Waterfall",
     "builtin_evaluators",
     "domains_of",
-    "evaluator",
-    "import_object",
     "load_import_path",
     "run_order",
     "with_needs",

@@ -128,7 +128,9 @@ class StudyModel:
                         f"metric '{ev.name}.{key}' is not numeric or has the wrong shape: {exc}"
                     ) from None
                 if strict and not np.all(np.isfinite(arr)):
-                    raise EvaluationError(f"metric '{ev.name}.{key}' is not finite ({_short(v)})")
+                    raise EvaluationError(
+                        f"metric '{ev.name}.{key}' is not finite ({short_repr(v)})"
+                    )
                 out[f"{ev.name}.{key}"] = arr
             # A declared metric the evaluator left out fails the design (NaN in a sweep).
             for key in ev.metrics or {}:
@@ -173,11 +175,6 @@ class StudyModel:
     def violations(self, params: Mapping[str, Any], metrics: Mapping[str, Any]) -> list[Any]:
         env = self.env(params, metrics)
         return [c.violation(env) for c in self.constraints]
-
-
-def _short(v: Any, limit: int = 80) -> str:
-    text = repr(v)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _loop(

@@ -5,9 +5,10 @@ Run it on your own evaluator in your test suite::
     from dse.testing import check_evaluator
     check_evaluator(my_metric, design, batch={"x1": [0.1, 0.4, 0.8]})
 
-It checks the contract the engine relies on: a mapping of metric name -> finite number,
-documented units for every metric (when ``metrics`` is declared), and, for an evaluator that
-claims ``vectorized = True``, that a batch gives exactly the per-design results. An evaluator
+It checks the contract the engine relies on: a mapping of metric name -> finite number (as the
+engine's probe checks it, :func:`dse.model.probe.output_problem`), documented units for every
+metric (when ``metrics`` is declared), and, for an evaluator that claims ``vectorized = True``,
+that a batch gives exactly the per-design results. An evaluator
 that ``needs`` others is called as the engine calls it, after them, with their metrics (pass
 ``needs={"name": fn}`` for ones that are not installed).
 """
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from dse.errors import ConformanceError, EvaluatorError
+from dse.model.probe import output_problem
 from dse.model.registry import Evaluator, builtin_evaluators, with_needs
 
 
@@ -42,23 +44,14 @@ def check_evaluator(
     except EvaluatorError as exc:
         raise ConformanceError(str(exc)) from None
     result = call(design)
-    if not isinstance(result, Mapping):
-        raise ConformanceError(f"{ev.name} returned {type(result).__name__}, expected a mapping")
-    if not result:
-        raise ConformanceError(f"{ev.name} returned no metrics")
+    problem = output_problem(result, ())  # the contract as the engine's probe checks it
+    if problem:
+        raise ConformanceError(f"{ev.name} {problem}")
     scalars: dict[str, float] = {}
     for key, v in result.items():
-        if not isinstance(key, str) or not key or "." in key:
-            raise ConformanceError(
-                f"{ev.name}: metric name {key!r} must be a non-empty str "
-                "without '.' (the engine adds '<evaluator>.')"
-            )
-        arr = np.asarray(v, dtype=float)
-        if arr.size != 1:
-            raise ConformanceError(f"{ev.name}.{key}: a single design gave shape {arr.shape}")
-        if not np.isfinite(arr).all():
+        scalars[key] = float(v)
+        if not np.isfinite(scalars[key]):
             raise ConformanceError(f"{ev.name}.{key} is not finite: {v!r}")
-        scalars[key] = float(arr.reshape(()))
     if ev.metrics is not None:
         declared, returned = set(ev.metrics), set(result)
         if declared != returned:

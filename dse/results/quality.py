@@ -38,8 +38,8 @@ import pandas as pd
 from dse.errors import DseError
 from dse.model.pareto import as_min, hypervolume, reference_point
 from dse.results.records import load_study
+from dse.search.spec_lock import read_lock
 from dse.search.storage import existing_study_dir
-from dse.search.stored import read_lock
 from dse.search.sweep.sweep import read_sweep
 
 QUALITY_JSON = "quality.json"

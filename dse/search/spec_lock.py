@@ -17,6 +17,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -36,8 +37,10 @@ from dse.errors import (
 from dse.search.storage import JOURNAL_FILE, existing_study_dir, hide_password, studies_root
 from dse.spec.atomic import write_text_atomic
 from dse.spec.messages import short_repr
+from dse.spec.pydantic_errors import pydantic_problems
+from dse.spec.safe_yaml import YamlDoc
 from dse.spec.schema import StudySpec
-from dse.spec.yamlio import LineMap, load_yaml
+from dse.spec.yamlio import load_yaml
 
 LOCK_FILE = "spec.lock.yaml"
 #: The study's user attribute holding its resolved spec.
@@ -123,7 +126,7 @@ def read_lock(name: str) -> dict[str, Any]:
 class _Where:
     """Locates a problem at a key of the lock, with the lock's hint."""
 
-    def __init__(self, file: str, lines: LineMap) -> None:
+    def __init__(self, file: str, lines: YamlDoc) -> None:
         self.file, self.lines = file, lines
 
     def problem(self, loc: Sequence[str | int], message: str) -> Problem:
@@ -134,7 +137,7 @@ class _Where:
         return self.problem(loc, f"{message} {HINT}")
 
 
-def lock_problems(lock: Any, lines: LineMap, file: str) -> list[Problem]:
+def lock_problems(lock: Any, lines: YamlDoc, file: str) -> list[Problem]:
     """Every field of a lock checked: first what the reading commands use (study, storage,
     objectives, search and the journal flag), in their words; then, once those hold, its
     version, its own keys and the spec it records, by the spec's own schema."""
@@ -186,8 +189,8 @@ def _schema_problems(lock: dict[str, Any], where: _Where) -> list[Problem]:
         out += _robust_problems(spec.pop("robust"), where)
     try:
         StudySpec.model_validate(spec)
-    except ValidationError as exc:
-        out += [where.at(_loc(err), _message(err)) for err in exc.errors()]
+    except ValidationError as exc:  # in the spec's words, with the lock's hint
+        out += pydantic_problems(exc, spec, SimpleNamespace(problem=where.at))
     return out
 
 
@@ -222,26 +225,8 @@ def _robust_problems(robust: Any, where: _Where) -> list[Problem]:
     return out
 
 
-def _loc(err: Any) -> tuple[str | int, ...]:
-    """Pydantic's location without the tags it adds for unions (space.x.float.low)."""
-    loc = tuple(err["loc"])
-    if len(loc) >= 3 and loc[0] == "space" and loc[2] in ("float", "int", "categorical"):
-        loc = (*loc[:2], *loc[3:])
-    if loc[:2] == ("search", "sampler") and len(loc) >= 3 and loc[2] in ("name", "path"):
-        loc = (*loc[:2], *loc[3:])
-    return loc
-
-
-def _message(err: Any) -> str:
-    if err["type"] == "extra_forbidden":
-        return "unknown field"
-    if err["type"] == "missing":
-        return "required field is missing"
-    return f"{err['msg'].removeprefix('Value error, ')} (got {short_repr(err.get('input'))})"
-
-
 def study_problems(
-    lock: Mapping[str, Any], lines: LineMap, file: str, *, directions: int, metrics: set[str]
+    lock: Mapping[str, Any], lines: YamlDoc, file: str, *, directions: int, metrics: set[str]
 ) -> list[Problem]:
     """The lock against the study it names: as many objectives as the study has directions,
     and (once a trial completed) each objective a metric the trials recorded."""

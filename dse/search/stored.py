@@ -12,23 +12,20 @@ import optuna
 from dse.errors import Problem, StorageError, StudyDamagedError, StudyNotFoundError
 from dse.model.outcome import Outcome, feasible
 from dse.search import spec_lock
-from dse.search.spec_lock import LOCK_FILE, META_KEY, plain, read_lock, write_lock_atomic
+from dse.search.spec_lock import LOCK_FILE, read_lock
 from dse.search.storage import (
     existing_study_dir,
     hide_password,
+    journal,
     open_storage,
     reach_problem,
     storage_problem,
 )
-from dse.search.storage import journal as journal_lines
-from dse.search.storage import journal as journal_read
 from dse.spec.yamlio import load_yaml
 
 __all__ = [
     "FAIL_ATTR",
     "FEASIBLE_ATTR",
-    "LOCK_FILE",
-    "META_KEY",
     "METRICS_ATTR",
     "STALE_ATTR",
     "TIMED_OUT_ATTR",
@@ -36,11 +33,8 @@ __all__ = [
     "RecordedStudy",
     "open_for_reading",
     "open_study",
-    "plain",
-    "read_lock",
     "stored_outcome",
     "trial_metrics",
-    "write_lock_atomic",
 ]
 STALE_ATTR = "dse.stale"
 FAIL_ATTR = "dse.fail_reason"
@@ -79,13 +73,13 @@ def open_for_reading(url: str, *, allow_outside: bool) -> optuna.storages.BaseSt
     Optuna cannot replay is answered with its first bad line."""
     if url.startswith("journal:"):
         path = Path(url.removeprefix("journal:"))
-        journal_read.check_readable(path, allow_outside=allow_outside)
+        journal.check_readable(path, allow_outside=allow_outside)
         try:
             return open_storage(url)
         except (OSError, MemoryError):
             raise
         except Exception as exc:  # noqa: BLE001 - Optuna's replay of a damaged journal
-            raise journal_lines.damaged_error(path, exc) from None
+            raise journal.damaged_error(path, exc) from None
     if url.startswith("sqlite:///"):
         db = Path(url.removeprefix("sqlite:///"))
         if not db.is_file():  # SQLAlchemy would create an empty database there

@@ -72,7 +72,7 @@ def collect_spec(
     holder = LoadedSpec.__new__(LoadedSpec)
     object.__setattr__(holder, "path", path)
     object.__setattr__(holder, "lines", lines)
-    problems: list[Problem] = list(getattr(lines, "problems", []))
+    problems: list[Problem] = list(lines.problems)
     if not isinstance(raw, dict):
         got = "an empty file" if raw is None else type(raw).__name__
         problems.append(Problem(str(path), 1, "", f"expected a mapping of spec fields, got {got}"))
@@ -114,11 +114,3 @@ def collect_spec(
 #: Checks of a shape-valid spec, each returning its problems (or raising SpecError); every one
 #: runs, so ``dse validate`` reports all problems in one pass. Append new checks here.
 SPEC_CHECKS: list[Callable[[LoadedSpec], list[Problem]]] = [range_problems]
-
-
-def load_spec(path: str | Path) -> LoadedSpec:
-    """Load and validate a spec's shape; raise SpecError listing every problem."""
-    loaded, problems = collect_spec(path)
-    if problems or loaded is None:
-        raise SpecError(problems)
-    return loaded

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from dse.errors import YamlReadError
+from dse.errors import Problem, YamlReadError
 
 Loc = tuple[str | int, ...]
 
@@ -56,6 +56,11 @@ class YamlDoc:
                 return self.lines[loc]
             loc = loc[:-1]
         return self.lines.get(())
+
+    @property
+    def problems(self) -> list[Problem]:
+        """The duplicate keys, as problems that do not stop the checking."""
+        return [Problem(d.file, d.line, d.field, d.message) for d in self.duplicates]
 
 
 _KINDS = {

@@ -26,7 +26,8 @@ from pydantic import (
 from dse.errors import Problem
 from dse.spec.entry_points import installed_entry_points
 from dse.spec.messages import choices_text, did_you_mean
-from dse.spec.yamlio import LineMap, Loc
+from dse.spec.safe_yaml import YamlDoc
+from dse.spec.yamlio import Loc
 
 STUDY_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 
@@ -307,7 +308,7 @@ class LoadedSpec:
 
     spec: StudySpec
     path: Path
-    lines: LineMap
+    lines: YamlDoc
     raw: dict[str, Any]
 
     def problem(self, loc: Loc, message: str) -> Problem:

@@ -420,7 +420,7 @@ CASES: list[DamageCase] = [
     lock(
         "lock_param_type_unknown",
         edit_lock("type: float", "type: complex"),
-        "does not match",
+        "expected 'type' to be one of",
         field="space.x",
         line=6,  # the parameter's key,
     ),

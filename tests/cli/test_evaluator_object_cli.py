@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dse.model.registry import HOOKS
+from dse.plugin import HOOKS
 from tests.conftest import run_dse
 from tests.dse.model.test_evaluator_object import _spec
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from dse import api
-from dse.search.stored import LOCK_FILE
+from dse.search.spec_lock import LOCK_FILE
 from tests.conftest import ROOT, run_dse
 from tests.dse.model.test_spec_selected_evaluators import zdt1_copy
 

@@ -16,8 +16,9 @@ import optuna
 from dse.search.samplers.plugin import Sampler
 from dse.search.stored import STALE_ATTR
 from dse.search.study.recovery import enqueue_trials
+from dse.search.sweep.chunks import grid_axis
 from dse.spec.messages import did_you_mean
-from dse.spec.schema import CategoricalParam, IntParam, ParamSpec
+from dse.spec.schema import ParamSpec
 
 #: The default search (docs/search.md, "Which sampler, and why"): NSGA-II with a small
 #: population, simulated binary crossover (eta 15) and polynomial mutation (eta 10) of each
@@ -77,15 +78,9 @@ _GA_OPERATORS: dict[str, Callable[[Any], Any]] = {
 
 
 def grid_values(p: ParamSpec) -> list[Any] | None:
-    """The grid of a discrete parameter; None for a continuous float."""
-    if isinstance(p, CategoricalParam):
-        return list(p.choices)
-    if isinstance(p, IntParam):
-        return list(range(p.low, p.high + 1, p.step))
-    if p.step is None:
-        return None
-    n = int(np.floor((p.high - p.low) / p.step + 1e-9))
-    return [float(p.low + i * p.step) for i in range(n + 1)]
+    """The grid of a discrete parameter as Python values; None for a continuous float."""
+    axis = grid_axis(p)
+    return None if axis is None else axis.tolist()
 
 
 def grid_points(space: Mapping[str, ParamSpec], seed: int | None) -> list[dict[str, Any]]:

@@ -21,8 +21,8 @@ from typing import Any
 import optuna
 
 from dse.errors import EvaluatorError
-from dse.model.registry import import_object
 from dse.model.study_model import StudyModel
+from dse.plugin import import_object
 from dse.spec.entry_points import installed_entry_points, load_entry_point, wrap_plugin
 from dse.spec.schema import SAMPLER_GROUP, ParamSpec, SearchSpec
 

@@ -20,7 +20,7 @@ from typing import Any
 import optuna
 
 from dse.errors import StorageError
-from dse.model.registry import import_object
+from dse.plugin import import_object
 from dse.spec.entry_points import installed_entry_points, load_entry_point, wrap_plugin
 
 STORAGE_GROUP = "dse.storages"

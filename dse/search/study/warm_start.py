@@ -18,7 +18,7 @@ from dse.model.pareto import as_min, reference_point
 from dse.model.study_model import StudyModel
 from dse.search.samplers.factory import make_sampler, sampler_options
 from dse.search.samplers.plugin import genetic_sampler
-from dse.search.stored import plain
+from dse.search.spec_lock import plain
 from dse.search.study.recovery import enqueue_trials
 from dse.search.sweep.chunks import (
     DEFAULT_CHUNK,

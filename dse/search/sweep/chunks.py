@@ -54,6 +54,19 @@ def _choices(p: CategoricalParam) -> np.ndarray:
     return out
 
 
+def grid_axis(p: ParamSpec) -> np.ndarray | None:
+    """Every grid value of a parameter (the grid sampler's and the sweep's); None for a float
+    without ``step``."""
+    if isinstance(p, CategoricalParam):
+        return _choices(p)
+    if isinstance(p, IntParam):
+        return np.arange(p.low, p.high + 1, p.step, dtype=np.int64)
+    if p.step is None:
+        return None
+    n = int(math.floor((p.high - p.low) / p.step + 1e-9))
+    return p.low + p.step * np.arange(n + 1, dtype=float)
+
+
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79)
 
 

@@ -29,10 +29,9 @@ from dse.search.sweep.chunks import (
     ChunkStore,
     SweepPlan,
     SweepTally,
-    _choices,
-    _from_unit,
     evaluate_chunk,
     front_frame,
+    grid_axis,
     halton,
     sweep_key,
 )
@@ -95,20 +94,6 @@ class SweepResult:
 # -- design generators --------------------------------------------------------------------------
 
 
-def _axis(name: str, p: ParamSpec) -> np.ndarray:
-    if isinstance(p, CategoricalParam):
-        return _choices(p)
-    if isinstance(p, IntParam):
-        return np.arange(p.low, p.high + 1, p.step, dtype=np.int64)
-    if p.step is None:
-        raise SweepError(
-            f"space.{name}: a grid needs a 'step' for float parameters "
-            "(add step: ..., or use --samples N)"
-        )
-    n = int(math.floor((p.high - p.low) / p.step + 1e-9))
-    return p.low + p.step * np.arange(n + 1, dtype=float)
-
-
 #: The largest grid a sweep takes: ~3 hours at 1 M designs/s on one core. Sizes are counted
 #: before anything is allocated (one axis of 10**12 values would be 8 TB).
 MAX_GRID_DESIGNS = 10**10
@@ -146,17 +131,15 @@ def grid_axes(space: dict[str, ParamSpec]) -> dict[str, np.ndarray]:
             f"{widest} alone has {float(_axis_length(space[widest])):.3g} values): use a coarser "
             "step, or --samples N for N quasi-random designs"
         )
-    return {n: _axis(n, p) for n, p in space.items()}
+    return {n: grid_axis(p) for n, p in space.items()}  # type: ignore[misc] # none is None
 
 
 def _sample_chunks(
     space: dict[str, ParamSpec], n: int, chunk: int, seed: int | None
 ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
-    names = list(space)
-    for start in range(0, n, chunk):
-        m = min(chunk, n - start)
-        u = halton(start, m, len(names), seed=seed)
-        yield m, {name: _from_unit(space[name], u[:, j]) for j, name in enumerate(names)}
+    """The chunks of ``n`` quasi-random designs, as a sweep draws them (the benchmarks')."""
+    plan = SweepPlan("samples", n, chunk, seed, space=space)
+    return (plan.designs(index) for index in range(plan.n_chunks))
 
 
 # -- the sweep ----------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ import pytest
 
 from dse import api
 from dse.errors import ConformanceError, EvaluatorError
-from dse.model.registry import HOOKS, Evaluator, MetricInfo, builtin_evaluators, evaluator
-from dse.plugin import DOMAIN_HOOKS, Domain
+from dse.model.registry import builtin_evaluators
+from dse.plugin import DOMAIN_HOOKS, HOOKS, Domain, Evaluator, MetricInfo, evaluator
 from dse.testing import check_evaluator
 
 #: The hooks the engine uses anywhere (dse/ reads them from Evaluator's members only).
