@@ -100,14 +100,14 @@ def memory(st: Step, ly: Mapping[str, Any], micro: Any, v: Any) -> dict[str, Any
     state = params_gpu * zero_bytes_per_param(st, shard) + np.where(
         zero >= 3, local_layer / tp * w_b, 0.0
     )
-    # LoRA: the frozen weights keep their bf16 copy only; the adapters carry the whole state
-    adapters_gpu = n_l * ly["adapters"] / tp
-    frozen_state = params_gpu * w_b / np.where(zero >= 3, shard, 1.0) + np.where(
-        zero >= 3, local_layer / tp * w_b, 0.0
-    )
-    state = np.where(
-        ly["frozen"], frozen_state + adapters_gpu * zero_bytes_per_param(st, shard), state
-    )
+    if np.any(ly["frozen"]):  # LoRA: the frozen weights keep their bf16 copy only; the
+        # adapters carry the whole state
+        adapters_gpu = n_l * ly["adapters"] / tp
+        frozen_state = params_gpu * w_b / np.where(zero >= 3, shard, 1.0) + np.where(
+            zero >= 3, local_layer / tp * w_b, 0.0
+        )
+        lora_state = frozen_state + adapters_gpu * zero_bytes_per_param(st, shard)
+        state = np.where(ly["frozen"], lora_state, state)
     if st.moe:  # the routed experts shard over their expert-data-parallel group only
         experts_gpu = n_l * ly["expert_layer"] / tp
         extra = zero_bytes_per_param(st, expert_shard(st)) - zero_bytes_per_param(st, shard)

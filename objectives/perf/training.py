@@ -236,8 +236,10 @@ def _data_parallel(
         opt_params = (params_gpu - experts_gpu) / np.where(
             zero >= 1, shard, 1.0
         ) + experts_gpu / np.where(zero >= 1, edp, 1.0)
-    t_w = _dp_gather_s(st.d, st.hw, params_gpu * BF16, shard, st.tp, st.alpha)
-    t_ag = np.where(frozen & (zero >= 3), t_w, t_rs)  # ZeRO-3 gathers the weights it computes with
+    t_ag = t_rs  # the updated weights gather as their gradients reduced
+    if np.any(frozen):  # LoRA with ZeRO-3 gathers the frozen weights it computes with
+        t_w = _dp_gather_s(st.d, st.hw, params_gpu * BF16, shard, st.tp, st.alpha)
+        t_ag = np.where(frozen & (zero >= 3), t_w, t_rs)
     t_fwd = t_micro / np.where(frozen, 2.0, 3.0)
     t_bwd = np.where(frozen, 1.0, 2.0) * t_fwd
     rs_x, ag_fwd_x = np.maximum(t_rs - t_bwd, 0.0), np.maximum(t_ag - t_fwd, 0.0)
