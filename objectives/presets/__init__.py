@@ -14,6 +14,7 @@ built-ins (objectives.presets.files; docs/presets.md).
 from __future__ import annotations
 
 import copy
+import math
 import os
 import warnings
 from collections.abc import Mapping
@@ -277,9 +278,12 @@ def catalog(dirs: tuple[str, ...] = ()) -> Catalog:
         if tech not in cat.technology:
             c.add(pf, (name, "technology"), _unknown(tech, cat.technology, "technology node"))
             continue
-        problem = _hbm_beyond_generation(gpu, cat.technology[tech])
-        if problem is not None and not c.known((name, problem[0])):
-            c.add(pf, (name, problem[0]), problem[1])
+        for problem in (
+            _hbm_beyond_generation(gpu, cat.technology[tech]),
+            _die_beyond_reticle(gpu, cat.technology[tech], tech),
+        ):
+            if problem is not None and not c.known((name, problem[0])):
+                c.add(pf, (name, problem[0]), problem[1])
     (wpf,) = builtin_files("workload")
     cat.workload = c.strip(wpf, (), _top_mapping(c, wpf))
     c.validate(wpf, (), WorkloadPreset, cat.workload, "workload")
@@ -333,6 +337,37 @@ def _hbm_beyond_generation(
         field_,
         f"{have:g} {unit} per stack exceeds {gen}'s {cap:g} {unit}: set hbm_generation to a "
         f"generation that builds such stacks{hint}",
+    )
+
+
+def _die_beyond_reticle(
+    gpu: Mapping[str, Any], node: Mapping[str, Any], tech: str
+) -> tuple[str, str] | None:
+    """(field, problem) when a GPU preset's compute die does not fit one scanner field at its
+    aspect ratio, else None. A preset describes a GPU that ships, so its die was exposed in one
+    field; the cost evaluator's ``reticle_fits`` is the same test on searched dies."""
+    try:
+        area = float(gpu.get("die_area_mm2", 0.0))
+        aspect = float(gpu.get("die_aspect_ratio", 1.0))
+        w, h = float(node["reticle_width_mm"]), float(node["reticle_height_mm"])
+    except (TypeError, ValueError, KeyError):
+        return None  # the schema says what is wrong with the value
+    if not (area > 0 and aspect >= 1):
+        return None
+    field_long, field_short = max(w, h), min(w, h)
+    long_mm, short_mm = (area * aspect) ** 0.5, (area / aspect) ** 0.5
+    tol = 1e-9  # a die of exactly the field size fits (as reticle_fits)
+    if long_mm <= field_long + tol and short_mm <= field_short + tol:
+        return None
+    field = f"the {w:g} x {h:g} mm scanner field ({tech}'s reticle_width_mm x reticle_height_mm)"
+    if area > field_long * field_short * (1 + 1e-9):
+        return ("die_area_mm2", f"{area:g} mm2 is larger than {field}")
+    lo, hi = area / field_short**2, field_long**2 / area  # short edge / long edge at the field
+    return (
+        "die_aspect_ratio",
+        f"a {area:g} mm2 die at aspect {aspect:g} is {short_mm:.2f} x {long_mm:.2f} mm, "
+        f"beyond {field}; it fits at aspect {math.ceil(lo * 1e3) / 1e3:g}"
+        f"-{math.floor(hi * 1e3) / 1e3:g}",
     )
 
 

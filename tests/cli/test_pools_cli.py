@@ -18,7 +18,9 @@ SPEC = str(ROOT / "spaces" / "disagg-h200-b200.yaml")
 def test_the_mixed_spec_evaluates_at_the_balanced_split() -> None:
     r = run_dse("evaluate", SPEC, "--set", "prefill_gpus=0", "--json")
     assert r.returncode == 0, r.stderr
-    m = json.loads(r.stdout)["metrics"]
+    out = json.loads(r.stdout)
+    assert out["feasible"] and out["violated"] == []  # on every default constraint
+    m = out["metrics"]
     assert m["perf.prefill_gpus"] == 56  # seven 8-GPU H200 prefill replicas, one B200 decode
     req = min(m["perf.prefill_requests_per_s"], m["perf.decode_requests_per_s"],
               m["perf.kv_link_requests_per_s"])  # fmt: skip

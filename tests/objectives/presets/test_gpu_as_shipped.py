@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from objectives.cost import evaluate_cost
 from objectives.params import PARAMS
 from objectives.perf import evaluate_perf
 from objectives.presets import NodeMismatchWarning, PresetError, catalog, resolve_context
@@ -120,6 +121,53 @@ def test_preset_check_takes_36_gb_as_12_high(tmp_path):
 def test_preset_check_refuses_a_stack_beyond_every_generation(tmp_path):
     spec_dir = _user_gpu(tmp_path, 96, "auto")
     with pytest.raises(PresetError, match="beyond every HBM generation"):
+        resolve_context({"gpu": "my-gpu"}, spec_dir=spec_dir)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("gpu", list(DATASHEET))
+def test_every_preset_through_every_shipped_spec_passes_the_physical_checks(spec, gpu):
+    """A GPU that ships can be made: its die fits one scanner field, its interposer its
+    packaging, its stacks their generation. (Until 2026-12-04 every Blackwell preset's 800 mm2
+    die at aspect 1.18 was 26.04 mm wide, so `--set gpu=b200` and the shipped H200 -> B200
+    example were infeasible on the default constraints.)"""
+    fixed = dict((yaml.safe_load(spec.read_text()) or {})["fixed"])
+    fixed["gpu"] = gpu
+    m = evaluate_cost(resolve_context(fixed, spec_dir=spec.parent))
+    checks = ["reticle_fits", "hbm_fits_generation", "interposer_fits"]
+    if [k for k in fixed if k in PARAMS and k != "cluster_size"]:
+        # The spec redesigns the GPU (co-packaged optics on its interposer): the die and the
+        # stacks are the preset's, the interposer may outgrow its packaging (an MI300X's is
+        # at CoWoS-S's 2,700 mm2 already), which interposer_fits then reports.
+        checks.pop()
+    assert {k: float(m[k]) for k in checks} == dict.fromkeys(checks, 1.0)
+
+
+def _user_die(tmp_path: Path, **fields: float) -> Path:
+    base = {k: v for k, v in catalog().gpus["b200"].items() if k not in ("description",)}
+    base.update(fields)
+    lines = ["my-gpu:", "  description: a user's GPU", f"  technology: {base.pop('technology')}"]
+    lines += [f'  {k}: {{value: {v}, unit: "-", source: "test"}}' for k, v in base.items()]
+    (tmp_path / "presets").mkdir()
+    (tmp_path / "presets" / "gpus.yaml").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_preset_check_refuses_a_die_off_the_scanner_field(tmp_path):
+    # 800 mm2 at 1.18: sqrt(800 / 1.18) = 26.04 mm > 26; it fits for 800/26^2 = 1.1834 up to
+    # 33^2/800 = 1.3612, printed inward (1.184-1.361) so both printed ends fit.
+    spec_dir = _user_die(tmp_path, die_area_mm2=800, die_aspect_ratio=1.18)
+    with pytest.raises(PresetError) as err:
+        resolve_context({"gpu": "my-gpu"}, spec_dir=spec_dir)
+    text = str(err.value)
+    assert "gpus.yaml:" in text and "my-gpu.die_aspect_ratio" in text
+    assert "26.04 x 30.72 mm" in text and "fits at aspect 1.184-1.361" in text
+
+
+def test_preset_check_refuses_a_die_larger_than_the_field(tmp_path):
+    spec_dir = _user_die(tmp_path, die_area_mm2=900, die_aspect_ratio=1.2)
+    bigger = r"my-gpu\.die_area_mm2: 900 mm2 is larger than the 26 x 33 mm scanner field"
+    with pytest.raises(PresetError, match=bigger):
         resolve_context({"gpu": "my-gpu"}, spec_dir=spec_dir)
 
 

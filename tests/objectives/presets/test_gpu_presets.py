@@ -102,9 +102,9 @@ def test_b200_as_two_dies_and_eight_stacks_on_cowos_l_costs_the_sum_of_its_parts
     d = _b200()
     t = d["technology"]
     c = evaluate_cost(d)
-    # compute die: 800 mm2 at aspect 1.18 on an N4 wafer, known good after wafer sort
+    # compute die: 800 mm2 at aspect 1.19 on an N4 wafer, known good after wafer sort
     geo = dict(wafer_diameter_mm=300.0, edge_exclusion_mm=3.0, scribe_mm=0.2)
-    dpw = gross_dies_per_wafer(800.0, 1.18, **geo)
+    dpw = gross_dies_per_wafer(800.0, 1.19, **geo)
     y = float(c["die_yield"])  # the die yield model (with harvesting): test_cost_silicon.py
     kgd = (17000 + 1000) / (dpw * y)
     hbm = 8 * (60 + 13 * 24)  # HBM3e 8-high: $60 + $13/GB of 8 x 3 GB dies (22.5 GB shipped)
@@ -148,8 +148,8 @@ def test_b200_power_and_shoreline_follow_from_its_parts():
     by_hand = (logic + 8e12 * 8 * 3.9e-12 + 7200e9 * 5.5e-12 + 10e12 * 8 * 0.3e-12) / 0.92
     assert float(p["package_power_w"]) == pytest.approx(by_hand, rel=1e-12)
     # per die: 4 stacks x 11 mm + both directions of its half of NVLink at 250 Gb/s/mm + both
-    # ends of NV-HBI at 10,400 Gb/s/mm, over the 800 mm2, 1.18 die's perimeter
-    long, short = np.sqrt(800 * 1.18), np.sqrt(800 / 1.18)
+    # ends of NV-HBI at 10,400 Gb/s/mm, over the 800 mm2, 1.19 die's perimeter
+    long, short = np.sqrt(800 * 1.19), np.sqrt(800 / 1.19)
     edge = 4 * 11 + 2 * 7200 / 2 / 250 + 2 * 80000 / 2 / 10400
     assert float(p["shoreline_used_fraction"]) == pytest.approx(edge / (2 * (long + short)))
 

@@ -221,7 +221,7 @@ def test_user_presets_beside_the_spec_and_in_env(tmp_path: Path, monkeypatch) ->
     beside, env = tmp_path / "spec" / "presets", tmp_path / "env"
     _write(beside, "gpus.yaml", {"my-lite": H100_FIELDS})
     _write(env, "models.yaml", {"tiny-1b": MODEL_FIELDS})
-    _write(env, "gpus.yaml", {"my-lite": {**H100_FIELDS, "die_area_mm2": 999}})
+    _write(env, "gpus.yaml", {"my-lite": {**H100_FIELDS, "die_area_mm2": 600}})
     monkeypatch.setenv(ENV_VAR, str(env))
     assert search_dirs(tmp_path / "spec") == (str(beside.resolve()), str(env.resolve()))
     ctx = resolve_context(
@@ -231,7 +231,7 @@ def test_user_presets_beside_the_spec_and_in_env(tmp_path: Path, monkeypatch) ->
     assert ctx["workload"]["model"]["layers"] == 16
     assert ctx["technology"]["name"] == "n4"
     # Without the spec's folder, $DSE_PRESETS alone.
-    assert resolve_context({"gpu": "my-lite"})["die_area_mm2"] == 999
+    assert resolve_context({"gpu": "my-lite"})["die_area_mm2"] == 600
     monkeypatch.delenv(ENV_VAR)
     with pytest.raises(ContextError, match="unknown GPU preset 'my-lite'"):
         resolve_context({"gpu": "my-lite"})
