@@ -83,6 +83,7 @@ def _payload(evaluated: list[Any], rows: list[dict[str, object]]) -> dict[str, A
                 "sets": d.sets,
                 "feasible": d.feasible,
                 "violated": d.violated,
+                "headlines": d.headlines,
             }
             for d in evaluated
         ],
@@ -96,6 +97,8 @@ def _print_table(evaluated: list[Any], rows: list[dict[str, object]]) -> Console
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+
+    from dse.inspect.compare import headline_lines
 
     out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 10_000)
     table = Table(title="Designs compared (ratios are to the first design)")
@@ -118,4 +121,6 @@ def _print_table(evaluated: list[Any], rows: list[dict[str, object]]) -> Console
     for d in evaluated:
         sets = ", ".join(d.sets) or "fixed design"
         out.print(f"{escape(d.label)}: {escape(str(d.spec))} ({escape(sets)})", highlight=False)
+    for text in headline_lines(evaluated):
+        out.print(text, markup=False, highlight=False)
     return out

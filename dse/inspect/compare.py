@@ -21,6 +21,7 @@ from pathlib import Path
 
 from dse.errors import DesignError
 from dse.inspect.design import design_view, select_metrics
+from dse.model import catalogs
 from dse.model.load import evaluate, load_for_evaluate
 
 SEP = "::"
@@ -36,6 +37,7 @@ class Design:
     feasible: bool = True
     violated: list[str] = field(default_factory=list)
     objectives: list[str] = field(default_factory=list)
+    headlines: list[str] = field(default_factory=list)
 
 
 def parse_design(arg: str) -> tuple[Path, list[str]]:
@@ -59,6 +61,7 @@ def evaluate_design(arg: str | tuple[Path, list[str]], *, sets: list[str] | None
     metrics = evaluate(model, params)
     view = design_view(model, params, metrics)
     return Design(
+        headlines=catalogs.headlines(model.context),
         label=model.spec.study,
         spec=spec,
         sets=sets,
@@ -68,6 +71,15 @@ def evaluate_design(arg: str | tuple[Path, list[str]], *, sets: list[str] | None
         violated=view["violated"],
         objectives=list(view["objectives"]),
     )
+
+
+def headline_lines(designs: list[Design]) -> list[str]:
+    """The assumptions a comparison rests on (the catalogs' headlines: the price basis), said
+    once when every design shares them, else per design, since a design priced at cost and
+    one at market are not compared like for like."""
+    if all(d.headlines == designs[0].headlines for d in designs):
+        return list(designs[0].headlines)
+    return [f"{d.label}: {h}" for d in designs for h in d.headlines]
 
 
 def _unique_labels(designs: list[Design]) -> None:
