@@ -167,6 +167,10 @@ def pareto(
     else:
         print_front(front, objectives, title=f"Pareto front of {study} ({len(front)} trials)")
         print_bound_notes(front, lock.get("space") or {})
+        from dse.model import catalogs
+
+        for text in catalogs.headlines(lock.get("fixed") or {}):  # as `dse run` printed it
+            out.print(text, markup=False, highlight=False)
     if quality:
         print_quality(study, storage=storage, console=out if fmt is OutputFormat.table else err)
 

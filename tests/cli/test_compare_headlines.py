@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from dse.inspect.compare import compare, headline_lines
 from tests.conftest import SPACES, run_dse
@@ -51,3 +52,16 @@ def test_cli_prints_the_basis_under_the_table_and_in_json():
     j = run_dse("compare", f"{H100}::gpu=b200", f"{H100}::price_basis=market", "--json")
     heads = [d["headlines"] for d in json.loads(j.stdout)["designs"]]
     assert heads[0][0].startswith(AT_COST) and heads[1][0].startswith(AT_MARKET)
+
+
+@pytest.mark.slow
+def test_pareto_prints_the_basis_its_study_ran_at(studies_dir, tmp_path):
+    spec = yaml.safe_load(H100.read_text())
+    spec["study"], spec["fixed"]["price_basis"] = "at-market", "market"
+    (tmp_path / "at-market.yaml").write_text(yaml.safe_dump(spec))
+    env = {"DSE_STUDIES_DIR": str(studies_dir)}
+    r = run_dse("run", str(tmp_path / "at-market.yaml"), "--trials", "1", "--no-progress", env=env)
+    assert r.returncode == 0, r.stderr
+    p = run_dse("pareto", "at-market", env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.rstrip().splitlines()[-1].startswith(AT_MARKET)
