@@ -1017,10 +1017,14 @@ LEFT_OUT = (
     "GB200-NVL72_GB200-186GB_aarch64x4_TRT llama2-70b Interactive (29,745.55): no "
     "configs/GB200-NVL72_GB200-186GB_aarch64x4/Interactive/llama2-70b.py in the submission, "
     "so its batch, token budget and KV fraction are not published.",
-    "B300: no B300 system in the v5.1 closed or open division. MLPerf v6.0 has DGX B300 "
-    "results (B300-SXM-270GBx8_TRT), but no stored copy of its result logs was found (only "
+    "B300: no B300 system in the v5.1 closed or open division. MLPerf v6.0 has NVIDIA DGX "
+    "B300 results (B300-SXM-270GBx8_TRT, public ID v6.0-0073; tok/s: deepseek-r1 Offline "
+    "70,325.7, Server 42,721.4; llama2-70b Offline 112,954, Server 107,317.8; llama3.1-405b "
+    "Offline 1,951.6, Server 1,460.25), but no stored copy of its result logs was found (only "
     "the MLCommons results table as openshift-psap/performance-dashboard mlperf-data/"
-    "mlperf-6.0.csv copies it), one config class (deepseek-r1 Server) in a third-party copy, "
+    "mlperf-6.0.csv copies it, without samples/s, so the output per sample cannot be had), "
+    "one of its config classes (deepseek-r1 Server) is in a third-party copy "
+    "(gbeezybez/inference_results_v6.0 @ ab33b214), v6.0's latency limits were not read, "
     "and the system has 270 GB per GPU where the b300 preset has 288 GB: not used.",
     "DeepSeek-R1 min-latency rows 129 and 132 (concurrency 1 with multi-token prediction): "
     "MTP is modelled (workload.mtp_tokens, mtp_acceptance) but the acceptance those runs saw "
