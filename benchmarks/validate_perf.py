@@ -278,8 +278,10 @@ ST = {"scheduler": "static"}
 #: population standard deviation / mean): OpenOrca 171.5/222.3 and 172.3/218.9, the 405B set
 #: 4,066.9/9,428.6 and 260.8/684.7.
 POISSON = {"arrivals": "poisson", "slo_percentile": 99}
-OPEN_ORCA = {**POISSON, "input_tokens_cv": 0.771, "output_tokens_cv": 0.787}
-SET_405B = {**POISSON, "input_tokens_cv": 0.431, "output_tokens_cv": 0.381}
+OPEN_ORCA_LENGTHS = {"input_tokens_cv": 0.771, "output_tokens_cv": 0.787}
+SET_405B_LENGTHS = {"input_tokens_cv": 0.431, "output_tokens_cv": 0.381}
+OPEN_ORCA = {**POISSON, **OPEN_ORCA_LENGTHS}
+SET_405B = {**POISSON, **SET_405B_LENGTHS}
 MLPERF_SERVER = {**OPEN_ORCA, "ttft_slo_s": 2.0, "tpot_slo_s": 0.2}
 #: The Triton online table (rows 56, 57, 61, 62): Poisson-like arrivals at a fixed request
 #: rate, 500 requests, mean latencies. The arrival rate is the achieved one, published output
@@ -946,7 +948,8 @@ M51_REPO = "mlcommons/inference_results_v5.1 @ 965182b0"
 #: openshift-psap/performance-dashboard @ 7cd1065 mlperf-data/summaries/deepseek-r1.csv
 #: (tok_input_len, tok_ref_output_len of mlperf_deepseek_r1_dataset_4388_fp8_eval.pkl).
 DSR1_IN = 804
-DSR1_SET = {**POISSON, "input_tokens_cv": 0.505, "output_tokens_cv": 1.253}
+DSR1_LENGTHS = {"input_tokens_cv": 0.505, "output_tokens_cv": 1.253}
+DSR1_SET = {**POISSON, **DSR1_LENGTHS}
 DSR1_SERVER = {**DSR1_SET, "ttft_slo_s": 2.0, "tpot_slo_s": 0.08}
 SET_405B_SERVER = {**SET_405B, "ttft_slo_s": 6.0, "tpot_slo_s": 0.175}
 SET_405B_INTERACTIVE = {**SET_405B, "ttft_slo_s": 4.5, "tpot_slo_s": 0.08}
@@ -1040,14 +1043,14 @@ LEFT_OUT = (
 DEVIATIONS = (
     "AMD rows 301-304 (round 10, MLPerf v5.1 llama2-70b on vLLM/ROCm, TP1 x 8): before the "
     "stack had its own factor the MI300X Offline row read +43.9 %; cb_stack_gemm_efficiency_"
-    "rocm_vllm (0.672, fitted on that row alone) brings the Server row to +11.5 %. The "
+    "rocm_vllm (0.682, fitted on that row alone) brings the Server row to +11.5 %. The "
     "Interactive row (TTFT 450 ms, TPOT 40 ms) is +176 %: AMD's harness runs vLLM with "
     "enforce_eager: True (no HIP graphs; closed/AMD/code/llama2-70b-99.9/harness_llm/models/"
     "llama2-70b/*_mi300x.yaml) and num_scheduler_steps, so a small-batch decode step carries "
     "launch gaps the model's graph-captured cb_layer_overhead_s (fitted on TensorRT-LLM) does "
     "not have; at 40 ms the model admits a running batch of ~100 per GPU where MLPerf's rate "
     "implies ~40. Not fitted: a stack overhead term would be sized on this validation row "
-    "alone. The MI355X MXFP4 Offline row (open division) is -22.7 %: it takes the TensorRT "
+    "alone. The MI355X MXFP4 Offline row (open division) is -23.4 %: it takes the TensorRT "
     "engines' FP4 factor (cb_fp4_gemm_efficiency 0.706) times the ROCm factor, and AMD's "
     "MXFP4 kernels (AITER, preshuffled scales) evidently lose less than both together; one "
     "more FIT row (an MXFP4 ROCm row) would separate them.",
@@ -1066,24 +1069,44 @@ DEVIATIONS = (
     "Pooling shortens the TTFT tail most where instances are many: measured, the GB200 "
     "Interactive row serves 1.47x the B200's tokens per GPU (137.8 vs 93.9), the model 1.00x. "
     "No workload field expresses the dispatch policy; not modelled, not fitted. DeepSeek-R1 "
-    "(401-408; TP8 EP8 + attention DP, PyTorch backend) is over-predicted on every system: "
+    "(401-408; TP8 EP8 + attention DP, PyTorch backend) was over-predicted on every system "
+    "when first evaluated (round 12; round 13's figures below): "
     "Offline +31.0 % (B200), +37.5 % (GB200 NVL72), +60.3 % (GB300 NVL72), +56.0 % (GB300 x8, "
     "CoreWeave); Server +43.2, +48.9, +21.0, +24.7 %. Its one fit row (130) has equal 1K/2K "
     "lengths; MLPerf's set has 804-token prompts and 3,660-3,750-token answers whose reference "
     "lengths spread with a CV of 1.25, and a running batch is length-biased (a sequence stays "
     "for its whole answer), so a decode step reads a mean context of input + E[o^2] / (2 E[o]) "
-    "~ 5,600 tokens, not the input + mean output / 2 ~ 2,670 the model uses. As a diagnostic "
-    "only (not adopted): the decode attention efficiency scaled by 2,670 / 5,600 moves the "
-    "rows to +20 / +25 / +37 / +33 % (Offline) and +11 / +12 / -9 / -7 % (Server). What is "
-    "left is largest on GB300 at 1,280 sequences per rank: measured GB300 / GB200 NVL72 per GPU "
-    "is 1.45x Offline and 1.25x Server, the model 1.69x and 1.02x, so at the large Offline "
-    "batch the model gives Blackwell Ultra's 1.5x dense FP4 (fp4_flops_multiplier 6 vs 4) "
+    "~ 5,600 tokens, not the input + mean output / 2 ~ 2,670 the model used. As a diagnostic "
+    "then (the decode attention efficiency scaled by 2,670 / 5,600): +20 / +25 / +37 / +33 % "
+    "(Offline) and +11 / +12 / -9 / -7 % (Server); round 13 made it the model (below). What "
+    "was left is largest on GB300 at 1,280 sequences per rank: measured GB300 / GB200 NVL72 "
+    "per GPU is 1.45x Offline and 1.25x Server, the model 1.69x and 1.02x, so at the large "
+    "Offline batch the model gives Blackwell Ultra's 1.5x dense FP4 (fp4_flops_multiplier 6 vs 4) "
     "more fully than the engine gets it. GB300 x8 (CoreWeave) and GB300 NVL72 measure within "
     "3 % per GPU (6,006 vs 5,843 tok/s Offline) and the model has them equal: for TP8 EP8 "
     "instances the rack's wider NVLink domain adds nothing. No B300 row exists yet (Rows not "
-    "used). The Blackwell family, target met before (7.7 % / 29.1 % over 9 rows), reads "
-    "median 20.2 % and p90 47.2 % over 24: not met; the 9 earlier rows are unchanged, the 15 "
+    "used). The Blackwell family, target met before (7.7 % / 29.1 % over 9 rows), read "
+    "median 20.2 % and p90 47.2 % over 24: not met; the 9 earlier rows were unchanged, the 15 "
     "new ones read median 24.7 %, p90 53.2 %, the 8 DeepSeek-R1 rows median 40.3 %.",
+    "Round 13 (the model and the rule declared together, before any row was re-evaluated): "
+    "a continuous-batching step reads the running batch's mean context, input + E[o^2] / "
+    "(2 E[o]) = input + mean output x (1 + cv^2) / 2 (a sequence holds its slot for its whole "
+    "answer, so long answers are over-represented: the inspection paradox; objectives/perf/"
+    "rounds.py running_context), and every MLPerf row carries its data set's spread of "
+    "lengths in every scenario (Offline too; until round 12 only Server and Interactive rows "
+    "did, for their queues): OpenOrca cv 0.787, the 405B set 0.381, the DeepSeek-R1 set "
+    "1.253. The perf-overview fit rows have one length each and did not move; the two MLPerf "
+    "fit rows were refitted on themselves (156: cb_fp4_gemm_efficiency 0.7055 -> 0.706; 301: "
+    "cb_stack_gemm_efficiency_rocm_vllm 0.6721 -> 0.6823). DeepSeek-R1 rows 401-408: Offline "
+    "+16.8 / +23.9 / +35.6 / +31.9 % (were +31 / +38 / +60 / +56 %), Server +3.6 / +9.8 / "
+    "-10.8 / -8.0 % (were +43 / +49 / +21 / +25 %); Blackwell family median 10.6 %, p90 "
+    "34.0 % over 24 rows (was 20.2 % / 47.2 %). Rows that lost ground: B200 llama2-70b "
+    "Offline/Server 151-152 -10.4 / -10.1 % (were -7.7 / -7.4 %), H200 190-191 -14.1 / "
+    "-9.5 % (were -12.6 / -8.0 %); gained: H100 134-139 +18.9 / +17.7 % (were +21.4 / "
+    "+19.7 %), Server 135/137/155 +26.5 / +13.0 / +29.5 % (were +29.2 / +14.9 / +31.4 %), "
+    "Interactive 153 +35.8 % (was +39.9 %). Nothing was fitted to a validation row. What is "
+    "left on DeepSeek-R1 Offline grows with the batch per rank (GB300 at 1,280): measured "
+    "GB300 / GB200 NVL72 per GPU 1.45x, the model now 1.59x.",
     "Round 11 rows (declared before they were evaluated, nothing fitted): NVIDIA's MLPerf "
     "v5.0 H200 llama2-70b Offline and Server (rows 190, 191; ntuhpc/mlperf_inference_results_"
     "v5.0 @ cf354115 closed/NVIDIA/results/H200-SXM-141GBx8_TRT, configs closed/Cisco/configs/"
@@ -1095,7 +1118,7 @@ DEVIATIONS = (
     "engine limits unpublished) are +18.2 % and +30.5 %: the ROCm factor was fitted on the "
     "v5.1 Offline row (27,804 tok/s), and the same 8 x MI300X served 23,515 tok/s a year "
     "earlier (1.18x: the release spread, which a hardware model without a release term "
-    "cannot follow, as for rows 6/14). With them the AMD family reads median 22.7 %, p90 "
+    "cannot follow, as for rows 6/14). With them the AMD family read median 22.7 %, p90 "
     "118 % over 5 rows (was 22.7 %, 145 % over 3); its target is not met: the one row beyond "
     "any release spread is the Interactive row 303 (above).",
     "TensorRT-LLM v0.10 (rows 1-6) under that revision's published conditions (module "
@@ -1251,13 +1274,33 @@ DEVIATIONS = (
 )
 
 
+#: Round 13 rule (declared 2026-12-04 with the model change it serves, before any row was
+#: re-evaluated under it): an MLPerf row runs its data set's samples in every scenario, so every
+#: MLPerf row carries the set's spread of prompt and answer lengths (until round 12 only the
+#: Server and Interactive rows did, for their queues): since round 13 the spread of answers also
+#: sets the mean context a continuous-batching step reads (objectives/perf/rounds.py
+#: ``running_context``). The fit rows it reaches, 156 and 301, are refitted on themselves
+#: (``calibrate_perf.py --blackwell`` / ``--amd``); the perf-overview fit rows have one length
+#: each and are unchanged.
+MLPERF_SOURCES = ("M40", "M40-PWR", "M50", "M41A", "M51A", "M51", "M51P")
+
+
+def dataset_lengths(r: Row) -> dict[str, float]:
+    """The spread of prompt and answer lengths of an MLPerf row's data set, by its mean
+    prompt (OpenOrca, the Llama-3.1-405B set, the DeepSeek-R1 set); {} for other sources."""
+    if r.src not in MLPERF_SOURCES:
+        return {}
+    sets = {MLPERF_IN: OPEN_ORCA_LENGTHS, MLPERF405_IN: SET_405B_LENGTHS, DSR1_IN: DSR1_LENGTHS}
+    return dict(sets[r.isl])
+
+
 def context(r: Row, clock_ghz: float | None = None) -> dict[str, Any]:
     # ep 1 unless the row publishes expert parallelism: the perf-overview and MLPerf engines
     # are built with a TP size only, and TensorRT-LLM then runs MoE layers tensor-parallel
     # (moe_tp_size = tp_size); workload.ep defaults to auto since round 10
     wl = {"model": r.model, "precision": r.precision, "phase": "serve",
           "input_tokens": r.isl, "output_tokens": r.osl, "batch": "auto", "tp": r.tp,
-          "pp": 1, "ep": 1, **r.wl}  # fmt: skip
+          "pp": 1, "ep": 1, **dataset_lengths(r), **r.wl}  # fmt: skip
     d: dict[str, Any] = {"gpu": r.gpu, "cluster_size": r.gpus, "workload": wl}
     if clock_ghz is not None:
         d["clock_ghz"] = clock_ghz
@@ -1483,12 +1526,13 @@ def markdown(res: list[dict[str, Any]]) -> str:
         "NVIDIA's MLPerf v5.0 B200 llama2-70b rows 151-153, B200 405B Server row 157 and "
         "GB200 NVL72 405B Offline row 160, each "
         "under NVIDIA's published config class (TP, batch, max_num_tokens, KV fraction). The "
-        "two fitted factors differ by 1.48x (0.7055 vs 0.4771): until round 8 the PyTorch "
+        "two fitted factors differ by 1.48x (0.706 vs 0.4771): until round 8 the PyTorch "
         "factor stood for both stacks and rows 151-152 read -34 %. Remaining miss: row 153 "
-        "(Interactive, TPOT 40 ms) +40 %: its steps carry <= 768 tokens, near the FP4 ridge "
-        "point of the B200 (~280 tokens per weight read), where real GEMMs fall short of the "
-        "roofline's max(compute, memory) that the Offline-sized steps of the fit row reach; "
-        "the model has no GEMM-size term, and none was fitted to this row. Row 157 (405B "
+        "(Interactive, TPOT 40 ms) +36 % (+40 % before round 13): its steps carry <= 768 "
+        "tokens, near the FP4 ridge point of the B200 (~280 tokens per weight read), where real "
+        "GEMMs fall short of the roofline's max(compute, memory) that the Offline-sized steps "
+        "of the fit row reach; the model has no GEMM-size term, and none was fitted to this "
+        "row. Row 157 (405B "
         "Server, +26 %) is the open-system queue of rows 135-159: at the 6 s TTFT p99 the "
         "model's prefill queue admits more than NVIDIA ran (its H200 counterpart, row 159, "
         "is -50 %: the same queue model errs in both directions on the 405B Server rows). "

@@ -288,7 +288,7 @@ def test_fp4_factor_is_the_software_stacks(res):
 
     t = resolve_context({"gpu": "b200"})["technology"]
     assert t["cb_fp4_gemm_efficiency"] / t["cb_fp4_gemm_efficiency_pytorch"] == pytest.approx(
-        0.7055 / 0.4771
+        0.706 / 0.4771
     )
     rows = {x["row"].row: x for x in r}
     assert (
@@ -298,30 +298,31 @@ def test_fp4_factor_is_the_software_stacks(res):
     # the PyTorch row evaluated with the TensorRT factor is faster by about the factors' ratio
     as_trt = vp.predicted(rows[74]["row"], vp.evaluate(rows[74]["row"], {
         "cb_fp4_gemm_efficiency_pytorch": t["cb_fp4_gemm_efficiency"]}))  # fmt: skip
-    assert 1.1 < as_trt / rows[74]["pred"] < 0.7055 / 0.4771 + 0.01
+    assert 1.1 < as_trt / rows[74]["pred"] < 0.706 / 0.4771 + 0.01
     for n, (batch, tokens, frac) in {151: (2048, 3584, 0.95), 152: (2048, 3584, 0.95),
                                      153: (768, 768, 0.9)}.items():  # fmt: skip
         row = rows[n]["row"]
         assert row.tp == 1 and rows[n]["m"]["tp"] == 1
         assert (row.tech["cb_max_batch"], row.tech["cb_max_num_tokens"]) == (batch, tokens)
         assert row.tech["kv_cache_free_fraction"] == frac
-    for n in (151, 152, 160):
-        assert abs(rows[n]["err"]) <= 0.10
+    for n in (151, 152, 160):  # -7.7 / -7.4 / +7.3 % until round 13's length spread
+        assert abs(rows[n]["err"]) <= 0.11
 
 
 def test_by_gpu_family_is_reported_and_kept(res):
-    """Each family's figures are in docs/validation.md and kept at what is reached (round 12):
-    Hopper median 10.6 %, p90 44.9 % over 39 rows; AMD median 22.7 %, p90 118 % over 5 rows;
-    Blackwell median 20.2 %, p90 47.2 % over 24 rows (7.7 % / 29.1 % over 9 before round 12's
-    MLPerf v5.1 rows; docs/validation.md Known deviations), so a change that loses ground is
-    seen."""
+    """Each family's figures are in docs/validation.md and kept at what is reached (round 13):
+    Hopper median 10.6 %, p90 44.9 % over 39 rows; AMD median 23.4 %, p90 118 % over 5 rows;
+    Blackwell median 10.6 %, p90 34.0 % over 24 rows (7.7 % / 29.1 % over 9 before round 12's
+    MLPerf v5.1 rows, 20.2 % / 47.2 % before round 13 gave every MLPerf row its data set's
+    spread of answer lengths; docs/validation.md Known deviations), so a change that loses
+    ground is seen."""
     vp, r = res
     fam = vp.by_family(r)
     assert set(fam) == {"Hopper", "Blackwell", "AMD"}
     assert fam["Hopper"]["n"] == 39 and fam["Hopper"]["p90"] <= 0.46
-    assert fam["AMD"]["n"] == 5 and fam["AMD"]["median"] <= 0.25 and fam["AMD"]["p90"] <= 1.2
+    assert fam["AMD"]["n"] == 5 and fam["AMD"]["median"] <= 0.24 and fam["AMD"]["p90"] <= 1.2
     bw = fam["Blackwell"]
-    assert bw["n"] == 24 and bw["median"] <= 0.21 and bw["p90"] <= 0.48 and bw["max"] <= 0.61
+    assert bw["n"] == 24 and bw["median"] <= 0.11 and bw["p90"] <= 0.35 and bw["max"] <= 0.36
     doc = vp.DOC.read_text(encoding="utf-8")
     for name, v in fam.items():
         assert f"| {name} | {v['n']} | {v['median']:.1%} | {v['p90']:.1%} |" in doc
@@ -334,10 +335,10 @@ def test_by_gpu_family_is_reported_and_kept(res):
             "Blackwell",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="median 20.2 %, p90 47.2 % over 24 rows since round 12 (was 7.7 % / "
-                "29.1 % over 9): MLPerf v5.1 DeepSeek-R1 rows 401-408 +21..+60 % (long, "
-                "spread answers: length-biased decode context), GB200 NVL72 405B Server/"
-                "Interactive 412-413 -19 / -35 % (the harness's shortest-queue dispatch)",
+                reason="median 10.6 %, p90 34.0 % over 24 rows (round 13; 20.2 % / 47.2 % "
+                "before the length-biased decode context): MLPerf v5.1 DeepSeek-R1 Offline "
+                "rows 403, 405, 407 +24..+36 %, Interactive row 153 +36 %, GB200 NVL72 405B "
+                "Interactive 413 -35 % (the harness's shortest-queue dispatch)",
             ),
         ),
         pytest.param(
@@ -352,7 +353,7 @@ def test_by_gpu_family_is_reported_and_kept(res):
             "AMD",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="median 22.7 %, p90 118 % over 5 rows: Interactive row 303 (+176 %, "
+                reason="median 23.4 %, p90 118 % over 5 rows: Interactive row 303 (+176 %, "
                 "vLLM eager mode), MI355X MXFP4 row 304 (-23 %), v4.1 rows 305-306 (+18, +31 %)",
             ),
         ),
@@ -369,9 +370,12 @@ def test_family_meets_issue_36_target(res, family):
 
 #: Round 12's rows and the errors they read when first evaluated (declared before, nothing
 #: fitted): kept within 0.5 point so a model change that moves them is seen.
-ROUND12_ERRORS = {401: 0.310, 402: 0.432, 403: 0.375, 404: 0.489, 405: 0.603, 406: 0.210,
-                  407: 0.560, 408: 0.247, 409: 0.245, 410: 0.034, 411: -0.048, 412: -0.194,
-                  413: -0.350, 414: -0.052, 415: -0.006}  # fmt: skip
+#: Since round 13 every MLPerf row carries its data set's spread of answer lengths, which sets
+#: the mean context a step reads (rounds.running_context): the DeepSeek-R1 rows (answers of cv
+#: 1.25) were +21..+60 % before it.
+ROUND12_ERRORS = {401: 0.168, 402: 0.036, 403: 0.239, 404: 0.098, 405: 0.356, 406: -0.108,
+                  407: 0.319, 408: -0.080, 409: 0.244, 410: 0.034, 411: -0.048, 412: -0.194,
+                  413: -0.349, 414: -0.080, 415: -0.035}  # fmt: skip
 
 
 def test_round12_mlperf_v51_blackwell_rows_are_validation_under_their_configs(res):
