@@ -517,7 +517,11 @@ def product_rows(user_sets: list[str]) -> pd.DataFrame:
         for basis, basis_sets in BASES.items():
             for label, (preset, extra) in PRODUCTS.items():
                 extra = _scaled(extra, CASE_SCALE.get(case, 1))
-                sets = [f"gpu={preset}", *extra, *STUDY_SETS, *case_sets, *basis_sets]
+                # technology=auto first: each product on the node it ships on (an MI355X is
+                # an N3 part), where the spec pins the classes' N4; the study's and the
+                # case's technology overrides then apply to that node
+                sets = [f"gpu={preset}", "technology=auto", *extra, *STUDY_SETS, *case_sets]
+                sets += basis_sets
                 sets += user_sets
                 model, params = api.load_for_evaluate(SPACES / "h100.yaml", sets)
                 m = api.evaluate(model, params)

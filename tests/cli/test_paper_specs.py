@@ -111,3 +111,18 @@ def test_search_space_holds_equal_compute_and_real_hbm_stacks() -> None:
             ok &= parse_expr(c).violation(env) <= 0
     # HBM2e 16 GB; HBM3 16 / 24 GB; HBM3e and HBM4 24 / 36 / 48 GB
     np.testing.assert_array_equal(ok, [True, False, True, True, False, False, True, True, True])
+
+
+def test_shipped_products_are_evaluated_on_their_own_node() -> None:
+    """The paper's shipped products run as they ship: the spec pins the classes' N4, but an
+    MI355X is an N3 part (5,033 dense FP8 TFLOPS, not the 3,691 it would be on N4), an MI300X
+    and a TPU v5p N5 ones; until 2026-12-04 products.csv had them on N4."""
+    import pandas as pd
+
+    from tests.objectives.presets.test_gpu_presets import DATASHEET
+
+    prod = pd.read_csv(SPACES.parent / "studies" / "paper" / "products.csv")
+    shipped = prod[prod["product"].isin(list(DATASHEET))]
+    assert set(shipped["product"]) >= {"h100-sxm", "b200", "mi300x", "mi355x"}
+    for name, tflops in zip(shipped["product"], shipped["perf.tflops_per_gpu"], strict=True):
+        assert tflops == pytest.approx(DATASHEET[name][1], rel=0.02), name
