@@ -92,36 +92,38 @@ def test_cli_mi355x_on_the_h100_spec_gives_its_datasheet_fp8():
     assert "NodeMismatchWarning" not in r.stderr
 
 
-def _user_gpu(tmp_path: Path, gb: float, generation: str) -> Path:
-    base = {k: v for k, v in catalog().gpus["h200"].items() if k not in ("description",)}
-    base.update(hbm_gb_per_stack=gb, hbm_generation=generation)
-    lines = ["my-gpu:", "  description: a user's GPU", f"  technology: {base.pop('technology')}"]
-    for key, value in base.items():
-        lines.append(f'  {key}: {{value: {value}, unit: "-", source: "test"}}')
-    folder = tmp_path / "presets"
-    folder.mkdir()
-    (folder / "gpus.yaml").write_text("\n".join(lines) + "\n")
+def _user_gpu(tmp_path: Path, base: str = "h200", **fields: object) -> Path:
+    """A folder beside a spec with one user GPU preset, ``base``'s fields with ``fields``."""
+    preset = {k: v for k, v in catalog().gpus[base].items() if k not in ("description",)}
+    preset.update(fields)
+    lines = ["my-gpu:", "  description: a user's GPU", f"  technology: {preset.pop('technology')}"]
+    lines += [f'  {k}: {{value: {v}, unit: "-", source: "test"}}' for k, v in preset.items()]
+    (tmp_path / "presets").mkdir()
+    (tmp_path / "presets" / "gpus.yaml").write_text("\n".join(lines) + "\n")
     return tmp_path
 
 
-def test_preset_check_refuses_36_gb_hbm3e_stacks(tmp_path):
-    spec_dir = _user_gpu(tmp_path, 36, "hbm3e")
+def _refused(tmp_path: Path, base: str = "h200", **fields: object) -> str:
+    """The preset check's message for a user GPU preset it refuses."""
     with pytest.raises(PresetError) as err:
-        resolve_context({"gpu": "my-gpu"}, spec_dir=spec_dir)
-    text = str(err.value)
+        resolve_context({"gpu": "my-gpu"}, spec_dir=_user_gpu(tmp_path, base, **fields))
+    return str(err.value)
+
+
+def test_preset_check_refuses_36_gb_hbm3e_stacks(tmp_path):
+    text = _refused(tmp_path, hbm_gb_per_stack=36, hbm_generation="hbm3e")
     assert "gpus.yaml:" in text and "my-gpu.hbm_gb_per_stack" in text
     assert "exceeds hbm3e's 24 GB" in text and "hbm3e-12hi holds it" in text
 
 
 def test_preset_check_takes_36_gb_as_12_high(tmp_path):
-    spec_dir = _user_gpu(tmp_path, 36, "hbm3e-12hi")
+    spec_dir = _user_gpu(tmp_path, hbm_gb_per_stack=36, hbm_generation="hbm3e-12hi")
     assert resolve_context({"gpu": "my-gpu"}, spec_dir=spec_dir)["hbm_gb_per_stack"] == 36
 
 
 def test_preset_check_refuses_a_stack_beyond_every_generation(tmp_path):
-    spec_dir = _user_gpu(tmp_path, 96, "auto")
-    with pytest.raises(PresetError, match="beyond every HBM generation"):
-        resolve_context({"gpu": "my-gpu"}, spec_dir=spec_dir)
+    text = _refused(tmp_path, hbm_gb_per_stack=96, hbm_generation="auto")
+    assert "beyond every HBM generation" in text
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -143,32 +145,17 @@ def test_every_preset_through_every_shipped_spec_passes_the_physical_checks(spec
     assert {k: float(m[k]) for k in checks} == dict.fromkeys(checks, 1.0)
 
 
-def _user_die(tmp_path: Path, **fields: float) -> Path:
-    base = {k: v for k, v in catalog().gpus["b200"].items() if k not in ("description",)}
-    base.update(fields)
-    lines = ["my-gpu:", "  description: a user's GPU", f"  technology: {base.pop('technology')}"]
-    lines += [f'  {k}: {{value: {v}, unit: "-", source: "test"}}' for k, v in base.items()]
-    (tmp_path / "presets").mkdir()
-    (tmp_path / "presets" / "gpus.yaml").write_text("\n".join(lines) + "\n")
-    return tmp_path
-
-
 def test_preset_check_refuses_a_die_off_the_scanner_field(tmp_path):
     # 800 mm2 at 1.18: sqrt(800 / 1.18) = 26.04 mm > 26; it fits for 800/26^2 = 1.1834 up to
     # 33^2/800 = 1.3612, printed inward (1.184-1.361) so both printed ends fit.
-    spec_dir = _user_die(tmp_path, die_area_mm2=800, die_aspect_ratio=1.18)
-    with pytest.raises(PresetError) as err:
-        resolve_context({"gpu": "my-gpu"}, spec_dir=spec_dir)
-    text = str(err.value)
+    text = _refused(tmp_path, "b200", die_area_mm2=800, die_aspect_ratio=1.18)
     assert "gpus.yaml:" in text and "my-gpu.die_aspect_ratio" in text
     assert "26.04 x 30.72 mm" in text and "fits at aspect 1.184-1.361" in text
 
 
 def test_preset_check_refuses_a_die_larger_than_the_field(tmp_path):
-    spec_dir = _user_die(tmp_path, die_area_mm2=900, die_aspect_ratio=1.2)
-    bigger = r"my-gpu\.die_area_mm2: 900 mm2 is larger than the 26 x 33 mm scanner field"
-    with pytest.raises(PresetError, match=bigger):
-        resolve_context({"gpu": "my-gpu"}, spec_dir=spec_dir)
+    text = _refused(tmp_path, "b200", die_area_mm2=900, die_aspect_ratio=1.2)
+    assert "my-gpu.die_area_mm2: 900 mm2 is larger than the 26 x 33 mm scanner field" in text
 
 
 def test_every_builtin_preset_passes_the_generation_check():
