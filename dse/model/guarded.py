@@ -11,6 +11,7 @@ cost of one pipe round trip per trial.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -75,14 +76,6 @@ def _raising(model: StudyModel, params: Mapping[str, Any], metrics: Mapping[str,
     return "a constraint"
 
 
-def _reasoned(model: StudyModel, params: Mapping[str, Any]) -> tuple[str, Any]:
-    """In the child: the evaluation, or the reason it failed (kept word for word)."""
-    try:
-        return "ok", evaluate_trial(model, params)
-    except EvaluationError as exc:
-        return "failed", str(exc)
-
-
 def trial_evaluator(
     model: StudyModel,
 ) -> tuple[Callable[[Mapping[str, Any]], Outcome], Callable[[], None]]:
@@ -91,17 +84,18 @@ def trial_evaluator(
     timeout = model.spec.search.trial_timeout_s
     if timeout is None:
         return (lambda params: evaluate_trial(model, params)), (lambda: None)
-    isolated = Isolated(lambda params: _reasoned(model, params), timeout)
+    isolated = Isolated(partial(evaluate_trial, model), timeout)
 
     def evaluate(params: Mapping[str, Any]) -> Outcome:
         try:
-            status, value = isolated(dict(params))
+            outcome: Outcome = isolated(dict(params))
         except DeadlineExceeded as exc:
             raise EvaluationTimeout(f"{exc} (search.trial_timeout_s)") from None
         except CallFailed as exc:
-            raise EvaluationError(f"evaluation raised {exc}") from None
-        if status == "failed":
-            raise EvaluationError(value)
-        return value
+            if exc.kind == EvaluationError.__name__:  # the reason, word for word
+                raise EvaluationError(str(exc)) from None
+            what = f"{exc.kind}: {exc}" if exc.kind else str(exc)  # no kind: the child died
+            raise EvaluationError(f"evaluation raised {what}") from None
+        return outcome
 
     return evaluate, isolated.close

@@ -51,7 +51,31 @@ class DeadlineExceeded(Exception):
 
 
 class CallFailed(Exception):
-    """The call raised in the child (message ``Type: text``) or the child died."""
+    """The call raised in the child, or the child died (``kind`` empty). Plain data comes back,
+    since an exception with its own constructor does not survive pickling: the name of what
+    it raised (``kind``), its text, and the ``path``/``message`` a domain error carries."""
+
+    def __init__(
+        self, text: str, *, kind: str = "", path: Any = None, message: Any = None
+    ) -> None:
+        super().__init__(text)
+        self.kind, self.path = kind, path
+        if message is not None:
+            self.message = message
+
+
+class CallFailedValueError(CallFailed, ValueError):
+    """The call raised a ValueError in the child (one may locate a bad spec value)."""
+
+
+def _raised(exc: BaseException) -> tuple[str, str, bool, Any, Any]:
+    return (
+        type(exc).__name__,
+        str(exc),
+        isinstance(exc, ValueError),
+        getattr(exc, "path", None),
+        getattr(exc, "message", None),
+    )
 
 
 def _exit(status: int) -> NoReturn:
@@ -130,11 +154,11 @@ def _serve(conn: Connection, fn: Callable[[Any], Any], parent: int) -> None:
         try:
             reply: tuple[str, Any] = ("ok", fn(arg))
         except BaseException as exc:  # noqa: BLE001 - SystemExit from user code too
-            reply = ("error", f"{type(exc).__name__}: {exc}")
+            reply = ("error", _raised(exc))
         try:
             conn.send(reply)
         except Exception as exc:  # noqa: BLE001 - an unpicklable result
-            conn.send(("error", f"the result cannot be sent back: {exc}"))
+            conn.send(("error", ("", f"the result cannot be sent back: {exc}", False, None, None)))
 
 
 class Isolated:
@@ -164,7 +188,9 @@ class Isolated:
             self.close()
             raise CallFailed(f"the evaluation process died (exit code {code})") from None
         if status == "error":
-            raise CallFailed(value)
+            kind, text, value_error, path, message = value
+            cls = CallFailedValueError if value_error else CallFailed
+            raise cls(text, kind=kind, path=path, message=message)
         return value
 
     def _start(self) -> Connection:

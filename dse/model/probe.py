@@ -162,61 +162,25 @@ def output_problem(result: Any, shape: tuple[int, ...]) -> str | None:
 
 
 def _call_and_check(
-    fn: Callable[[Any], Any],
-    designs: tuple[dict[str, Any], dict[str, Any] | None],
-    *,
-    inline: bool = False,
+    fn: Callable[[Any], Any], designs: tuple[dict[str, Any], dict[str, Any] | None]
 ) -> tuple[str, Any]:
-    """In the child: the evaluator on the design (and the batch), its answer checked here so
-    that nothing unpicklable (a generator, a lambda) needs to come back."""
+    """The evaluator on the design (and the batch), its answer checked where it ran, so that
+    nothing unpicklable (a generator, a lambda) needs to come back from the child; what it
+    raises comes back as :class:`~dse.model.isolation.CallFailed` (its ``kind``, ``path`` and
+    ``message``), a ValueError as a ValueError."""
     single, batch = designs
-    try:
-        for design, shape in ((single, ()), (batch, (BATCH,))):
-            if design is None:
-                continue
-            with np.errstate(all="ignore"), user_code():
-                result = fn(design)
-            problem = output_problem(result, shape)
-            if problem:
-                where = " on a batch of two designs" if shape else ""
-                return "bad", problem + where
-            if not shape:
-                keys = list(result)
-        return "ok", keys
-    except KeyboardInterrupt as exc:
-        if inline:  # Ctrl-C in this process stops the command; in the child (whose parent
-            raise  # hears the terminal's Ctrl-C itself) it is what the evaluator raised
-        return "raised", (type(exc).__name__, str(exc), False, None, None)
-    except BaseException as exc:  # noqa: BLE001 - re-raised in the caller (SystemExit too)
-        # Plain data: an exception with its own constructor (ContextError(path, message))
-        # does not survive pickling, and its ``path``/``message`` locate a spec problem.
-        return "raised", (
-            type(exc).__name__,
-            str(exc),
-            isinstance(exc, ValueError),
-            getattr(exc, "path", None),
-            getattr(exc, "message", None),
-        )
-
-
-class EvaluatorRaised(Exception):
-    """What the evaluator raised in the probe's child: its type's name (``kind``), text, and
-    the ``path``/``message`` a domain error carries."""
-
-    def __init__(self, kind: str, text: str, path: Any, message: Any) -> None:
-        super().__init__(text)
-        self.kind, self.path = kind, path
-        if message is not None:
-            self.message = message
-
-
-class EvaluatorValueError(EvaluatorRaised, ValueError):
-    """The evaluator raised a ValueError (possibly one locating a bad spec value)."""
-
-
-def _reraise(kind: str, text: str, value_error: bool, path: Any, message: Any) -> None:
-    cls = EvaluatorValueError if value_error else EvaluatorRaised
-    raise cls(kind, text, path, message)
+    keys: list[str] = []
+    for design, shape in ((single, ()), (batch, (BATCH,))):
+        if design is None:
+            continue
+        with np.errstate(all="ignore"), user_code():
+            result = fn(design)
+        problem = output_problem(result, shape)
+        if problem:
+            return "bad", problem + (" on a batch of two designs" if shape else "")
+        if not shape:
+            keys = list(result)
+    return "ok", keys
 
 
 def probe(
@@ -228,16 +192,16 @@ def probe(
     inline: bool = False,
 ) -> list[str]:
     """The metric names ``fn`` returns on ``design`` (and ``batch``, a vectorized evaluator's
-    batch of two); raises ProbeTimeout, ProbeFailed, or what the evaluator raised.
+    batch of two); raises ProbeTimeout, ProbeFailed, or what the evaluator raised (from the
+    child: a :class:`~dse.model.isolation.CallFailed` naming it).
 
     ``inline`` calls ``fn`` in this process, without the child and its time limit: for a caller
     that evaluates a design in this process right after (``dse evaluate``), where the child
     guards nothing the evaluation does not meet anyway and costs a fork per evaluator (~15 ms
     each, a tenth of ``dse evaluate``'s start-up: benchmarks/RESULTS.md)."""
     limit = timeout_s if timeout_s is not None else PROBE_TIMEOUT_S
-    call = partial(_call_and_check, fn, inline=inline)
     try:
-        with Isolated(call, None if inline else limit) as isolated:
+        with Isolated(partial(_call_and_check, fn), None if inline else limit) as isolated:
             status, value = isolated((design, batch))
     except DeadlineExceeded:
         said = "search.trial_timeout_s" if timeout_s is not None else "the probe's limit"
@@ -246,10 +210,10 @@ def probe(
             f"probing the evaluator on the midpoint design timed out after {limit:g} s "
             f"({said}{hint})"
         ) from None
-    except CallFailed as exc:  # the child died, or the exception could not come back
-        raise RuntimeError(str(exc)) from None
-    if status == "raised":
-        _reraise(*value)
+    except CallFailed as exc:
+        if not exc.kind:  # the child died, or the answer could not come back
+            raise RuntimeError(str(exc)) from None
+        raise
     if status == "bad":
         raise ProbeFailed(value)
     return list(value)

@@ -6,11 +6,10 @@ trials need a trial's id); claiming a queued trial without ``study.ask`` (the ow
 in the same write as the new trial); the per-thread trial cache dropped before a claim, as
 ``study.ask`` does; the stale-trial query of RDB heartbeats (the public
 ``fail_stale_trials`` fails them without leaving room to mark them stale and re-queue them);
-a genetic sampler's generation attribute; the RDB storage behind Optuna's trial cache (for its
-claim lock); many attributes in one journal append (one lock, one fsync per batch instead of
-one per attribute); optuna-dashboard's notes and figures. So ``optuna>=5,<6`` stays pinned;
-``tests/dse/search/test_optuna_private.py`` fails if a private Optuna name appears anywhere
-else, and docs/storage.md lists these.
+a genetic sampler's generation attribute; many attributes in one journal append (one lock,
+one fsync per batch instead of one per attribute); optuna-dashboard's notes and figures. So
+``optuna>=5,<6`` stays pinned; ``tests/dse/search/test_optuna_private.py`` fails if a private
+Optuna name appears anywhere else, and docs/storage.md lists these.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from typing import Any
 import optuna
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages import BaseStorage, JournalStorage
-from optuna.storages._cached_storage import _CachedStorage
 from optuna.storages.journal._storage import JournalOperation
 
 __all__ = [
@@ -35,7 +33,6 @@ __all__ = [
     "storage_of",
     "study_id",
     "trial_id",
-    "uncached",
 ]
 
 
@@ -79,11 +76,6 @@ def generation_key(sampler: Any) -> str:
 
 
 # --- storages: many user attributes in one write (the journal/RDB adapter of dse.search.storage)
-
-
-def uncached(storage: BaseStorage) -> BaseStorage:
-    """The storage behind Optuna's trial cache (which fronts RDB storages), else ``storage``."""
-    return storage._backend if isinstance(storage, _CachedStorage) else storage
 
 
 def journal_set_user_attrs(

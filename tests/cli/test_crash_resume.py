@@ -1,4 +1,5 @@
-"""kill -9 at random moments, then resume: exactly the requested total, nothing duplicated.
+"""kill -9 at random moments, then resume: the requested total (concurrent workers within the
+documented overshoot), nothing duplicated, nothing lost.
 
 Real ``dse run`` / ``dse worker`` processes on a real journal file and a real PostgreSQL
 server, with a deliberately slow evaluator so kills land mid-trial as often as between trials.
@@ -83,8 +84,16 @@ def kill9(p: subprocess.Popen[bytes]) -> None:
     p.wait()
 
 
-def assert_exact(url: str, study: str, total: int) -> None:
-    """Exactly ``total`` counted trials, unique numbers, nothing left RUNNING."""
+def overshoot(workers: int, batch: int) -> int:
+    """The most concurrent workers may pass a study's total by (docs/scale-out.md): each
+    claims at most the trials the study lacked when it counted, so the others' batches in
+    flight at that moment, ``(workers - 1) x batch``."""
+    return (workers - 1) * batch
+
+
+def assert_total(url: str, study: str, total: int, *, over: int = 0) -> None:
+    """``total`` to ``total + over`` counted trials, all COMPLETE (a trial FAILED only as a
+    dead worker's, retired and re-queued), unique numbers, nothing left RUNNING."""
     trials = optuna.load_study(study_name=study, storage=open_storage(url)).get_trials()
     states = [t.state for t in trials]
     assert optuna.trial.TrialState.RUNNING not in states
@@ -96,7 +105,8 @@ def assert_exact(url: str, study: str, total: int) -> None:
         if t.state.is_finished()
         and not (t.state == optuna.trial.TrialState.FAIL and t.user_attrs.get(STALE_ATTR))
     ]
-    assert len(counted) == total, [(t.number, t.state.name, t.user_attrs) for t in trials]
+    got = [(t.number, t.state.name, t.user_attrs) for t in trials]
+    assert total <= len(counted) <= total + over, got
     assert all(t.state == optuna.trial.TrialState.COMPLETE for t in counted)
 
 
@@ -142,7 +152,8 @@ def test_kill9_journal_10_of_10(tmp_path: Path, studies_dir: Path) -> None:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, (seed, i, err)
     for name, journal in zip(names, journals, strict=True):
-        assert_exact(f"journal:{journal}", name, total)
+        # Random sampling: a batch is at most a quarter of the trials left.
+        assert_total(f"journal:{journal}", name, total, over=overshoot(2, -(-total // 4)))
 
 
 def test_kill9_postgres_workers(tmp_path: Path, studies_dir: Path, postgres_url: str) -> None:
@@ -162,4 +173,4 @@ def test_kill9_postgres_workers(tmp_path: Path, studies_dir: Path, postgres_url:
             w.wait(timeout=120)
         res = run_dse(*args)
         assert res.returncode == 0, (seed, i, res.stderr)
-        assert_exact(postgres_url, name, total)
+        assert_total(postgres_url, name, total, over=overshoot(3, -(-total // 4)))

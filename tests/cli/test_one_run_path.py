@@ -13,6 +13,7 @@ import yaml
 
 from dse import api
 from dse.search.spec_lock import LOCK_FILE
+from tests.cli.test_crash_resume import overshoot
 from tests.conftest import ROOT, run_dse
 from tests.dse.model.test_spec_selected_evaluators import zdt1_copy
 
@@ -71,7 +72,7 @@ def test_api_run_dse_run_and_dse_worker_write_identical_records_and_locks(
         assert not [p.name for p in d.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_jobs_workers_write_the_same_lock_and_reach_the_exact_total(
+def test_jobs_workers_write_the_same_lock_and_reach_the_total(
     tmp_path: Path, studies_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spec = _spec(tmp_path, "jobs-path", trials=20)
@@ -80,7 +81,9 @@ def test_jobs_workers_write_the_same_lock_and_reach_the_exact_total(
     )
     assert res.returncode == 0, res.stderr
     trials = pd.read_csv(studies_dir / "jobs-path" / "trials.csv")
-    assert int((trials["state"] == "COMPLETE").sum()) == 20
+    assert (trials["state"] == "COMPLETE").all(), trials["state"].value_counts()
+    # Both workers may claim a generation's first batch at once (NSGA-II, 20 trials left).
+    assert 20 <= len(trials) <= 20 + overshoot(2, 20), len(trials)
     single = tmp_path / "single"
     single.mkdir()
     monkeypatch.setenv("DSE_STUDIES_DIR", str(single))

@@ -9,20 +9,18 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.cli.test_crash_resume import overshoot
 from tests.conftest import run_dse
 from tests.dse.model.test_robust_spec_data import robust_spec
 
 
 def completed(study_dir: Path) -> pd.DataFrame:
-    """The study's 6 finished trials. Two workers racing for the last trials may each claim
-    one; the loser gives its claim back as a FAIL marked 'surplus' (the exact-total rule), so
-    only such give-backs may sit beside them."""
+    """The study's finished trials: 6, or a few more when both workers counted the last free
+    trials at once (docs/scale-out.md's bound), all COMPLETE (no trial is given back)."""
     t = pd.read_csv(study_dir / "trials.csv")
-    done = t[t["state"] == "COMPLETE"]
-    others = t[t["state"] != "COMPLETE"]
-    assert len(done) == 6
-    assert others["fail_reason"].astype(str).str.startswith("surplus").all(), others
-    return done
+    assert (t["state"] == "COMPLETE").all(), t["state"].value_counts()
+    assert 6 <= len(t) <= 6 + overshoot(2, 6), len(t)
+    return t
 
 
 @pytest.mark.slow

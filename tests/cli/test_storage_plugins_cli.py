@@ -15,17 +15,16 @@ import pytest
 import yaml
 
 from dse.search.storage import open_storage
-from dse.search.stored import FAIL_ATTR
 from dse.testing import check_storage
-from tests.cli.test_crash_resume import assert_exact, slow_spec
+from tests.cli.test_crash_resume import assert_total, overshoot, slow_spec
 from tests.conftest import run_dse
 from tests.dse.search.test_storage_plugins import PLUGINS
 
 
 @pytest.mark.slow
 def test_a_study_runs_end_to_end_on_an_outside_storage(tmp_path: Path, studies_dir: Path) -> None:
-    """Registered by the outside package's own entry points: ``dse run`` (two workers, a storage
-    without claim lock), ``dse status`` and the records read it."""
+    """Registered by the outside package's own entry points: ``dse run`` (two workers),
+    ``dse status`` and the records read it."""
     spec = slow_spec(tmp_path, study="out", trials=12, sleep_s=0.0)
     url = f"outside:{tmp_path / 'outside.log'}"
     path = os.pathsep.join(p for p in (str(PLUGINS), os.environ.get("PYTHONPATH")) if p)
@@ -35,23 +34,27 @@ def test_a_study_runs_end_to_end_on_an_outside_storage(tmp_path: Path, studies_d
     assert (tmp_path / "outside.log").stat().st_size > 0
     status = run_dse("status", "out", "--json", env=env)
     assert status.returncode == 0, status.stderr
-    assert json.loads(status.stdout)["finished"] == 12
+    over = overshoot(2, 12 // 4)  # random: a batch is at most a quarter of the trials left
+    assert 12 <= json.loads(status.stdout)["finished"] <= 12 + over
     assert (studies_dir / "out" / "trials.parquet").exists()
     sys.path.insert(0, str(PLUGINS))
     try:
-        assert_exact(f"py:dse_outside_storage:BACKEND:{tmp_path / 'outside.log'}", "out", 12)
+        assert_total(
+            f"py:dse_outside_storage:BACKEND:{tmp_path / 'outside.log'}", "out", 12, over=over
+        )
     finally:
         sys.path.remove(str(PLUGINS))
         sys.modules.pop("dse_outside_storage", None)
 
 
 @pytest.mark.slow
-def test_workers_without_a_claim_lock_give_back_at_most_one_trial_each(
+def test_racing_workers_fail_no_trial_and_pass_the_total_by_at_most_a_batch(
     tmp_path: Path, studies_dir: Path
 ) -> None:
-    """Two workers asking NSGA-II generations of 40 on a storage with no claim lock: each
-    claims one trial at a time after a count, so racing for the last trials costs at most one
-    given-back trial per worker (a whole generation each, before), and the total is exact."""
+    """Two workers asking NSGA-II generations of 40 on a plug-in storage: each claims at most
+    what the study lacks when it counts, so racing for the last trials passes the total by at
+    most one worker's batch, and no trial is given back or FAILED (before: surplus claims came
+    back as FAILED trials)."""
     spec = slow_spec(tmp_path, study="race", trials=160, sleep_s=0.0)
     data = yaml.safe_load(spec.read_text())
     data["search"] = {"sampler": "nsga2", "trials": 160, "seed": 0,
@@ -65,14 +68,12 @@ def test_workers_without_a_claim_lock_give_back_at_most_one_trial_each(
     sys.path.insert(0, str(PLUGINS))
     try:
         url = f"py:dse_outside_storage:BACKEND:{log}"
-        assert_exact(url, "race", 160)
+        assert_total(url, "race", 160, over=overshoot(2, 40))
         trials = optuna.load_study(study_name="race", storage=open_storage(url)).get_trials()
     finally:
         sys.path.remove(str(PLUGINS))
         sys.modules.pop("dse_outside_storage", None)
-    given_back = [t for t in trials if t.state == optuna.trial.TrialState.FAIL]
-    assert all(str(t.user_attrs.get(FAIL_ATTR)).startswith("surplus") for t in given_back)
-    assert len(given_back) <= 2, len(given_back)
+    assert {t.state for t in trials} == {optuna.trial.TrialState.COMPLETE}
 
 
 @pytest.mark.slow
@@ -119,7 +120,7 @@ def test_optunas_grpc_proxy_passes_the_check_and_runs_a_study(
         spec = slow_spec(tmp_path, study="via-grpc", trials=6, sleep_s=0.0)
         res = run_dse("run", str(spec), "--storage", url, "--no-progress")
         assert res.returncode == 0, res.stderr
-        assert_exact(url, "via-grpc", 6)
+        assert_total(url, "via-grpc", 6)
     finally:
         proxy.terminate()
         proxy.wait(timeout=30)

@@ -20,7 +20,7 @@ from dse.search.storage import open_storage
 from dse.search.stored import STALE_ATTR, WORKER_ATTR
 from dse.search.study.recovery import recover_stale_trials
 from dse.search.study.runner import create_or_load
-from tests.cli.test_crash_resume import assert_exact, dse_popen, slow_spec
+from tests.cli.test_crash_resume import assert_total, dse_popen, overshoot, slow_spec
 from tests.components import require_component
 from tests.conftest import run_dse
 from tests.postgres import PostgresServer
@@ -91,8 +91,9 @@ def test_three_postgres_workers_reach_the_total_with_the_single_worker_front(
         found = re.search(r": (\d+) trials by this worker; study \d+/36 \(.*trials/s", last)
         assert found, last
         mine.append(int(found.group(1)))
-    assert sum(mine) == total and min(mine) >= 1, mine
-    assert_exact(three_url, "pg3", total)
+    over = overshoot(3, 1)  # TPE asks one trial at a time
+    assert total <= sum(mine) <= total + over and min(mine) >= 1, mine
+    assert_total(three_url, "pg3", total, over=over)
     _, front = api.load_study("pg3", storage=three_url)
     study = optuna.load_study(study_name="pg3", storage=three_url)
     owners = {t.user_attrs[WORKER_ATTR] for t in study.get_trials()}
@@ -105,7 +106,8 @@ def test_three_postgres_workers_reach_the_total_with_the_single_worker_front(
     assert params != [t.params for t in single.study.get_trials()]
     status = run_dse("status", "pg3", "--storage", three_url, "--json")
     assert status.returncode == 0, status.stderr
-    assert '"finished": 36' in status.stdout and '"front_size": ' in status.stdout
+    finished = int(re.search(r'"finished": (\d+)', status.stdout).group(1))  # type: ignore[union-attr]
+    assert finished == sum(mine) and '"front_size": ' in status.stdout
 
 
 def test_quiet_worker_prints_no_progress(tmp_path: Path, studies_dir: Path) -> None:
@@ -163,15 +165,16 @@ def test_heartbeat_stale_trial_from_another_host_is_failed_and_requeued(
     waiting = [t for t in trials if t.state == optuna.trial.TrialState.WAITING]
     assert [t.system_attrs["fixed_params"] for t in waiting] == [trial.params]
     res = api.run(spec, storage=postgres_url)
-    assert_exact(postgres_url, "hb", 3)
+    assert_total(postgres_url, "hb", 3)
     assert trial.params in [t.params for t in res.study.get_trials() if t.number > trial.number]
 
 
 def test_two_postgres_workers_leave_no_failed_trial_in_three_rounds(
     tmp_path: Path, studies_dir: Path, postgres_server: object
 ) -> None:
-    """Concurrent workers claim trial slots under the study's claim lock before asking, so
-    none creates a trial it must give back (before: a third of the trials FAILED)."""
+    """Concurrent workers claim trial slots before asking, at most what the study lacks when
+    they count, and never give one back: no FAILED trial (before the claim: a third of the
+    trials FAILED), the total passed by at most one generation's batch."""
     total = 40
     for round_ in range(3):
         spec = slow_spec(tmp_path, study=f"two{round_}", trials=total, sleep_s=0.01)
@@ -185,10 +188,10 @@ def test_two_postgres_workers_leave_no_failed_trial_in_three_rounds(
         for w in workers:
             _, err = w.communicate(timeout=180)
             assert w.returncode == 0, err
-        assert_exact(url, f"two{round_}", total)
+        assert_total(url, f"two{round_}", total, over=overshoot(2, 8))  # generations of 8
         trials = optuna.load_study(study_name=f"two{round_}", storage=url).get_trials()
         states = Counter(t.state.name for t in trials)
-        assert states == {"COMPLETE": total}, (round_, states)
+        assert set(states) == {"COMPLETE"}, (round_, states)
 
 
 def _complete(url: str, study: str) -> int:
@@ -217,7 +220,7 @@ def _own_server() -> PostgresServer:
 
 def test_two_workers_ride_out_a_postgres_restart(tmp_path: Path, studies_dir: Path) -> None:
     """The server stopped for 5 s under two workers: both say so, wait, and finish the study
-    exactly (before: 271- and 3,632-line tracebacks, exit 1)."""
+    (before: 271- and 3,632-line tracebacks, exit 1)."""
     with _own_server() as server:
         url = server.create_database()
         spec = slow_spec(tmp_path, study="outage", trials=80, sleep_s=0.15)
@@ -235,7 +238,7 @@ def test_two_workers_ride_out_a_postgres_restart(tmp_path: Path, studies_dir: Pa
             assert w.returncode == 0, err
         assert any("lost the connection to the storage" in e for e in errs), errs
         assert all("Traceback" not in e for e in errs), errs
-        assert_exact(url, "outage", 80)
+        assert_total(url, "outage", 80, over=overshoot(2, 80 // 4))  # random: a quarter left
 
 
 def test_a_worker_gives_up_on_a_dead_server_in_one_line(tmp_path: Path, studies_dir: Path) -> None:
@@ -276,4 +279,4 @@ def test_jobs_workers_get_the_storage_url_by_environment(
     assert run.returncode == 0, err
     assert seen, "no worker process was seen"
     assert not [c for c in seen if "s3cret-pw" in c or "postgresql" in c]
-    assert_exact(postgres_url, "envurl", 30)
+    assert_total(postgres_url, "envurl", 30, over=overshoot(2, -(-30 // 4)))

@@ -1,6 +1,5 @@
 """Optuna's journal file made safe for dse's workers: a lock the kernel releases when its
-holder dies, torn tails cut off before each append, and the claim lock concurrent workers take
-to count and create trials one at a time (a file lock, as beside an SQLite database)."""
+holder dies, and torn tails cut off before each append."""
 
 from __future__ import annotations
 
@@ -9,10 +8,8 @@ import fcntl
 import json
 import os
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
 from typing import Any
 
-from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
 
@@ -87,15 +84,3 @@ class RepairingJournalFileBackend(JournalFileBackend):
                     raise OSError(exc.errno, exc.strerror, self._dse_path) from None
             finally:
                 os.close(fd)
-
-
-class JournalFileStorage(JournalStorage):
-    """Optuna's journal storage on a :class:`RepairingJournalFileBackend`, with the claim lock
-    concurrent workers take to count and create trials one at a time."""
-
-    def __init__(self, path: str) -> None:
-        super().__init__(RepairingJournalFileBackend(path))
-        self.path = path
-
-    def claim_lock(self, study_id: int) -> AbstractContextManager[None]:
-        return flocked(self.path + ".claim")

@@ -9,13 +9,11 @@ spec or ``--storage`` overrides it. The contract a storage meets is docs/storage
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
 import warnings
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +23,10 @@ from optuna.storages import JournalStorage
 
 from dse.errors import StorageError
 from dse.search import optuna_private
-from dse.search.storage._journal_file import JournalFileStorage
+from dse.search.storage._journal_file import RepairingJournalFileBackend
 from dse.search.storage._layout import JOURNAL_FILE, studies_root, study_dir
 from dse.search.storage._plugin import backend_for, installed, is_plugin_url, register_builtin
-from dse.search.storage._rdb import ClaimLockRDBStorage
+from dse.search.storage._rdb import RetryingRDBStorage
 from dse.search.storage._reach import hide_password
 from dse.spec.messages import choices_text, shorten
 
@@ -165,16 +163,6 @@ def _grpc_problem(url: str) -> str:
     return ""
 
 
-def claim_lock(storage: optuna.storages.BaseStorage, study_id: int) -> AbstractContextManager[Any]:
-    """The storage's lock for counting and creating trials (none where it offers none)."""
-    lock = getattr(optuna_private.uncached(storage), "claim_lock", None)
-    return lock(study_id) if lock is not None else contextlib.nullcontext()
-
-
-def has_claim_lock(storage: optuna.storages.BaseStorage) -> bool:
-    return getattr(optuna_private.uncached(storage), "claim_lock", None) is not None
-
-
 #: RDB heartbeat defaults: a worker records one every HEARTBEAT_S while it evaluates a trial;
 #: a RUNNING trial silent for GRACE_S is taken as abandoned and re-queued.
 HEARTBEAT_S = 10
@@ -213,12 +201,13 @@ def unknown_scheme(url: str) -> str:
 
 def open_journal(
     url: str, *, heartbeat_s: int | None = None, grace_s: int | None = None
-) -> JournalFileStorage:
+) -> JournalStorage:
     """``journal:PATH``: Optuna's journal file (no heartbeat: owners are host:pid tags)."""
     path = url.removeprefix("journal:")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     try:
-        return JournalFileStorage(path)  # replays every record: damage anywhere surfaces here
+        # Replays every record: damage anywhere surfaces here.
+        return JournalStorage(RepairingJournalFileBackend(path))
     except OSError:
         raise  # the file itself (permissions, a full disk), not its records
     except Exception as exc:  # noqa: BLE001 - Optuna's replay raises whatever a bad line causes
@@ -230,8 +219,8 @@ def open_journal(
 def open_rdb(
     url: str, *, heartbeat_s: int | None = None, grace_s: int | None = None
 ) -> optuna.storages.BaseStorage:
-    """An SQLAlchemy URL: Optuna's RDB storage with a claim lock and a bounded wait for a lost
-    server (:mod:`dse.search.storage._rdb`)."""
+    """An SQLAlchemy URL: Optuna's RDB storage with a bounded wait for a lost server
+    (:mod:`dse.search.storage._rdb`)."""
     kwargs: dict[str, Any] = {}
     if heartbeat_s:
         kwargs = {"heartbeat_interval": heartbeat_s, "grace_period": grace_s or 2 * heartbeat_s}
@@ -241,7 +230,7 @@ def open_rdb(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                return ClaimLockRDBStorage(url, **kwargs)
+                return RetryingRDBStorage(url, **kwargs)
         except Exception as exc:
             # Workers starting together on an empty database race to create Optuna's tables;
             # the losers see duplicate-type/table errors, and a retry finds the tables made.
@@ -259,8 +248,8 @@ def open_grpc(
     url: str, *, heartbeat_s: int | None = None, grace_s: int | None = None
 ) -> optuna.storages.BaseStorage:
     """``grpc://HOST:PORT``: a client of Optuna's gRPC storage proxy
-    (``optuna.storages.run_grpc_proxy_server`` in front of an RDB storage). It has no claim lock
-    and no heartbeat: surplus claims are given back and dead owners found by their tag."""
+    (``optuna.storages.run_grpc_proxy_server`` in front of an RDB storage). It has no
+    heartbeat: dead owners are found by their tag."""
     address = _grpc_address(url)
     if address is None:
         raise StorageError(f"storage {url!r}: {_grpc_problem(url)}")
@@ -275,9 +264,8 @@ def set_trials_user_attrs(
     """The user attributes of a batch of trials: one journal append for all of them (one lock,
     one fsync), else one write per attribute. If a trial of the batch was finished meanwhile (a
     late heartbeat), the rest are still written and UpdateFinishedTrialError is raised after."""
-    backend = optuna_private.uncached(storage)
-    if isinstance(backend, JournalStorage):
-        optuna_private.journal_set_user_attrs(backend, attrs_by_trial)
+    if isinstance(storage, JournalStorage):  # Optuna's trial cache fronts RDB storages only
+        optuna_private.journal_set_user_attrs(storage, attrs_by_trial)
         return
     error = None
     for trial_id, attrs in attrs_by_trial.items():

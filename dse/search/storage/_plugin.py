@@ -43,10 +43,6 @@ class StorageBackend:
       storage that keeps heartbeats.
     - ``problem(url) -> str``: why the URL cannot hold a study ("" if it can), answered
       before anything is created and without writing (a missing folder, a wrong file).
-
-    The storage may offer ``claim_lock(study_id)``, a context manager under which one worker at
-    a time counts and creates trials, so concurrent workers never claim more than the study's
-    total (without it, surplus claims are given back as FAILED trials marked stale).
     """
 
     open: Callable[..., optuna.storages.BaseStorage]

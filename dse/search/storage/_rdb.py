@@ -1,16 +1,12 @@
 """Optuna's own RDB storage (PostgreSQL, SQLite, MySQL) as dse's workers open it.
 
 Nothing here reads or writes Optuna's tables: the storage is :class:`optuna.storages.RDBStorage`
-(behind Optuna's own trial cache, as ``optuna.storages.get_storage`` puts it), with two
-additions on the side, each through SQLAlchemy's public API on the storage's engine:
-
-- a claim lock, so concurrent workers count and create trials one at a time (a PostgreSQL
-  advisory lock, a file lock beside an SQLite database, none for others);
-- a lost server waited for, for a bounded time (:data:`RETRY_S`, ``$DSE_STORAGE_RETRY_S``),
-  said once on stderr, then refused in one line: each of ``RDBStorage``'s methods is one
-  transaction, so a method that fails on a lost connection is run again, whole, once the
-  server answers (new connections are retried with backoff, and the pool pings a connection
-  before lending it).
+(behind Optuna's own trial cache, as ``optuna.storages.get_storage`` puts it), with one
+addition on the side, through SQLAlchemy's public API on the storage's engine: a lost server
+waited for, for a bounded time (:data:`RETRY_S`, ``$DSE_STORAGE_RETRY_S``), said once on
+stderr, then refused in one line. Each of ``RDBStorage``'s methods is one transaction, so a
+method that fails on a lost connection is run again, whole, once the server answers (new
+connections are retried with backoff, and the pool pings a connection before lending it).
 
 benchmarks/bench_storage.py measured this storage against the batched one it replaced
 (docs/storage.md).
@@ -25,13 +21,12 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from optuna.storages import RDBStorage
 
 from dse.errors import StorageError
-from dse.search.storage._journal_file import flocked
 
 T = TypeVar("T")
 
@@ -49,28 +44,14 @@ def retry_window_s() -> float:
         return RETRY_S
 
 
-class ClaimLockRDBStorage(RDBStorage):
-    """:class:`optuna.storages.RDBStorage` with a claim lock and connections retried for
-    ``retry_s`` seconds (see the module docstring)."""
+class RetryingRDBStorage(RDBStorage):
+    """:class:`optuna.storages.RDBStorage` with connections retried for ``retry_s`` seconds
+    (see the module docstring)."""
 
     def __init__(self, url: str, *, retry_s: float | None = None, **kwargs: Any) -> None:
         self.retry_s = retry_window_s() if retry_s is None else retry_s
         super().__init__(url, **kwargs)
         _retry_connects(self.engine, self.retry_s)
-
-    @contextlib.contextmanager
-    def claim_lock(self, study_id: int) -> Iterator[None]:
-        """Count and create trials one worker at a time (``dse.search.study.runner``'s claim)."""
-        if self.engine.name == "postgresql":
-            with _pg_lock(self, study_id):
-                yield
-            return
-        database = self.engine.url.database
-        if self.engine.name != "sqlite" or not database:
-            yield
-            return
-        with flocked(database + ".claim"):
-            yield
 
 
 #: Whether this thread is inside a retried call (only the outermost call is retried: it owns
@@ -80,7 +61,7 @@ _inside = threading.local()
 
 def _retried(method: Callable[..., T]) -> Callable[..., T]:
     @functools.wraps(method)
-    def call(self: ClaimLockRDBStorage, *args: Any, **kwargs: Any) -> T:
+    def call(self: RetryingRDBStorage, *args: Any, **kwargs: Any) -> T:
         if getattr(_inside, "active", False):
             return method(self, *args, **kwargs)
         # A session whose connection died mid-transaction refuses every later statement of
@@ -99,7 +80,7 @@ def _retried(method: Callable[..., T]) -> Callable[..., T]:
 # one transaction, is run again whole when it fails on a lost connection.
 for _name, _method in vars(RDBStorage).items():
     if inspect.isfunction(_method) and not _name.startswith("__"):
-        setattr(ClaimLockRDBStorage, _name, _retried(_method))
+        setattr(RetryingRDBStorage, _name, _retried(_method))
 
 
 def _retry_connects(engine: Any, retry_s: float) -> None:
@@ -179,32 +160,3 @@ def retrying(
         if deadline is not None:
             print("dse: the storage is reachable again", file=sys.stderr, flush=True)
         return result
-
-
-@contextlib.contextmanager
-def _pg_lock(storage: ClaimLockRDBStorage, study_id: int) -> Iterator[None]:
-    import sqlalchemy as sa
-
-    key = 0x6473650000000000 + study_id  # "dse" in the high bytes: no clash with others
-    conn = retrying(storage.retry_s, _locked_connection, storage.engine, key)
-    try:
-        yield
-    finally:
-        with contextlib.suppress(Exception):
-            conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": key})
-            conn.commit()
-        with contextlib.suppress(Exception):
-            conn.close()
-
-
-def _locked_connection(engine: Any, key: int) -> Any:
-    import sqlalchemy as sa
-
-    conn = engine.connect()
-    try:
-        conn.execute(sa.text("SELECT pg_advisory_lock(:k)"), {"k": key})
-        conn.commit()
-    except BaseException:
-        conn.close()
-        raise
-    return conn

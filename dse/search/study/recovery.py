@@ -142,21 +142,6 @@ def study_load(study: optuna.Study) -> tuple[int, int]:
     return finished, running
 
 
-def beyond_total(study: optuna.Study, trials: int, mine: list[int]) -> list[int]:
-    """Of this worker's claimed trials ``mine`` (ids), those past the study's total once every
-    trial that counts is ranked by number. Workers on a storage without a claim lock may claim
-    together more than the total; each gives back only its own trials past it, so together they
-    give back exactly the overshoot (each giving back its whole share of the overshoot, as the
-    load count alone suggests, gave it back twice)."""
-    forget_cached_trials(study)
-    counted = sorted(t.number for t in study.get_trials(deepcopy=False) if counts_toward_total(t))
-    if len(counted) <= trials:
-        return []
-    last = counted[trials - 1] if trials > 0 else -1  # the highest number within the total
-    storage = storage_of(study)
-    return [i for i in mine if storage.get_trial_number_from_id(i) > last]
-
-
 def finished_count(study: optuna.Study) -> int:
     return study_load(study)[0]
 

@@ -8,7 +8,6 @@ An evaluator that raises or returns NaN/inf fails its trial (reason recorded); t
 
 from __future__ import annotations
 
-import random
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -26,16 +25,15 @@ from dse.model.guarded import trial_evaluator
 from dse.model.outcome import Outcome
 from dse.model.pareto import ParetoArchive
 from dse.model.study_model import StudyModel
-from dse.search.optuna_private import storage_of, study_id
+from dse.search.optuna_private import storage_of
 from dse.search.samplers.factory import distribution, make_sampler
 from dse.search.samplers.plugin import sampler_of
 from dse.search.spec_lock import check_spec
-from dse.search.storage import HEARTBEAT_S, claim_lock, has_claim_lock, open_storage
+from dse.search.storage import HEARTBEAT_S, open_storage
 from dse.search.stored import STALE_ATTR, stored_outcome
 from dse.search.study.batch import BatchPlanner, run_batch
 from dse.search.study.recovery import (
     FINISHED,
-    beyond_total,
     claim_trial,
     claim_trials,
     finished_count,
@@ -178,9 +176,10 @@ def run_study(
     for NSGA-II/III, one vectorized evaluation); ``batch=False`` runs them one at a time.
 
     Safe with any number of workers on one study: each counts the finished and running trials
-    and claims at most the rest under the storage's claim lock, so concurrent workers never
-    overshoot and never create a trial only to give it back (a storage without a claim lock
-    gets the claims back that exceed the total). When the last trials run elsewhere it
+    and claims at most the rest (its next batch), as ``optuna.study.MaxTrialsCallback`` stops
+    at the total, with no lock between workers: workers counting at the same moment may
+    together pass the total by at most (workers - 1) x batch size (docs/scale-out.md), and no
+    trial is ever given back or FAILED for it. When the last trials run elsewhere it
     waits for them, taking them over if their worker dies. ``on_start`` runs once the study
     is opened and its spec accepted (the callers write ``spec.lock.yaml`` there, so a refused
     spec or an unreachable storage never replaces the lock of the study that is there).
@@ -232,36 +231,16 @@ def run_study(
     return study
 
 
-#: Without a claim lock, a batch is claimed at once while the free trials hold this many
-#: batches (so that many workers claiming together still fit), one trial at a time after.
-LOCKLESS_BATCHES = 8
-
-
 def _claim(
     study: optuna.Study, planner: BatchPlanner, trials: int, *, batch: bool
 ) -> tuple[list[int], int]:
-    """Claim the next batch's trials under the storage's claim lock, so concurrent workers
-    never together claim more than the total (no trial is created to be given back), and
-    return them with the finished count they were claimed against."""
-    storage = storage_of(study)
-    with claim_lock(storage, study_id(study)):
-        finished, running = study_load(study)
-        free = trials - finished - running
-        if finished >= trials or free <= 0:
-            return [], finished
-        size = planner.size(study, free) if batch else 1
-        if has_claim_lock(storage) or free >= LOCKLESS_BATCHES * size:
-            return claim_trials(study, size), finished
-    # Without a lock, near the total, one at a time, each after a count: workers claiming
-    # together overshoot by at most one trial each, which they give back (``beyond_total``); a
-    # whole batch each would overshoot by up to a batch per worker. Far from the total a batch
-    # is claimed at once (a count per trial would read the whole study once per trial).
-    claimed: list[int] = []
-    while len(claimed) < size:
-        if len(claimed) and sum(study_load(study)) >= trials:
-            break
-        claimed.append(claim_trial(study))
-    return claimed, finished
+    """Claim the next batch's trials, at most those the study still lacks, and return them
+    with the finished count they were claimed against (no lock: see ``run_study``)."""
+    finished, running = study_load(study)
+    free = trials - finished - running
+    if finished >= trials or free <= 0:
+        return [], finished
+    return claim_trials(study, planner.size(study, free) if batch else 1), finished
 
 
 def _loop(
@@ -280,7 +259,6 @@ def _loop(
 ) -> None:
     """Claim, evaluate and tell trials until the study-wide total (see ``run_study``)."""
     start = time.monotonic()
-    jitter = random.Random()
     planner = BatchPlanner(sampler_of(model))
     # With a time limit every design runs alone in the deadline child (dse.model.guarded).
     vectorized = model.spec.search.trial_timeout_s is None
@@ -300,18 +278,6 @@ def _loop(
         if not trial_ids:
             time.sleep(POLL_S)  # the last trials run elsewhere
             continue
-        surplus = []  # without a claim lock, concurrent claims may pass the total
-        if not has_claim_lock(storage_of(study)):
-            surplus = beyond_total(study, trials, trial_ids)
-        if surplus:
-            for trial_id in surplus:
-                give_back_trial(
-                    study, trial_id, f"surplus: {trials} trials were already finished or running"
-                )
-            trial_ids = [i for i in trial_ids if i not in surplus]
-            if not trial_ids:
-                time.sleep(jitter.uniform(0.0, POLL_S))
-                continue
         if reseed:
             reseed = False
             number = storage_of(study).get_trial_number_from_id(trial_ids[0])

@@ -3,8 +3,9 @@
 
 ``run_worker`` is what every entry point runs (``dse run`` and ``api.run`` in-process, each
 ``dse worker`` process): storage resolution, the atomic lock, the same loop
-(``runner.run_study``), which keeps the study-wide total exact and takes over trials of dead
-workers; ``dse.search.spec_lock`` keeps one spec on one storage per study.
+(``runner.run_study``), which runs to the study-wide total (concurrent workers may pass it by
+at most (workers - 1) x batch size) and takes over trials of dead workers;
+``dse.search.spec_lock`` keeps one spec on one storage per study.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError
 from contextlib import ExitStack
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import cloudpickle
@@ -49,15 +48,6 @@ def _evaluate(digest: str, blob: bytes, indices: tuple[int, ...]) -> list[ChunkF
     return [evaluate_chunk(model, plan, index) for index in indices]
 
 
-@dataclass
-class DaskRun:
-    """What a Dask sweep used: workers, start-up wall time, and worker CPU seconds."""
-
-    workers: int
-    startup_s: float
-    worker_cpu_s: float
-
-
 def _cpu_s() -> float:
     """CPU seconds (user + system) of the calling process so far."""
     return time.process_time()
@@ -72,10 +62,10 @@ def run_chunks_dask(
     scheduler: str,
     key: str = "sweep",
     connect_timeout_s: float = 10.0,
-) -> DaskRun:
+) -> dict[str, Any]:
     """Evaluate chunks ``todo`` on the Dask cluster at ``scheduler`` (``tcp://host:port``);
-    call ``on_chunk`` per finished chunk. The worker CPU seconds are those of the workers
-    alive at the end, over the sweep's span.
+    call ``on_chunk`` per finished chunk. Returns what was used, as ``SweepResult`` fields:
+    the worker CPU seconds are those of the workers alive at the end, over the sweep's span.
     """
     t0 = time.perf_counter()
     pending = iter(todo)
@@ -87,7 +77,7 @@ def run_chunks_dask(
         _evaluate_on(client, model, plan, list(pending), on_chunk, key=key)
         cpu_after = client.run(_cpu_s)
         cpu = sum(v - cpu_before.get(k, 0.0) for k, v in cpu_after.items())
-        return DaskRun(workers, startup_s, cpu)
+        return {"workers": workers, "startup_s": startup_s, "worker_cpu_s": cpu}
 
 
 def _connect(stack: ExitStack, scheduler: str, timeout_s: float) -> Client:

@@ -58,17 +58,6 @@ MAX_WORKER_RESTARTS = 3
 STOP_GRACE_S = 10.0
 
 
-@dataclass
-class LocalRun:
-    """What a local multi-process sweep used."""
-
-    workers: int
-    startup_s: float
-    worker_cpu_s: float
-    chunks_in_client: int
-    restarts: int = 0
-
-
 # -- in the worker process ----------------------------------------------------------------------
 
 _LOADED: dict[str, tuple[StudyModel, SweepPlan]] = {}
@@ -322,9 +311,10 @@ def run_chunks_local(
     *,
     jobs: int,
     method: str | None = None,
-) -> LocalRun:
+) -> dict[str, Any]:
     """Evaluate chunks ``todo`` on ``jobs`` processes (this one included); call ``on_chunk``
-    here for every finished chunk, in the order they finish.
+    here for every finished chunk, in the order they finish. Returns what was used, as
+    ``SweepResult`` fields.
 
     ``method`` is the multiprocessing start method (default :func:`start_method`).
     """
@@ -339,10 +329,10 @@ def run_chunks_local(
         finished = True
     finally:
         _stop(pool.workers, gently=finished)
-    return LocalRun(
-        workers=jobs,
-        startup_s=startup_s,
-        worker_cpu_s=children_cpu_s() - cpu0,
-        chunks_in_client=pool.in_client,
-        restarts=pool.restarts,
-    )
+    return {
+        "workers": jobs,
+        "startup_s": startup_s,
+        "worker_cpu_s": children_cpu_s() - cpu0,
+        "chunks_in_client": pool.in_client,
+        "worker_restarts": pool.restarts,
+    }

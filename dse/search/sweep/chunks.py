@@ -54,17 +54,26 @@ def _choices(p: CategoricalParam) -> np.ndarray:
     return out
 
 
+def axis_length(p: ParamSpec) -> float:
+    """How many grid values a parameter has, counted without making them (inf: a float
+    without ``step``)."""
+    if isinstance(p, CategoricalParam):
+        return len(p.choices)
+    if isinstance(p, IntParam):
+        return (p.high - p.low) // p.step + 1
+    count = (p.high - p.low) / p.step if p.step else math.inf
+    return math.floor(count + 1e-9) + 1 if math.isfinite(count) else math.inf
+
+
 def grid_axis(p: ParamSpec) -> np.ndarray | None:
     """Every grid value of a parameter (the grid sampler's and the sweep's); None for a float
     without ``step``."""
     if isinstance(p, CategoricalParam):
         return _choices(p)
-    if isinstance(p, IntParam):
-        return np.arange(p.low, p.high + 1, p.step, dtype=np.int64)
-    if p.step is None:
+    n = axis_length(p)
+    if not math.isfinite(n):
         return None
-    n = int(math.floor((p.high - p.low) / p.step + 1e-9))
-    return p.low + p.step * np.arange(n + 1, dtype=float)
+    return p.low + p.step * np.arange(int(n), dtype=np.int64 if isinstance(p, IntParam) else float)
 
 
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79)

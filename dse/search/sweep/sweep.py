@@ -29,6 +29,7 @@ from dse.search.sweep.chunks import (
     ChunkStore,
     SweepPlan,
     SweepTally,
+    axis_length,
     evaluate_chunk,
     front_frame,
     grid_axis,
@@ -37,7 +38,7 @@ from dse.search.sweep.chunks import (
 )
 from dse.search.sweep.scheduler_address import check_scheduler
 from dse.spec.atomic import write_text_atomic
-from dse.spec.schema import CategoricalParam, FloatParam, IntParam, ParamSpec
+from dse.spec.schema import FloatParam, ParamSpec
 
 SWEEP_FRONT_CSV = "sweep_front.csv"
 SWEEP_JSON = "sweep.json"
@@ -99,19 +100,9 @@ class SweepResult:
 MAX_GRID_DESIGNS = 10**10
 
 
-def _axis_length(p: ParamSpec) -> float:
-    """How many grid values a parameter has, computed without making them (inf: too many)."""
-    if isinstance(p, CategoricalParam):
-        return len(p.choices)
-    if isinstance(p, IntParam):
-        return (p.high - p.low) // p.step + 1
-    count = (p.high - p.low) / p.step if p.step else math.inf
-    return math.floor(count + 1e-9) + 1 if math.isfinite(count) else math.inf
-
-
 def grid_size(space: dict[str, ParamSpec]) -> float:
     """The grid's design count (a float, so a huge one is inf rather than a huge int)."""
-    return math.prod(float(_axis_length(p)) for p in space.values())
+    return math.prod(float(axis_length(p)) for p in space.values())
 
 
 def grid_axes(space: dict[str, ParamSpec]) -> dict[str, np.ndarray]:
@@ -125,10 +116,10 @@ def grid_axes(space: dict[str, ParamSpec]) -> dict[str, np.ndarray]:
         )
     size = grid_size(space)
     if size > MAX_GRID_DESIGNS:
-        widest = max(space, key=lambda n: _axis_length(space[n]))
+        widest = max(space, key=lambda n: axis_length(space[n]))
         raise SweepError(
             f"the grid has {size:.3g} designs, more than a sweep takes ({MAX_GRID_DESIGNS:.0e}; "
-            f"{widest} alone has {float(_axis_length(space[widest])):.3g} values): use a coarser "
+            f"{widest} alone has {float(axis_length(space[widest])):.3g} values): use a coarser "
             "step, or --samples N for N quasi-random designs"
         )
     return {n: grid_axis(p) for n, p in space.items()}  # type: ignore[misc] # none is None
@@ -284,22 +275,10 @@ def _run_chunks(
     if scheduler is None:
         from dse.search.sweep._local import run_chunks_local
 
-        run = run_chunks_local(model, plan, todo, on_chunk, jobs=jobs)
-        return {
-            "workers": run.workers,
-            "startup_s": run.startup_s,
-            "worker_cpu_s": run.worker_cpu_s,
-            "chunks_in_client": run.chunks_in_client,
-            "worker_restarts": run.restarts,
-        }
+        return run_chunks_local(model, plan, todo, on_chunk, jobs=jobs)
     from dse.search.sweep._dask import run_chunks_dask
 
-    dask = run_chunks_dask(model, plan, todo, on_chunk, scheduler=scheduler, key=key)
-    return {
-        "workers": dask.workers,
-        "startup_s": dask.startup_s,
-        "worker_cpu_s": dask.worker_cpu_s,
-    }
+    return run_chunks_dask(model, plan, todo, on_chunk, scheduler=scheduler, key=key)
 
 
 def _write_result(model: StudyModel, result: SweepResult) -> Path:

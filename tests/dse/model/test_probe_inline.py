@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from dse.model.probe import EvaluatorRaised, ProbeFailed, probe
+from dse.model.isolation import ExitCalled
+from dse.model.probe import ProbeFailed, probe
 from tests.cli.inprocess import run_in_process
 
 EVALUATOR = """\
@@ -87,7 +88,7 @@ def test_inline_ctrl_c_stops_the_probe() -> None:
 
 
 def test_inline_os_exit_fails_the_probe_not_the_process() -> None:
-    with pytest.raises(EvaluatorRaised, match=r"os\._exit\(3\)"):
+    with pytest.raises(ExitCalled, match=r"os\._exit\(3\)"):
         probe(_exits, {"x": 1.0}, batch=None, timeout_s=None, inline=True)
 
 

@@ -195,23 +195,33 @@ def test_relative_storage_paths_are_recorded_absolute(
     assert len(res.trials) == 2
 
 
-def test_beyond_total_ranks_the_counted_trials_by_number() -> None:
-    """Each worker gives back only its own trials past the total, so two workers together give
-    back exactly the overshoot; a retired (stale) trial does not count."""
-    import optuna
+def test_a_claim_takes_at_most_what_the_study_lacked_and_gives_nothing_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No lock between workers (docs/scale-out.md): a worker claims at most the trials the study
+    lacked when it counted, so one that counted before another's batch landed passes the total
+    by at most that batch, and nothing is given back or FAILED; once the study has the total
+    finished or running, a claim takes nothing."""
+    from types import SimpleNamespace
 
-    from dse.search.stored import STALE_ATTR
-    from dse.search.study.recovery import beyond_total
+    from dse.search.study import runner
+    from dse.search.study.batch import BatchPlanner
 
-    storage = optuna.storages.InMemoryStorage()
-    study = optuna.create_study(storage=storage)
-    sid = storage.get_study_id_from_name(study.study_name)
-    ids = [storage.create_new_trial(sid) for _ in range(6)]  # numbers 0-5, all RUNNING
-    worker_a, worker_b = ids[0::2], ids[1::2]  # interleaved claims: 0 2 4 and 1 3 5
-    assert beyond_total(study, 4, worker_a) == [ids[4]]
-    assert beyond_total(study, 4, worker_b) == [ids[5]]
-    assert beyond_total(study, 6, worker_a) == []
-    storage.set_trial_user_attr(ids[1], STALE_ATTR, True)  # retired: no longer counts
-    storage.set_trial_state_values(ids[1], optuna.trial.TrialState.FAIL)
-    assert beyond_total(study, 4, worker_a) == []
-    assert beyond_total(study, 4, worker_b) == [ids[5]]
+    study = optuna.create_study(storage=optuna.storages.InMemoryStorage())
+    planner = BatchPlanner(SimpleNamespace(independent=True))  # type: ignore[arg-type]
+    first, finished = runner._claim(study, planner, 8, batch=True)
+    assert (len(first), finished) == (2, 0)  # a quarter of the 8 lacking
+    with monkeypatch.context() as m:  # counted before the first batch landed
+        m.setattr(runner, "study_load", lambda _study: (0, 0))
+        late, _ = runner._claim(study, planner, 8, batch=True)
+    assert len(late) == 2
+    claimed = len(first) + len(late)
+    while ids := runner._claim(study, planner, 8, batch=True)[0]:
+        claimed += len(ids)
+    assert claimed == 8  # the late count cost nothing here: 4 trials still lacked
+    with monkeypatch.context() as m:  # near the total: passed by at most the late batch
+        m.setattr(runner, "study_load", lambda _study: (0, 7))
+        over, _ = runner._claim(study, planner, 8, batch=True)
+    assert len(over) == 1 and len(study.get_trials()) == 9
+    assert {t.state for t in study.get_trials()} == {optuna.trial.TrialState.RUNNING}
+    assert runner._claim(study, planner, 8, batch=True) == ([], 0)

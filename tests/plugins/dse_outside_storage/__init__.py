@@ -1,7 +1,7 @@
 """A storage backend from outside litegpu-dse: Optuna's plain journal file, served under the
 scheme ``outside:PATH`` (registered in ``dse.storages``) or by import path
-``py:dse_outside_storage:BACKEND:PATH``. It has no claim lock and no heartbeat, the least a
-storage can offer (the engine then gives surplus claims back and finds dead owners by tag)."""
+``py:dse_outside_storage:BACKEND:PATH``. It has no heartbeat, the least a storage can offer
+(the engine then finds dead owners by tag)."""
 
 from __future__ import annotations
 
