@@ -42,7 +42,9 @@ from objectives.perf.power import (
 )
 from objectives.perf.search import (
     CHUNK_ELEMS,
+    Grid,
     choose,
+    product_grid,
     search_groups,
     search_keys,
     select_train,
@@ -271,6 +273,23 @@ def _select_serving(pr: _Prepared) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     )
     best_all = np.empty(n, dtype=np.intp)
     sel_all: dict[str, np.ndarray] = {}
+    grid = _grid(pr, g)
+    if grid is not None:  # one timing on the product of the hardware's axes
+        idx = g.first
+        s_rows, slo_rows = serving_rows(pr.s, pr.slo, idx)
+        batch = grid.candidates(cand["batch"])
+        d_rows = fl.rows(idx)
+        t = timing(d_rows, grid.rows, pr.a, s_rows, cand, batch, slo_rows, whole, n > 8, grid)
+        cols = grid.col[g.inv]
+        for start in range(0, n, chunk):
+            part = slice(start, start + chunk)
+            b, p = choose(t, cols[part], cand, cluster[part])
+            best_all[part] = b
+            for key, v in p.items():
+                if key not in sel_all:
+                    sel_all[key] = np.empty(n, dtype=v.dtype)
+                sel_all[key][part] = v
+        return best_all, sel_all
     n_groups = g.first.size
     for u0 in range(0, n_groups, chunk):
         u1 = min(u0 + chunk, n_groups)
@@ -302,6 +321,21 @@ def _select_serving(pr: _Prepared) -> tuple[np.ndarray, dict[str, np.ndarray]]:
                     sel_all[key] = np.empty(n, dtype=v.dtype)
                 sel_all[key][rows] = v
     return best_all, dict(sel_all)
+
+
+def _grid(pr: _Prepared, g: Any) -> Grid | None:
+    """The hardware groups on a product grid (``objectives.perf.search.product_grid``) when
+    only hardware figures vary per design (no technology or workload values, no pinned batch
+    per design, no memory pool), and the grid is worth it; else None."""
+    if pr.fl.tech_keys or pr.fl.wl_keys or pr.batch_pd or g.first.size < _GRID_MIN:
+        return None
+    if any(key in pr.search for key in pool.POOL_HW):
+        return None
+    return product_grid({key: v[g.first] for key, v in pr.search.items()}, pr.cand["tp"].size)
+
+
+#: Groups below which the grid is not tried (few groups: their rows are as cheap).
+_GRID_MIN = 256
 
 
 def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

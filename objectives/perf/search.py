@@ -9,6 +9,7 @@ bit-identical hardware figures (``search_groups``) and scores only the candidate
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,82 @@ def search_groups(flat: Flat, hw: Mapping[str, np.ndarray]) -> _Groups:
     return _Groups.each(n) if found is None else found
 
 
+@dataclass
+class Grid:
+    """Hardware groups laid out on a product of small axes, one per set of columns that vary
+    together (the die's figures on one, the HBM's on another, the link's on a third): every
+    column is an array over its own axis only, shaped ``(1, a1, ..., aq)``, so numpy computes
+    each timing term once per combination of the axes it reads, not once per group. ``col[g]``
+    is group g's flat index in the product (C order), of ``size`` points in all."""
+
+    rows: dict[str, np.ndarray]
+    col: np.ndarray
+    shape: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    def candidates(self, x: np.ndarray) -> np.ndarray:
+        """A candidate-axis array as a ``(k, 1, ..., 1)`` column against the grid."""
+        return x.reshape(-1, *(1,) * len(self.shape))
+
+
+#: The product may hold points no group has (wasted timing): at most this many per group.
+_GRID_SPARE = 1.25
+#: (candidates x product points) of one grid at most: bounded memory.
+_GRID_ELEMS = 1 << 21
+
+
+def product_grid(rows: Mapping[str, np.ndarray], k: int) -> Grid | None:
+    """The groups' columns (``rows``: each an array over the groups) on a product grid, or None
+    when the product would hold too many points no group has, or too many in all.
+
+    Each varying column goes on the first axis it is a function of (its value per axis point is
+    exact: the groups' own bits), else opens an axis of its distinct values; a group is then a
+    tuple of axis points, and every figure timed on the grid is bit for bit the one timed on the
+    group's row (the same operations on the same operands)."""
+    n = next(iter(rows.values())).size
+    axes: list[tuple[np.ndarray, int]] = []  # (code of every group, points)
+    where: dict[str, tuple[int, np.ndarray]] = {}  # column -> (axis, bits per point); -1: one
+    for key, v in rows.items():
+        if v.dtype != np.float64 or v.shape != (n,):
+            return None
+        bits = np.ascontiguousarray(v).view(np.uint64)
+        if (bits == bits[0]).all():
+            where[key] = (-1, bits[:1])
+            continue
+        for ax, (code, size) in enumerate(axes):
+            per = np.zeros(size, dtype=np.uint64)
+            per[code] = bits
+            if np.array_equal(per[code], bits):
+                where[key] = (ax, per)
+                break
+        else:
+            per, code = np.unique(bits, return_inverse=True)
+            axes.append((code.reshape(-1), per.size))
+            where[key] = (len(axes) - 1, per)
+            shape = tuple(size for _, size in axes)
+            if np.prod(shape) > max(_GRID_SPARE * n, 1) or k * np.prod(shape) > _GRID_ELEMS:
+                return None
+    if len(axes) < 2:  # one axis (or none): the groups' rows as they are
+        return None
+    # the longest axis last: numpy's loops over a broadcast run at full speed on long rows
+    order = sorted(range(len(axes)), key=lambda ax: axes[ax][1])
+    shape = tuple(axes[ax][1] for ax in order)
+    col = np.zeros(n, dtype=np.intp)
+    for ax in order:
+        code, size = axes[ax]
+        col = col * size + code
+    out: dict[str, np.ndarray] = {}
+    for key, (ax, per) in where.items():
+        dims = [1] * (len(shape) + 1)
+        if ax >= 0:
+            dims[order.index(ax) + 1] = axes[ax][1]
+        out[key] = per.view(np.float64).reshape(dims)
+    return Grid(out, col, shape)
+
+
 def _links(
     d: Mapping[str, Any], h: dict[str, np.ndarray], tp: np.ndarray, pp: np.ndarray, cluster: Any
 ) -> None:
@@ -83,6 +160,7 @@ def timing(
     slo: tuple[Any, Any],
     integral: bool,
     prune: bool = True,
+    grid: Grid | None = None,
 ) -> dict[str, np.ndarray]:
     """Serving figures of every candidate (rows) on every distinct hardware (columns).
 
@@ -90,19 +168,31 @@ def timing(
     by throughput), ``z`` (replica tokens/s where ``top``, else the fallback score that does not
     depend on the cluster size), ``mem_ratio``/``slo_ok`` for the chosen one, and the
     ``contenders``/``unsafe`` of ``_contenders`` (``integral``: every cluster size and group is a
-    whole number below 2^52; ``prune``: worth finding them, i.e. many designs).
+    whole number below 2^52; ``prune``: worth finding them, i.e. many designs). With a
+    ``grid`` the columns are its product points (``hw`` its rows, ``batch`` its candidates).
     """
-    h = {k: _row(v) for k, v in hw.items()}
-    tp, pp = cand["tp"][:, None], cand["pp"][:, None]
+    if grid is None:
+        h = {k: _row(v) for k, v in hw.items()}
+        m = hw["hbm_gb_per_gpu"].shape[0]
+    else:
+        h, m = dict(hw), grid.size
+
+    def column(x: np.ndarray) -> np.ndarray:  # a candidate-axis array against the columns
+        return x[:, None] if grid is None else grid.candidates(x)
+
+    tp, pp = column(cand["tp"]), column(cand["pp"])
     _links(d, h, tp, pp, None)
     if "ep" in cand and np.any(cand["ep"] != 1):  # expert parallelism (objectives.perf.moe)
-        h["ep"] = cand["ep"][:, None]
+        h["ep"] = column(cand["ep"])
         # the attention data-parallel degree: ep with attention DP, 1 without
-        h["attn_dp"] = np.where(cand["adp"] == 1, cand["ep"], 1.0)[:, None]
+        h["attn_dp"] = column(np.where(cand["adp"] == 1, cand["ep"], 1.0))
     if "cp" in cand:  # context-parallel prefill (objectives.perf.context)
-        h["cp"] = cand["cp"][:, None]
+        h["cp"] = column(cand["cp"])
     r = serve(Replica(d, h, a, s, tp, pp), batch, slo)
-    shape = (tp.shape[0], hw["hbm_gb_per_gpu"].shape[0])
+    shape = (tp.shape[0], m)
+    if grid is not None:  # the product's points as columns, as the groups' rows would be
+        r = {key: _columns(v, shape, grid) for key, v in r.items()}
+        h["topology_ok"] = _columns(h["topology_ok"], shape, grid)
     mem_ratio = np.broadcast_to(r["mem_ratio"], shape)
     memok = mem_ratio <= 1
     every = bool(h["topology_ok"].all())
@@ -149,6 +239,17 @@ def timing(
     else:
         t["contenders"] = np.arange(0)  # score everything
     return t
+
+
+def _columns(x: Any, shape: tuple[int, int], grid: Grid) -> Any:
+    """A figure timed on the ``grid`` as a (k, points) array (``shape``): (k, 1) or (1, 1) when
+    it reads no axis of the grid, as ``_row`` gives on the groups' rows."""
+    if np.ndim(x) == 0:
+        return x
+    x = np.asarray(x)
+    if x.size == x.shape[0]:  # a (k, 1, ..., 1) or (1, ..., 1) figure
+        return x.reshape(x.shape[0], 1)
+    return np.broadcast_to(x, (shape[0], *grid.shape)).reshape(shape)
 
 
 def _row(v: np.ndarray) -> np.ndarray:
