@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import tech
+from objectives._groups import Groups, dedup
 from objectives.fabric import group_links
 from objectives.perf.batch import Flat
-from objectives.perf.hardware import _dedup, _Groups
 from objectives.perf.model import Arch
 from objectives.perf.pool import POOL_HW
 from objectives.perf.replica import serve
@@ -53,7 +53,7 @@ def search_keys(precision: str) -> tuple[str, ...]:
     return SEARCH_HW
 
 
-def search_groups(flat: Flat, hw: Mapping[str, np.ndarray]) -> _Groups:
+def search_groups(flat: Flat, hw: Mapping[str, np.ndarray]) -> Groups:
     """Designs grouped by everything the candidates' timing reads (all but the cluster size)."""
     cols = [hw[k] for k in SEARCH_HW if k in hw]
     cols += [hw[k] for k in POOL_HW if k in hw]  # a memory pool's figures, when used
@@ -62,8 +62,8 @@ def search_groups(flat: Flat, hw: Mapping[str, np.ndarray]) -> _Groups:
     cols += [flat.technology[k] for k in flat.tech_keys]
     cols += [flat.workload[k] for k in flat.wl_keys]
     n = hw["tflops_per_gpu"].size
-    found = _dedup([np.broadcast_to(c, (n,)) for c in cols])
-    return _Groups.each(n) if found is None else found
+    found = dedup([np.broadcast_to(c, (n,)) for c in cols])
+    return Groups.each(n) if found is None else found
 
 
 @dataclass
