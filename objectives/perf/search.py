@@ -118,7 +118,11 @@ def product_grid(rows: Mapping[str, np.ndarray], k: int) -> Grid | None:
                 where[key] = (ax, per)
                 break
         else:
-            per, code = np.unique(bits, return_inverse=True)
+            found = dedup([v])
+            if found is None:  # few groups (or a hash collision): sort them
+                per, code = np.unique(bits, return_inverse=True)
+            else:
+                per, code = bits[found.first], found.inv
             axes.append((code.reshape(-1), per.size))
             where[key] = (len(axes) - 1, per)
             shape = tuple(size for _, size in axes)
@@ -190,13 +194,12 @@ def timing(
         h["cp"] = column(cand["cp"])
     r = serve(Replica(d, h, a, s, tp, pp), batch, slo)
     shape = (tp.shape[0], m)
-    if grid is not None:  # the product's points as columns, as the groups' rows would be
-        r = {key: _columns(v, shape, grid) for key, v in r.items()}
-        h["topology_ok"] = _columns(h["topology_ok"], shape, grid)
-    mem_ratio = np.broadcast_to(r["mem_ratio"], shape)
+    # The scores are computed on the figures' own shapes (on a grid, what reads only the HBM
+    # stays per HBM point), then every array becomes a (k, m) array of the columns.
+    mem_ratio = r["mem_ratio"]
     memok = mem_ratio <= 1
     every = bool(h["topology_ok"].all())
-    topo = np.broadcast_to(h["topology_ok"], shape)
+    topo = h["topology_ok"]
     # A group the fabric cannot form ranks below every formable one that fits.
     no_topo = 0.0 if every else np.where(topo, 0.0, 1e3)
     # Scores, as documented in choose: fitting candidates rank by throughput (>= 0), then
@@ -205,8 +208,8 @@ def timing(
     ttft_slo, tpot_slo = slo
     # At a given arrival rate a replica that cannot keep up misses the load as it would an SLO.
     load = r.get("excess_load")
+    slo_ok: Any = True
     if ttft_slo is None and tpot_slo is None and load is None:
-        slo_ok = np.broadcast_to(True, shape)
         top = memok if every else memok & topo
         # (every group formable: not top is not memok, the overflow score)
         z = np.where(
@@ -215,7 +218,7 @@ def timing(
             overflow if every else np.where(memok, -1 - no_topo, overflow),
         )
     else:
-        slo_excess = np.zeros(shape)
+        slo_excess: Any = 0.0
         if ttft_slo is not None:
             slo_excess = slo_excess + np.maximum(r["ttft_s"] / ttft_slo - 1, 0)
         if tpot_slo is not None:
@@ -228,9 +231,17 @@ def timing(
             top, r["replica_tokens_per_s"], np.where(memok, -1 - slo_excess - no_topo, overflow)
         )
     # (without a whole replica the score is z - 1e6, or -1e9 - 1 - 1e6 if it fits: _argmax)
-    full = {k: np.broadcast_to(r[k], shape) for k in _PICKED}
-    found = {"memok": memok, "top": top, "z": z, "mem_ratio": mem_ratio}
-    t = {**full, **found, "slo_ok": slo_ok, "topo": topo}
+    done: dict[int, np.ndarray] = {}
+
+    def cols(x: Any) -> np.ndarray:  # one (k, m) array per array (memok may be top)
+        if id(x) not in done:
+            done[id(x)] = np.broadcast_to(x if grid is None else _columns(x, shape, grid), shape)
+        return done[id(x)]
+
+    t: dict[str, Any] = {k: cols(r[k]) for k in _PICKED}
+    t.update(memok=cols(memok), top=cols(top), z=cols(z), mem_ratio=cols(mem_ratio))
+    t.update(slo_ok=cols(slo_ok), topo=cols(topo))
+    z, top = t["z"], t["top"]
     if prune:
         which, t["unsafe"] = _contenders(t, cand["group"], integral)
         t["contenders"], t["z_which"] = which, z[which]
@@ -303,7 +314,7 @@ def _contenders(
             m = np.maximum(m, level_best[j] * (lv / lj if integral and lv % lj == 0 else 1.0))
         rival[at_level[i]] = m
     contender = top & ~(rival > r * _MARGIN)
-    unsafe = np.isnan(t["z"]).any(axis=0)
+    unsafe = np.isnan(t["z"].max(axis=0))  # max propagates NaN: a column holding one
     return np.flatnonzero(contender.any(axis=1)), unsafe
 
 
