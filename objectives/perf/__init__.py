@@ -8,8 +8,9 @@ broadcasting over a small candidate axis and an argmax; then power and efficienc
 Technology constants and the numeric workload fields may be arrays too: they broadcast against
 the design values (a robust study puts sampled assumptions on the batch axis). For speed the
 serving search runs once per group of designs with bit-identical hardware figures (its timing
-does not depend on the cluster size) and scores only the candidates that can win; both are
-exact, every design gets what it would get evaluated alone.
+does not depend on the cluster size), on a product grid of the hardware's axes where only
+hardware varies (each timing term once per combination of the axes it reads), and scores only
+the candidates that can win; all exact, every design gets what it would get evaluated alone.
 
 One module per idea: ``batch`` (the design batch broadcast and flattened), ``hardware``
 (per-GPU figures), ``workload`` (validated workload, the candidate grid), ``search`` (timing
@@ -330,6 +331,13 @@ def _grid(pr: _Prepared, g: Any) -> Grid | None:
     if pr.fl.tech_keys or pr.fl.wl_keys or pr.batch_pd or g.first.size < _GRID_MIN:
         return None
     if any(key in pr.search for key in pool.POOL_HW):
+        return None
+    # Measured to gain only where no batch is solved per point (a pinned batch, saturated
+    # continuous batching, no SLO): a bisection runs on every point of the grid alike.
+    s = pr.s
+    if s.scheduler != "continuous" or s.arrivals != "saturated" or s.phase == "prefill":
+        return None
+    if any(x is not None for x in pr.slo) or not np.all(np.isfinite(pr.cand["batch"])):
         return None
     return product_grid({key: v[g.first] for key, v in pr.search.items()}, pr.cand["tp"].size)
 
