@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import broadcast, builtin_evaluator, tech, value
+from objectives._groups import DEDUP_MIN, dedup
 from objectives.availability.spares import silicon_spares
 from objectives.cooling import cooling_usd_per_gpu, pue_factor
 from objectives.cost.cluster import (
@@ -299,10 +300,6 @@ def _module(d: Mapping[str, Any], perf: Mapping[str, Any], substrate_mm2: Any) -
     )
 
 
-#: Below this many designs, a batch is priced as it is (finding its distinct dies costs more).
-_DEDUP_MIN = 64
-
-
 def _silicon_once_per_die(d: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """``silicon_lines`` computed once per distinct compute die of the batch.
 
@@ -312,20 +309,19 @@ def _silicon_once_per_die(d: Mapping[str, Any]) -> dict[str, np.ndarray]:
     aspect ratio or technology constants vary per design (a robust study's) is priced as it is.
     """
     area = np.asarray(d["die_area_mm2"])
-    if area.ndim != 1 or area.size < _DEDUP_MIN or area.dtype.kind != "f":
+    if area.ndim != 1 or area.size < DEDUP_MIN or area.dtype.kind != "f":
         return silicon_lines(d)
     if np.ndim(d.get("die_aspect_ratio", 1.0)) or any(
         isinstance(v, np.ndarray) and v.ndim for v in d["technology"].values()
     ):
         return silicon_lines(d)
-    if not np.all(area > 0):  # NaN, and signed zeros unique() would merge: priced as they are
+    if not np.all(area > 0):  # NaN and signed zeros: priced as they are
         return silicon_lines(d)
-    dies = np.unique(area)
-    if dies.size * 4 > area.size:  # mostly distinct: nothing to share
+    g = dedup([area])  # grouped bit for bit by hashing: cheaper than a sort
+    if g is None or g.first.size * 4 > area.size:  # mostly distinct: nothing to share
         return silicon_lines(d)
-    inv = np.searchsorted(dies, area)  # a sort and a binary search: cheaper than an argsort
-    once = silicon_lines({**d, "die_area_mm2": dies})
-    return {k: v[inv] if np.ndim(v) == 1 else v for k, v in once.items()}
+    once = silicon_lines({**d, "die_area_mm2": area[g.first]})
+    return {k: v[g.inv] if np.ndim(v) == 1 else v for k, v in once.items()}
 
 
 _SILICON_METRICS = (

@@ -8,8 +8,9 @@ broadcasting over a small candidate axis and an argmax; then power and efficienc
 Technology constants and the numeric workload fields may be arrays too: they broadcast against
 the design values (a robust study puts sampled assumptions on the batch axis). For speed the
 serving search runs once per group of designs with bit-identical hardware figures (its timing
-does not depend on the cluster size) and scores only the candidates that can win; both are
-exact, every design gets what it would get evaluated alone.
+does not depend on the cluster size), on a product grid of the hardware's axes where only
+hardware varies (each timing term once per combination of the axes it reads), and scores only
+the candidates that can win; all exact, every design gets what it would get evaluated alone.
 
 One module per idea: ``batch`` (the design batch broadcast and flattened), ``hardware``
 (per-GPU figures), ``workload`` (validated workload, the candidate grid), ``search`` (timing
@@ -42,7 +43,9 @@ from objectives.perf.power import (
 )
 from objectives.perf.search import (
     CHUNK_ELEMS,
+    Grid,
     choose,
+    product_grid,
     search_groups,
     search_keys,
     select_train,
@@ -271,6 +274,23 @@ def _select_serving(pr: _Prepared) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     )
     best_all = np.empty(n, dtype=np.intp)
     sel_all: dict[str, np.ndarray] = {}
+    grid = _grid(pr, g)
+    if grid is not None:  # one timing on the product of the hardware's axes
+        idx = g.first
+        s_rows, slo_rows = serving_rows(pr.s, pr.slo, idx)
+        batch = grid.candidates(cand["batch"])
+        d_rows = fl.rows(idx)
+        t = timing(d_rows, grid.rows, pr.a, s_rows, cand, batch, slo_rows, whole, n > 8, grid)
+        cols = grid.col[g.inv]
+        for start in range(0, n, chunk):
+            part = slice(start, start + chunk)
+            b, p = choose(t, cols[part], cand, cluster[part])
+            best_all[part] = b
+            for key, v in p.items():
+                if key not in sel_all:
+                    sel_all[key] = np.empty(n, dtype=v.dtype)
+                sel_all[key][part] = v
+        return best_all, sel_all
     n_groups = g.first.size
     for u0 in range(0, n_groups, chunk):
         u1 = min(u0 + chunk, n_groups)
@@ -302,6 +322,28 @@ def _select_serving(pr: _Prepared) -> tuple[np.ndarray, dict[str, np.ndarray]]:
                     sel_all[key] = np.empty(n, dtype=v.dtype)
                 sel_all[key][rows] = v
     return best_all, dict(sel_all)
+
+
+def _grid(pr: _Prepared, g: Any) -> Grid | None:
+    """The hardware groups on a product grid (``objectives.perf.search.product_grid``) when
+    only hardware figures vary per design (no technology or workload values, no pinned batch
+    per design, no memory pool), and the grid is worth it; else None."""
+    if pr.fl.tech_keys or pr.fl.wl_keys or pr.batch_pd or g.first.size < _GRID_MIN:
+        return None
+    if any(key in pr.search for key in pool.POOL_HW):
+        return None
+    # Measured to gain only where no batch is solved per point (a pinned batch, saturated
+    # continuous batching, no SLO): a bisection runs on every point of the grid alike.
+    s = pr.s
+    if s.scheduler != "continuous" or s.arrivals != "saturated" or s.phase == "prefill":
+        return None
+    if any(x is not None for x in pr.slo) or not np.all(np.isfinite(pr.cand["batch"])):
+        return None
+    return product_grid({key: v[g.first] for key, v in pr.search.items()}, pr.cand["tp"].size)
+
+
+#: Groups below which the grid is not tried (few groups: their rows are as cheap).
+_GRID_MIN = 256
 
 
 def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

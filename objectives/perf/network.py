@@ -38,16 +38,20 @@ def _latency(
 
 
 def _rows(cond: Any, x: Any) -> np.ndarray | None:
-    """The rows a (k, 1) condition is false on, when ``x`` is a (k, n) float array (else None)."""
+    """The rows a (k, 1) condition is false on, when ``x`` is a (k, n) float array (else None);
+    likewise a (k, 1, ..., 1) condition against a (k, ...) array of as many axes (the search's
+    product grid, objectives.perf.search.Grid)."""
     c = np.asarray(cond)
     if (
         isinstance(x, np.ndarray)
         and x.dtype == np.float64
-        and x.ndim == 2
-        and c.shape == (x.shape[0], 1)
+        and x.ndim >= 2
+        and c.ndim == x.ndim
+        and c.shape[0] == x.shape[0]
+        and c.size == x.shape[0]
         and c.dtype == bool
     ):
-        return ~c[:, 0]
+        return ~c.reshape(-1)
     return None
 
 

@@ -3,20 +3,24 @@ hardware, and the best one chosen per design.
 
 Serving timing does not depend on the cluster size, so it runs once per group of designs with
 bit-identical hardware figures (``search_groups``) and scores only the candidates that can win
-(``_contenders``); both are exact. Training scores every design itself (``select_train``).
+(``_contenders``); both are exact. Where only hardware figures vary, the groups are laid out
+on a product of small axes (``product_grid``: the die's figures, the HBM's, the link's), so a
+timing term is computed once per combination of the axes it reads, bit for bit the same.
+Training scores every design itself (``select_train``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from objectives._evaluator import tech
+from objectives._groups import Groups, dedup
 from objectives.fabric import group_links
 from objectives.perf.batch import Flat
-from objectives.perf.hardware import _dedup, _Groups
 from objectives.perf.model import Arch
 from objectives.perf.pool import POOL_HW
 from objectives.perf.replica import serve
@@ -52,7 +56,7 @@ def search_keys(precision: str) -> tuple[str, ...]:
     return SEARCH_HW
 
 
-def search_groups(flat: Flat, hw: Mapping[str, np.ndarray]) -> _Groups:
+def search_groups(flat: Flat, hw: Mapping[str, np.ndarray]) -> Groups:
     """Designs grouped by everything the candidates' timing reads (all but the cluster size)."""
     cols = [hw[k] for k in SEARCH_HW if k in hw]
     cols += [hw[k] for k in POOL_HW if k in hw]  # a memory pool's figures, when used
@@ -61,8 +65,90 @@ def search_groups(flat: Flat, hw: Mapping[str, np.ndarray]) -> _Groups:
     cols += [flat.technology[k] for k in flat.tech_keys]
     cols += [flat.workload[k] for k in flat.wl_keys]
     n = hw["tflops_per_gpu"].size
-    found = _dedup([np.broadcast_to(c, (n,)) for c in cols])
-    return _Groups.each(n) if found is None else found
+    found = dedup([np.broadcast_to(c, (n,)) for c in cols])
+    return Groups.each(n) if found is None else found
+
+
+@dataclass
+class Grid:
+    """Hardware groups laid out on a product of small axes, one per set of columns that vary
+    together (the die's figures on one, the HBM's on another, the link's on a third): every
+    column is an array over its own axis only, shaped ``(1, a1, ..., aq)``, so numpy computes
+    each timing term once per combination of the axes it reads, not once per group. ``col[g]``
+    is group g's flat index in the product (C order), of ``size`` points in all."""
+
+    rows: dict[str, np.ndarray]
+    col: np.ndarray
+    shape: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    def candidates(self, x: np.ndarray) -> np.ndarray:
+        """A candidate-axis array as a ``(k, 1, ..., 1)`` column against the grid."""
+        return x.reshape(-1, *(1,) * len(self.shape))
+
+
+#: The product may hold points no group has (wasted timing): at most this many per group (a
+#: grid point costs ~0.55 of a group row on spaces/litegpu.yaml, so 1.5 still gains).
+_GRID_SPARE = 1.5
+#: (candidates x product points) of one grid at most: bounded memory (4 MB a figure; the
+#: groups' rows are timed in blocks of CHUNK_ELEMS, the grid in one).
+_GRID_ELEMS = 1 << 19
+
+
+def product_grid(rows: Mapping[str, np.ndarray], k: int) -> Grid | None:
+    """The groups' columns (``rows``: each an array over the groups) on a product grid, or None
+    when the product would hold too many points no group has, or too many in all.
+
+    Each varying column goes on the first axis it is a function of (its value per axis point is
+    exact: the groups' own bits), else opens an axis of its distinct values; a group is then a
+    tuple of axis points, and every figure timed on the grid is bit for bit the one timed on the
+    group's row (the same operations on the same operands)."""
+    n = next(iter(rows.values())).size
+    axes: list[tuple[np.ndarray, int]] = []  # (code of every group, points)
+    where: dict[str, tuple[int, np.ndarray]] = {}  # column -> (axis, bits per point); -1: one
+    for key, v in rows.items():
+        if v.dtype != np.float64 or v.shape != (n,):
+            return None
+        bits = np.ascontiguousarray(v).view(np.uint64)
+        if (bits == bits[0]).all():
+            where[key] = (-1, bits[:1])
+            continue
+        for ax, (code, size) in enumerate(axes):
+            per = np.zeros(size, dtype=np.uint64)
+            per[code] = bits
+            if np.array_equal(per[code], bits):
+                where[key] = (ax, per)
+                break
+        else:
+            found = dedup([v])
+            if found is None:  # few groups (or a hash collision): sort them
+                per, code = np.unique(bits, return_inverse=True)
+            else:
+                per, code = bits[found.first], found.inv
+            axes.append((code.reshape(-1), per.size))
+            where[key] = (len(axes) - 1, per)
+            shape = tuple(size for _, size in axes)
+            if np.prod(shape) > max(_GRID_SPARE * n, 1) or k * np.prod(shape) > _GRID_ELEMS:
+                return None
+    if len(axes) < 2:  # one axis (or none): the groups' rows as they are
+        return None
+    # the longest axis last: numpy's loops over a broadcast run at full speed on long rows
+    order = sorted(range(len(axes)), key=lambda ax: axes[ax][1])
+    shape = tuple(axes[ax][1] for ax in order)
+    col = np.zeros(n, dtype=np.intp)
+    for ax in order:
+        code, size = axes[ax]
+        col = col * size + code
+    out: dict[str, np.ndarray] = {}
+    for key, (ax, per) in where.items():
+        dims = [1] * (len(shape) + 1)
+        if ax >= 0:
+            dims[order.index(ax) + 1] = axes[ax][1]
+        out[key] = per.view(np.float64).reshape(dims)
+    return Grid(out, col, shape)
 
 
 def _links(
@@ -83,6 +169,7 @@ def timing(
     slo: tuple[Any, Any],
     integral: bool,
     prune: bool = True,
+    grid: Grid | None = None,
 ) -> dict[str, np.ndarray]:
     """Serving figures of every candidate (rows) on every distinct hardware (columns).
 
@@ -90,23 +177,34 @@ def timing(
     by throughput), ``z`` (replica tokens/s where ``top``, else the fallback score that does not
     depend on the cluster size), ``mem_ratio``/``slo_ok`` for the chosen one, and the
     ``contenders``/``unsafe`` of ``_contenders`` (``integral``: every cluster size and group is a
-    whole number below 2^52; ``prune``: worth finding them, i.e. many designs).
+    whole number below 2^52; ``prune``: worth finding them, i.e. many designs). With a
+    ``grid`` the columns are its product points (``hw`` its rows, ``batch`` its candidates).
     """
-    h = {k: _row(v) for k, v in hw.items()}
-    tp, pp = cand["tp"][:, None], cand["pp"][:, None]
+    if grid is None:
+        h = {k: _row(v) for k, v in hw.items()}
+        m = hw["hbm_gb_per_gpu"].shape[0]
+    else:
+        h, m = dict(hw), grid.size
+
+    def column(x: np.ndarray) -> np.ndarray:  # a candidate-axis array against the columns
+        return x[:, None] if grid is None else grid.candidates(x)
+
+    tp, pp = column(cand["tp"]), column(cand["pp"])
     _links(d, h, tp, pp, None)
     if "ep" in cand and np.any(cand["ep"] != 1):  # expert parallelism (objectives.perf.moe)
-        h["ep"] = cand["ep"][:, None]
+        h["ep"] = column(cand["ep"])
         # the attention data-parallel degree: ep with attention DP, 1 without
-        h["attn_dp"] = np.where(cand["adp"] == 1, cand["ep"], 1.0)[:, None]
+        h["attn_dp"] = column(np.where(cand["adp"] == 1, cand["ep"], 1.0))
     if "cp" in cand:  # context-parallel prefill (objectives.perf.context)
-        h["cp"] = cand["cp"][:, None]
+        h["cp"] = column(cand["cp"])
     r = serve(Replica(d, h, a, s, tp, pp), batch, slo)
-    shape = (tp.shape[0], hw["hbm_gb_per_gpu"].shape[0])
-    mem_ratio = np.broadcast_to(r["mem_ratio"], shape)
+    shape = (tp.shape[0], m)
+    # The scores are computed on the figures' own shapes (on a grid, what reads only the HBM
+    # stays per HBM point), then every array becomes a (k, m) array of the columns.
+    mem_ratio = r["mem_ratio"]
     memok = mem_ratio <= 1
     every = bool(h["topology_ok"].all())
-    topo = np.broadcast_to(h["topology_ok"], shape)
+    topo = h["topology_ok"]
     # A group the fabric cannot form ranks below every formable one that fits.
     no_topo = 0.0 if every else np.where(topo, 0.0, 1e3)
     # Scores, as documented in choose: fitting candidates rank by throughput (>= 0), then
@@ -115,8 +213,8 @@ def timing(
     ttft_slo, tpot_slo = slo
     # At a given arrival rate a replica that cannot keep up misses the load as it would an SLO.
     load = r.get("excess_load")
+    slo_ok: Any = True
     if ttft_slo is None and tpot_slo is None and load is None:
-        slo_ok = np.broadcast_to(True, shape)
         top = memok if every else memok & topo
         # (every group formable: not top is not memok, the overflow score)
         z = np.where(
@@ -125,7 +223,7 @@ def timing(
             overflow if every else np.where(memok, -1 - no_topo, overflow),
         )
     else:
-        slo_excess = np.zeros(shape)
+        slo_excess: Any = 0.0
         if ttft_slo is not None:
             slo_excess = slo_excess + np.maximum(r["ttft_s"] / ttft_slo - 1, 0)
         if tpot_slo is not None:
@@ -138,9 +236,17 @@ def timing(
             top, r["replica_tokens_per_s"], np.where(memok, -1 - slo_excess - no_topo, overflow)
         )
     # (without a whole replica the score is z - 1e6, or -1e9 - 1 - 1e6 if it fits: _argmax)
-    full = {k: np.broadcast_to(r[k], shape) for k in _PICKED}
-    found = {"memok": memok, "top": top, "z": z, "mem_ratio": mem_ratio}
-    t = {**full, **found, "slo_ok": slo_ok, "topo": topo}
+    done: dict[int, np.ndarray] = {}
+
+    def cols(x: Any) -> np.ndarray:  # one (k, m) array per array (memok may be top)
+        if id(x) not in done:
+            done[id(x)] = np.broadcast_to(x if grid is None else _columns(x, shape, grid), shape)
+        return done[id(x)]
+
+    t: dict[str, Any] = {k: cols(r[k]) for k in _PICKED}
+    t.update(memok=cols(memok), top=cols(top), z=cols(z), mem_ratio=cols(mem_ratio))
+    t.update(slo_ok=cols(slo_ok), topo=cols(topo))
+    z, top = t["z"], t["top"]
     if prune:
         which, t["unsafe"] = _contenders(t, cand["group"], integral)
         t["contenders"], t["z_which"] = which, z[which]
@@ -149,6 +255,17 @@ def timing(
     else:
         t["contenders"] = np.arange(0)  # score everything
     return t
+
+
+def _columns(x: Any, shape: tuple[int, int], grid: Grid) -> Any:
+    """A figure timed on the ``grid`` as a (k, points) array (``shape``): (k, 1) or (1, 1) when
+    it reads no axis of the grid, as ``_row`` gives on the groups' rows."""
+    if np.ndim(x) == 0:
+        return x
+    x = np.asarray(x)
+    if x.size == x.shape[0]:  # a (k, 1, ..., 1) or (1, ..., 1) figure
+        return x.reshape(x.shape[0], 1)
+    return np.broadcast_to(x, (shape[0], *grid.shape)).reshape(shape)
 
 
 def _row(v: np.ndarray) -> np.ndarray:
@@ -202,7 +319,7 @@ def _contenders(
             m = np.maximum(m, level_best[j] * (lv / lj if integral and lv % lj == 0 else 1.0))
         rival[at_level[i]] = m
     contender = top & ~(rival > r * _MARGIN)
-    unsafe = np.isnan(t["z"]).any(axis=0)
+    unsafe = np.isnan(t["z"].max(axis=0))  # max propagates NaN: a column holding one
     return np.flatnonzero(contender.any(axis=1)), unsafe
 
 

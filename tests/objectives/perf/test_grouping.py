@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from objectives.perf.hardware import _dedup, _same_hash
+from objectives._groups import dedup as _dedup
+from objectives._groups import same_hash as _same_hash
 
 
 def _check_partition(key: np.ndarray, first: np.ndarray, inv: np.ndarray) -> None:

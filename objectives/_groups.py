@@ -1,0 +1,91 @@
+"""Rows of a batch grouped by equal values, bit for bit, without sorting: what the evaluators
+compute once per group (the perf search per distinct hardware, the cost model per distinct die)
+every row of the group gets exactly as if computed for it alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DEDUP_MIN = 64  # below this many rows, work on the rows as they are
+
+
+@dataclass
+class Groups:
+    """Rows grouped by equal values: ``first[g]`` is a row of group g (groups in the order of
+    these rows), ``inv[i]`` row i's group."""
+
+    first: np.ndarray
+    inv: np.ndarray
+
+    @staticmethod
+    def each(n: int) -> Groups:
+        r = np.arange(n)
+        return Groups(r, r)
+
+
+def dedup(columns: list[np.ndarray]) -> Groups | None:
+    """Group the rows of equal-length float columns that are equal bit for bit.
+
+    Rows with equal hashes of the bits are grouped (``same_hash``), then every row is checked
+    against its group's representative, so the work done once per group gives every row
+    exactly what it would have got by itself. None when there are too few rows to be worth it
+    or the hash collides.
+    """
+    n = columns[0].size if columns else 0
+    if n < DEDUP_MIN:
+        return None
+    bits = []
+    for c in columns:
+        if c.ndim == 1 and c.strides == (0,) and c.dtype == float:
+            continue  # broadcast from one value: equal on every row
+        b = np.ascontiguousarray(c, dtype=float).view(np.uint64)
+        if not (b == b[0]).all():  # a column of one value groups nothing
+            bits.append(b)
+    if not bits:
+        return Groups(np.zeros(1, np.intp), np.zeros(n, np.intp))
+    h = np.zeros(n, dtype=np.uint64)
+    for b in bits:  # splitmix64's finalizer over (hash + column), column by column
+        h += b
+        h += np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+    rep = same_hash(h)
+    if not all(np.array_equal(b[rep], b) for b in bits):
+        return None  # a hash collision: no dedup (never seen, but never wrong)
+    first = np.flatnonzero(rep == np.arange(n))
+    group = np.empty(n, dtype=np.intp)
+    group[first] = np.arange(first.size)
+    return Groups(first, group[rep])
+
+
+def same_hash(h: np.ndarray) -> np.ndarray:
+    """For every row, the representative row of its hash value (a row whose representative is
+    itself), without sorting: rows scatter their index into a table of >= 2n buckets keyed by
+    hash bits and read back the bucket's; a row finding another hash there tries again on other
+    bits (rows of one hash always share a bucket, so each round settles every bucket's owner)."""
+    n = h.size
+    width = max(int(2 * n - 1).bit_length(), 4)  # 2^width >= 2n buckets
+    mask = np.uint64((1 << width) - 1)
+    table = np.empty(1 << width, dtype=np.intp)
+    rep = np.empty(n, dtype=np.intp)
+    rows, hr = np.arange(n), h
+    for shift in range(0, 64 - width + 1, 7):
+        bucket = ((hr >> np.uint64(shift)) & mask).view(np.int64)
+        table[bucket] = rows
+        found = table[bucket]
+        same = h[found] == hr
+        if same.all():
+            rep[rows] = found
+            return rep
+        rep[rows[same]] = found[same]
+        rows = rows[~same]
+        hr = h[rows]
+    # left over after every window of bits (never seen): sort those few
+    _, where, back = np.unique(hr, return_index=True, return_inverse=True)
+    rep[rows] = rows[where][back]
+    return rep
