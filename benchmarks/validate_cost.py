@@ -82,13 +82,14 @@ def model_lines(gpu: str) -> dict[str, float]:
     }
 
 
-def _perf_it_w(gpu: str) -> float:
+def _facility_w(gpu: str) -> tuple[float, float]:
+    """(perf.facility_w_per_gpu: nameplate IT power x the PUE, that PUE) of a GPU as it ships."""
     from objectives.cooling import pue_factor
     from objectives.perf import evaluate_perf
 
     d = resolve_context({"gpu": gpu})
     pue = float(d["technology"]["pue"]) * float(pue_factor(d))
-    return float(evaluate_perf(d)["facility_w_per_gpu"]) / pue
+    return float(evaluate_perf(d)["facility_w_per_gpu"]), pue
 
 
 def market_rows() -> list[dict[str, Any]]:
@@ -123,13 +124,11 @@ def market_rows() -> list[dict[str, Any]]:
             )
     for gpu in data.get("it_w_per_gpu", {}):
         if gpu in have:
-            add("it_w_per_gpu", gpu, _perf_it_w(gpu))
+            facility, pue = _facility_w(gpu)
+            add("it_w_per_gpu", gpu, facility / pue)
     for gpu in data.get("all_in_kw_per_gpu", {}):
         if gpu in have:
-            from objectives.perf import evaluate_perf
-
-            d = resolve_context({"gpu": gpu})
-            add("all_in_kw_per_gpu", gpu, float(evaluate_perf(d)["facility_w_per_gpu"]) / 1e3)
+            add("all_in_kw_per_gpu", gpu, _facility_w(gpu)[0] / 1e3)
     for gpu in data.get("rack", {}):
         if gpu in have:
             m = _metrics(gpu, price_basis="market", cluster_size=72)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from objectives._die import reticle_fits
 from objectives._evaluator import tech, value
 from objectives.cost.module import cost_of_test_time
 from objectives.cost.package import (
@@ -28,7 +29,6 @@ from objectives.cost.silicon import (
     gross_dies_per_wafer,
     harvested_die_yield,
     known_good_die_cost,
-    reticle_fits,
 )
 from objectives.errors import ContextError
 from objectives.package import COWOS_L, ORGANIC, Package

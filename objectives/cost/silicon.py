@@ -9,20 +9,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from objectives._die import die_edges_mm
+from objectives._die import reticle_fits as reticle_fits  # this module's formulas, in one place
 from objectives._special import betainc
 from objectives.errors import check_names
 
 YIELD_MODELS = ("poisson", "murphy", "seeds", "negative_binomial")
 
 MM2_PER_CM2 = 100.0
-
-
-def die_edges_mm(area_mm2: ArrayLike, aspect_ratio: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """(long edge, short edge) of a rectangular die; the aspect ratio may be given either way."""
-    a = np.asarray(area_mm2, dtype=float)
-    r = np.asarray(aspect_ratio, dtype=float)
-    r = np.maximum(r, 1.0 / r)
-    return np.sqrt(a * r), np.sqrt(a / r)
 
 
 def gross_dies_per_wafer(
@@ -56,22 +50,6 @@ def gross_dies_per_wafer(
     pitch = wp * hp
     dpw = np.pi * d**2 / (4.0 * pitch) - np.pi * d * (wp + hp) / (2.0 * np.sqrt(2.0) * pitch)
     return np.maximum(dpw, 1e-6)
-
-
-def reticle_fits(
-    area_mm2: ArrayLike,
-    aspect_ratio: ArrayLike,
-    reticle_width_mm: ArrayLike = 26.0,
-    reticle_height_mm: ArrayLike = 33.0,
-) -> np.ndarray:
-    """1.0 when the die, rotated its best way, fits in one scanner field, else 0.0."""
-    long_mm, short_mm = die_edges_mm(area_mm2, aspect_ratio)
-    w = np.asarray(reticle_width_mm, dtype=float)
-    h = np.asarray(reticle_height_mm, dtype=float)
-    field_long, field_short = np.maximum(w, h), np.minimum(w, h)
-    # A hair of tolerance so a die of exactly the field size (858 mm2 at 33/26) fits.
-    tol = 1e-9
-    return ((long_mm <= field_long + tol) & (short_mm <= field_short + tol)).astype(float)
 
 
 def yield_poisson(ad: ArrayLike) -> np.ndarray:

@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import tech, value
-from objectives._groups import DEDUP_MIN as _DEDUP_MIN
-from objectives._groups import dedup as _dedup
+from objectives._groups import DEDUP_MIN, dedup
 from objectives.errors import ContextError
 from objectives.package import Package, optional
 from objectives.params import COOLING, LINK_TYPES
@@ -91,7 +90,7 @@ def throttled_clock_ghz(d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarr
 
 def _throttled_once(d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarray) -> np.ndarray:
     """``throttled_clock_ghz`` computed once per distinct (clock, limit, V-f constants) row."""
-    if clock.ndim != 1 or clock.size < _DEDUP_MIN:
+    if clock.ndim != 1 or clock.size < DEDUP_MIN:
         return throttled_clock_ghz(d, clock, limit)
     n = clock.size
     table = d["technology"]
@@ -102,7 +101,7 @@ def _throttled_once(d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarray) 
         idx: Any = np.zeros(1, dtype=np.intp)
         inv: Any = np.zeros(n, dtype=np.intp)
     else:
-        g = _dedup(cols)
+        g = dedup(cols)
         if g is None:
             return throttled_clock_ghz(d, clock, limit)
         idx, inv = g.first, g.inv
@@ -145,7 +144,7 @@ def _throttled_where_needed(
 ) -> np.ndarray:
     """``_throttled_once`` on the rows whose requested clock breaks the limit; the rest keep
     their clock (the bisection would return it unchanged)."""
-    if clock.ndim != 1 or clock.size < _DEDUP_MIN:
+    if clock.ndim != 1 or clock.size < DEDUP_MIN:
         return _throttled_once(d, clock, limit)
     n = clock.size
     table = d["technology"]

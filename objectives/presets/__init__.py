@@ -23,6 +23,7 @@ from difflib import get_close_matches
 from functools import cache
 from typing import Any
 
+from objectives._die import die_edges_mm, reticle_fits
 from objectives.errors import ContextError, unknown_name
 from objectives.params import HBM_AUTO_ORDER, HBM_KEY_PREFIX, PARAMS
 from objectives.presets.files import PresetFile, builtin_files, search_dirs, user_files
@@ -354,11 +355,10 @@ def _die_beyond_reticle(
         return None  # the schema says what is wrong with the value
     if not (area > 0 and aspect >= 1):
         return None
-    field_long, field_short = max(w, h), min(w, h)
-    long_mm, short_mm = (area * aspect) ** 0.5, (area / aspect) ** 0.5
-    tol = 1e-9  # a die of exactly the field size fits (as reticle_fits)
-    if long_mm <= field_long + tol and short_mm <= field_short + tol:
+    if reticle_fits(area, aspect, w, h) == 1.0:
         return None
+    field_long, field_short = max(w, h), min(w, h)
+    long_mm, short_mm = (float(e) for e in die_edges_mm(area, aspect))
     field = f"the {w:g} x {h:g} mm scanner field ({tech}'s reticle_width_mm x reticle_height_mm)"
     if area > field_long * field_short * (1 + 1e-9):
         return ("die_area_mm2", f"{area:g} mm2 is larger than {field}")
