@@ -40,6 +40,7 @@ def _keys(df: pd.DataFrame) -> set[tuple]:
     return {tuple(float(v) for v in row) for row in df[cols].itertuples(index=False)}
 
 
+@pytest.mark.slow  # 4-6 s: sweeps a grid into a study and a brute-force front
 def test_grid_front_equals_brute_force_and_is_chunk_independent(
     tmp_path: Path, studies_dir: Path
 ) -> None:
