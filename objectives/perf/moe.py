@@ -66,6 +66,7 @@ def layer(
     e: float,
     ekv: float,
     ce: float,
+    ew: float | None = None,
     tp: Any,
     ep: Any,
     tokens: Any,
@@ -98,7 +99,7 @@ def layer(
         routed = f * (a.router_params + touched * a.expert_params)
     else:
         routed = 0.0
-    w_bytes = (replicated / t + routed / tp) * e
+    w_bytes = (replicated / t + routed / tp) * (e if ew is None else ew)
     act_per_token = (8 * a.hidden + 3 * a.mlp_active_ffn / tp) * e
     gemm_flops = tokens * (2 * a.layer_active_params / tp)
     gemm_bytes = w_bytes + tokens * act_per_token

@@ -65,8 +65,10 @@ def _flags(kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def weight_copy_bytes(a: Any, s: Any) -> float:
-    """Bytes of one full copy of the model's weights at the serving precision."""
-    return float(a.total_params) * float(s.bytes_per_elem)
+    """Bytes of one full copy of the model's weights at the serving precision (the layers at
+    their stored width, embedding and LM head at the activations')."""
+    layers = float(a.layers) * float(a.layer_params) * float(s.weight_elem)
+    return layers + 2.0 * float(a.embedding_params) * float(s.bytes_per_elem)
 
 
 def pool_hw(

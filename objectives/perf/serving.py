@@ -68,6 +68,7 @@ class Serving:
     output_tokens: Any
     phase: str
     kv_bytes_per_elem: float | None = None  # KV cache; None: as the weights
+    weight_bytes_per_elem: float | None = None  # layers' linear weights; None: bytes_per_elem
     scheduler: str = "static"
     disaggregated: bool = False
     max_batch: Any = None  # a cap on the continuous batch (None: none)
@@ -86,6 +87,13 @@ class Serving:
         """Expected output tokens of one decode step per sequence: 1 + p + p^2 + ... + p^n."""
         p = self.mtp_acceptance
         return 1.0 + sum(p**i for i in range(1, self.mtp_tokens + 1))
+
+    @property
+    def weight_elem(self) -> float:
+        """Stored bytes per layer weight: narrower than ``bytes_per_elem`` when weight-only
+        quantized (read at this width, computed at the activations' rate)."""
+        w = self.weight_bytes_per_elem
+        return self.bytes_per_elem if w is None else w
 
     @property
     def kv_elem(self) -> float:
@@ -194,16 +202,16 @@ def mixed_step(
     net_bw = hw["net_bytes_per_s"]
     alpha = tech(d, "collective_step_latency_s")
     launch = tech(d, "collective_launch_s")
-    e, ekv = s.bytes_per_elem, s.kv_elem
+    e, ekv, ew = s.bytes_per_elem, s.kv_elem, s.weight_elem
     inv_f, inv_bw = 1.0 / (peak_f * ec), 1.0 / (peak_bw * em)  # s per FLOP, s per byte
 
     # GEMMs: MoE layers stream only the experts the micro-batch's tokens are routed to
     # (expected distinct experts with uniform top-k routing); a dense layer streams them all.
     if a.experts > 1:
         touched = a.experts * (1 - (1 - a.experts_per_token / a.experts) ** tokens)
-        w_bytes = (a.attn_params + a.router_params + touched * a.expert_params) * (e / tp)
+        w_bytes = (a.attn_params + a.router_params + touched * a.expert_params) * (ew / tp)
     else:
-        w_bytes = a.layer_active_params * e / tp
+        w_bytes = a.layer_active_params * ew / tp
     act_per_token = (8 * a.hidden + 3 * a.experts_per_token * a.ffn / tp) * e
     gemm_flops = tokens * (2 * a.layer_active_params / tp)
     gemm_bytes = w_bytes + tokens * act_per_token
@@ -269,6 +277,7 @@ def _general_step(
         hw,
         a,
         e=s.bytes_per_elem,
+        ew=s.weight_elem,
         ekv=s.kv_elem,
         ce=ce,
         tp=tp,
@@ -297,17 +306,18 @@ def weights_and_kv_token(
     sequence (expert and attention data parallelism: each attention group keeps only its own
     sequences, so a replica-wide token costs 1/ep of a KV row; context parallelism: each group
     keeps its 1/cp of every prompt)."""
-    e = s.bytes_per_elem
+    e, ew = s.bytes_per_elem, s.weight_elem
     layers_stage = np.ceil(a.layers / pp)
     emb_copies = np.where(pp > 1, 1.0, 2.0)  # embedding on the first stage, LM head on the last
+    emb = emb_copies * a.embedding_params * e / tp  # embeddings stay at the activations' width
     if ep is None and a.legacy:
-        weights = (layers_stage * a.layer_params + emb_copies * a.embedding_params) * e / tp
+        weights = layers_stage * a.layer_params * ew / tp + emb
         kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
         kv_token = layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
     else:
         ep = 1.0 if ep is None else ep
         dp = ep if dp is None else dp  # attention data-parallel degree (ep with attention DP)
-        weights = moe.weight_elems_per_gpu(a, tp, dp, layers_stage, emb_copies) * e
+        weights = moe.weight_elems_per_gpu(a, tp, dp, layers_stage, 0.0) * ew + emb
         per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, dp)) / dp
         kv_token = layers_stage * per_gpu * s.kv_elem
     if cp is not None:

@@ -65,6 +65,29 @@ def _optional_slo(wl: Mapping[str, Any], key: str) -> Any:
     return None if v is None else _positive(wl, key)
 
 
+def _weight_precision(wl: Mapping[str, Any], precision: str, phase: str) -> str:
+    """The stored width of the layers' linear weights: ``precision`` itself, or a narrower
+    weight-only format (read and held at its width, computed at ``precision``'s rate)."""
+    w = str(wl.get("weight_precision", "auto") or "auto")
+    if w not in KV_PRECISIONS:
+        raise unknown_name("workload.weight_precision", w, KV_PRECISIONS, what="weight precision")
+    w = precision if w == "auto" else w
+    if PRECISION_BYTES[w] > PRECISION_BYTES[precision]:
+        narrower = [p for p in PRECISION_BYTES if PRECISION_BYTES[p] <= PRECISION_BYTES[precision]]
+        msg = (
+            f"weights are never wider than the {precision} the GEMMs run at: expected auto or "
+            f"one of {', '.join(narrower)}, got {w!r}"
+        )
+        raise ContextError("workload.weight_precision", msg)
+    if phase == "train" and w != precision:
+        msg = (
+            "weight-only quantization is a serving format (training updates the weights at "
+            f"precision): use weight_precision: auto with phase: train, got {w!r}"
+        )
+        raise ContextError("workload.weight_precision", msg)
+    return w
+
+
 def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     """The validated workload; numeric fields are floats, or arrays that vary per design."""
     precision = str(wl.get("precision"))
@@ -93,6 +116,7 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     # auto: an FP8 KV cache with FP8 or FP4 weights (TensorRT-LLM's FP8 recipes; NVIDIA's
     # MLPerf v5.0 Blackwell configs run FP4 weights with an FP8 KV cache), else the weights'
     auto_kv = "fp8" if precision == "fp4" else precision
+    weights = _weight_precision(wl, precision, phase)
     kv_bytes = PRECISION_BYTES[auto_kv if kv == "auto" else kv]
     disagg = wl.get("disaggregated", False)
     if disagg not in (True, False, None, 0, 1):
@@ -134,6 +158,7 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
         output_tokens=_positive(wl, "output_tokens"),
         phase=phase,
         kv_bytes_per_elem=kv_bytes,
+        weight_bytes_per_elem=PRECISION_BYTES[weights],
         scheduler=scheduler,
         disaggregated=bool(disagg),
         max_batch=None if wl.get("max_batch") is None else _positive(wl, "max_batch"),

@@ -244,6 +244,7 @@ class WorkloadPreset(_Forbid):
     model: str | dict[str, Any]
     scheduler: Literal["continuous", "static"]
     kv_precision: Literal["auto", "bf16", "fp8", "fp4"]
+    weight_precision: Literal["auto", "bf16", "fp8", "fp4"] = "auto"
     disaggregated: bool | Literal[0, 1]
     prefill_pool: PoolSpec | None = None
     decode_pool: PoolSpec | None = None
