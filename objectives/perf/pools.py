@@ -25,6 +25,26 @@ the parallelism it picks on the whole cluster, then the integer split that maxim
 (exact, three candidates, see ``balanced_split``). Per-GPU and per-replica perf figures (tp,
 batch, tflops_per_gpu, ...) are the decode pool's; ``prefill_*`` metrics describe the prefill
 pool.
+
+Poisson arrivals (``arrivals: poisson``, as MLPerf's Server scenario runs disaggregated
+systems): requests reach the system at rate lam (``arrival_rate_per_s``, the whole system's
+rate here, or solved: the largest lam whose SLO percentiles meet the SLOs, which needs a TTFT
+SLO), spread evenly over each pool's replicas. A prompt waits for its prefill replica, an M/G/1
+queue served first come, first served at the replica's saturated prompt rate
+(:func:`objectives.perf.queueing.fcfs_wait_s`, the prompt lengths' spread in the service time),
+then is prefilled alone (the pool's single-prompt TTFT) and its KV cache crosses to a decode
+replica, where it waits for one of the replica's batch slots (the saturated batch: M/G/c,
+:func:`objectives.perf.queueing.admission_wait_s`). TTFT adds the waits at the SLO percentile
+to the prefill and the transfer. A decode replica's round time is taken affine in its running
+batch through two evaluations of the pool (one sequence, and its saturated batch; a decode step
+reads the weights once and each sequence's KV cache: affine up to the compute roofline, where
+the chord errs long), so Little's law gives its mean batch in closed form,
+B = r L t0 / (1 - r L t1) at r = lam / decode replicas, L the output tokens and t0 + t1 B the
+time per output token; TPOT is the SLO percentile over requests of the mean step a request
+lives through (the batch Poisson-distributed around B, an M/G/inf count, through the round's
+slope: :func:`objectives.perf.queueing.tpot_quantile_s`). A load beyond what either pool or
+the KV links carry is served at that capacity with ``load_served_fraction`` < 1 and counts as
+a missed SLO.
 """
 
 from __future__ import annotations
@@ -42,6 +62,13 @@ from objectives.perf.batch import flatten
 from objectives.perf.hardware import hardware, scaleout_gbps_per_gpu
 from objectives.perf.model import arch_of
 from objectives.perf.power import idle_gpu_power_w
+from objectives.perf.queueing import (
+    admission_wait_mean_s,
+    admission_wait_s,
+    fcfs_wait_mean_s,
+    fcfs_wait_s,
+    tpot_quantile_s,
+)
 from objectives.perf.workload import serving_of
 
 __all__ = [
@@ -132,6 +159,9 @@ def pool_design(design: Mapping[str, Any], which: str, gpus: Any) -> dict[str, A
     for key in _DEGREES:
         w[key] = spec.get(key, "auto")
     w["tpot_slo_s" if which == "prefill" else "ttft_slo_s"] = None
+    if str(wl.get("arrivals", "saturated") or "saturated") == "poisson":
+        # each pool at saturation, its SLO percentiles taken on the open system (open_pools)
+        w.update(arrivals="saturated", arrival_rate_per_s=None, ttft_slo_s=None, tpot_slo_s=None)
     sub["workload"] = w
     return sub
 
@@ -236,11 +266,7 @@ def _check(design: Mapping[str, Any]) -> None:
             f" (got phase {wl.get('phase')!r}, scheduler {wl.get('scheduler')!r})"
         )
         raise ContextError("workload.prefill_pool", msg)
-    if str(wl.get("arrivals", "saturated") or "saturated") != "saturated":
-        raise ContextError(
-            "workload.arrivals", "prefill and decode pools are modelled at saturation: "
-            "use arrivals: saturated with them",
-        )  # fmt: skip
+    serving_of({k: v for k, v in wl.items() if k not in POOL_KEYS})  # the workload's own rules
 
 
 def pools_parts(
@@ -329,11 +355,18 @@ def evaluate_pools(design: Mapping[str, Any], evaluate: Evaluate) -> dict[str, n
     busy_p, busy_d = p["replicas"] * p["gpus_per_replica"], d["replicas"] * d["gpus_per_replica"]
     req_l = np.minimum(busy_p * bw_p, busy_d * bw_d) / kv
     req = np.minimum(np.minimum(req_p, req_d), req_l)
-    tokens = req * s.output_tokens
     ttft = p["ttft_s"] + t_kv
+    tpot = d["tpot_s"]
     slo_met = p["slo_met"] * d["slo_met"]
-    if slo[0] is not None:
+    served, batch = np.ones_like(req), d["batch"]
+    if s.arrivals == "poisson":
+        one = _flat(evaluate({**dec, "workload": {**dec["workload"], "batch": 1}}))
+        req, ttft, tpot, slo_met, served, batch = open_pools(
+            s, slo, p=p, d=d, one=one, capacity=req, t_kv=t_kv
+        )
+    elif slo[0] is not None:
         slo_met = slo_met * (ttft <= slo[0])
+    tokens = req * s.output_tokens
     p, d = at_load((pre, dec), (p, d), (req_p, req_d), req, precision)
     cluster_w = p["cluster_power_w"] + d["cluster_power_w"]
     n_p, n_d = pre["cluster_size"], dec["cluster_size"]
@@ -341,6 +374,9 @@ def evaluate_pools(design: Mapping[str, Any], evaluate: Evaluate) -> dict[str, n
     out.update(
         tokens_per_s=tokens,
         ttft_s=ttft,
+        tpot_s=tpot,
+        batch=batch,
+        load_served_fraction=served,
         cluster_power_w=cluster_w,
         facility_power_w=p["facility_power_w"] + d["facility_power_w"],
         facility_w_per_gpu=(n_p * p["facility_w_per_gpu"] + n_d * d["facility_w_per_gpu"])
@@ -357,3 +393,86 @@ def evaluate_pools(design: Mapping[str, Any], evaluate: Evaluate) -> dict[str, n
     )
     shape = _shape(design)
     return {k: np.asarray(v, dtype=float).reshape(shape) for k, v in out.items()}
+
+
+_LAM_BISECT = 48  # halvings of the arrival-rate bracket (2^-48 of the capacity)
+
+
+def open_pools(
+    s: Any,
+    slo: tuple[Any, Any],
+    *,
+    p: Mapping[str, np.ndarray],
+    d: Mapping[str, np.ndarray],
+    one: Mapping[str, np.ndarray],
+    capacity: np.ndarray,
+    t_kv: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """(requests/s, TTFT, TPOT, slo_met, load_served_fraction, the decode replicas' mean
+    running batch) of the pools under Poisson
+    arrivals (see the module docstring); ``p``/``d`` the pools at saturation, ``one`` the
+    decode pool at one sequence per replica, ``capacity`` min(P, D, L) requests/s."""
+    q, out = s.slo_quantile, s.output_tokens
+    n_p, n_d = np.maximum(p["replicas"], 1.0), np.maximum(d["replicas"], 1.0)
+    prompts = p["tokens_per_s"] / s.input_tokens  # the prefill pool's prompts/s, saturated
+    service = np.divide(n_p, prompts, out=np.full_like(n_p, np.inf), where=prompts > 0)
+    slots = np.maximum(d["batch"], 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1 = np.where(slots > 1, (d["tpot_s"] - one["tpot_s"]) / (slots - 1), 0.0)
+    t1 = np.maximum(t1, 0.0)
+    t0 = np.maximum(one["tpot_s"] - t1, 0.0)
+
+    def at(lam: np.ndarray) -> tuple[np.ndarray, ...]:
+        """TTFT, TPOT (at the percentile, or means), stability and the decode replicas' mean
+        running batch at system rate ``lam``."""
+        r = lam / n_d
+        with np.errstate(divide="ignore", invalid="ignore"):
+            b = r * out * t0 / (1.0 - r * out * t1)
+        # below one sequence on average the engine runs one-sequence steps part of the time
+        b = np.where(r * out * (t0 + t1) < 1.0, r * out * (t0 + t1), b)
+        stable = (r * out * t1 < 1.0) & (b < slots)
+        b = np.where(stable, np.maximum(b, 0.0), slots)
+        t_step = t0 + t1 * np.maximum(b, 1.0)
+        hold = out * t_step
+        if s.latency_mean:
+            wait = fcfs_wait_mean_s(lam / n_p, service, s.input_tokens_cv)
+            wait = wait + admission_wait_mean_s(slots, b, hold, s.output_tokens_cv)
+            tpot = t_step
+        else:
+            wait = fcfs_wait_s(lam / n_p, service, s.input_tokens_cv, q)
+            wait = wait + admission_wait_s(slots, b, hold, s.output_tokens_cv, q)
+            common = t1 * np.sqrt(np.maximum(b, 1.0))  # sd of the round over a Poisson batch
+            tpot = tpot_quantile_s(t_step, common, 0.0 * t_step, out, s.output_tokens_cv, q)
+        stable = stable & np.isfinite(wait)
+        ttft = p["ttft_s"] + t_kv + np.where(stable, wait, 0.0)
+        return ttft, tpot, stable, b
+
+    def meets(lam: np.ndarray) -> np.ndarray:
+        ttft, tpot, stable, _ = at(lam)
+        good = stable
+        if slo[0] is not None:
+            good = good & (ttft <= slo[0])
+        if slo[1] is not None:
+            good = good & (tpot <= slo[1])
+        return good
+
+    if s.arrival_rate_per_s is not None:
+        lam = np.broadcast_to(np.asarray(s.arrival_rate_per_s, float), capacity.shape)
+        lam = lam.astype(float)
+    else:  # the largest rate meeting the SLOs: they tighten as the rate grows
+        lo, hi = np.zeros_like(capacity), capacity.astype(float)
+        for _ in range(_LAM_BISECT):
+            mid = (lo + hi) / 2
+            ok = meets(mid)
+            lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+        lam = lo
+    ttft, tpot, stable, batch = at(lam)
+    keeps_up = stable & (lam <= capacity)
+    served = np.where(keeps_up, 1.0, np.divide(capacity, lam, out=np.ones_like(lam),
+                                               where=lam > 0))  # fmt: skip
+    req = np.where(keeps_up, lam, np.minimum(lam, capacity))
+    # a load the pools cannot keep up with: the saturated figures, counted as missing the SLOs
+    ttft = np.where(keeps_up, ttft, p["ttft_s"] + t_kv)
+    tpot = np.where(keeps_up, tpot, d["tpot_s"])
+    slo_met = (meets(lam) & keeps_up & (lam > 0)).astype(float)
+    return req, ttft, tpot, slo_met, served, np.where(keeps_up, batch, slots)

@@ -127,7 +127,8 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     if arrivals == "poisson" and (scheduler != "continuous" or phase != "serve" or disagg):
         msg = (
             "poisson arrivals are modelled for scheduler: continuous, phase: serve, "
-            "disaggregated: false; use arrivals: saturated otherwise"
+            "disaggregated: false (or with prefill_pool/decode_pool: disaggregated pools); "
+            "use arrivals: saturated otherwise"
         )
         raise ContextError("workload.arrivals", msg)
     rate = wl.get("arrival_rate_per_s")
