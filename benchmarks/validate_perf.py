@@ -271,6 +271,15 @@ B2, DS, MAV = "b200", "deepseek-v3", "llama4-maverick"
 BW: dict[str, Any] = {"section": "blackwell_moe"}
 L8, L70, L405, L2, MX = "llama3-8b", "llama3-70b", "llama3-405b", "llama2-70b", "mixtral-8x7b"
 ST = {"scheduler": "static"}
+#: Round 14 (declared 2026-12-04, with the model term and its constant, before any row was
+#: re-evaluated; nothing fitted): rows whose source ran without CUDA/HIP graphs take
+#: workload.cuda_graphs false: TensorRT-LLM v0.20 perf-overview T020a (rows 66-70, "CUDA graphs
+#: accidentally disabled") and AMD's MLPerf v5.1 MI300X harness (rows 301-303, vLLM
+#: enforce_eager: True, closed/AMD/code/llama2-70b-99.9/harness_llm/models/llama2-70b/
+#: offline_mi300x.yaml, ntuhpc/inference_results_v5.1 @ a634ab77). The MI355X row 304 ran with
+#: enforce_eager: False (open/AMD/.../offline_mi355x.yaml); v4.1 rows 305-306 publish no engine
+#: settings (the defaults: graphs on).
+EAGER = {"cuda_graphs": False}
 #: MLPerf Server: Poisson arrivals with the SLOs on the 99th percentile (mlcommons/inference
 #: rules), and the data sets' spread of prompt and reference-answer lengths, from their
 #: per-sample tables (openshift-psap/performance-dashboard @ 7cd1065,
@@ -427,8 +436,34 @@ _ROWS: tuple[Row, ...] = (
         )
     ),  # fmt: skip
     # v0.20 PyTorch backend with CUDA graphs accidentally off (the source says: lower bounds)
-    Row(69, "T020a", H2, 8, 8, L405, "fp8", 128, 2048, 6139.81, note="lower bound"),
-    Row(70, "T020a", H1, 8, 8, L405, "fp8", 128, 2048, 4571.68, note="lower bound"),
+    Row(
+        69,
+        "T020a",
+        H2,
+        8,
+        8,
+        L405,
+        "fp8",
+        128,
+        2048,
+        6139.81,
+        wl=EAGER,
+        note="lower bound, graphs off",
+    ),
+    Row(
+        70,
+        "T020a",
+        H1,
+        8,
+        8,
+        L405,
+        "fp8",
+        128,
+        2048,
+        4571.68,
+        wl=EAGER,
+        note="lower bound, graphs off",
+    ),
     Row(72, "T020b", H2, 1, 1, L70, "fp8", 128, 2048, 4315.8),
     # MLPerf Inference llama2-70b (NVIDIA submissions; TRT-LLM-based harness)
     Row(
@@ -633,9 +668,11 @@ _ROWS: tuple[Row, ...] = (
     # --- Blackwell and today's MoE models (section blackwell_moe; split: BLACKWELL_MOE_FIT) ---
     # TensorRT-LLM v0.20 perf-overview, PyTorch backend: T020a ran with CUDA graphs disabled
     # (the page says so: these three are lower bounds), T020b with them on.
-    Row(66, "T020a", B2, 1, 1, L70, "fp4", 128, 2048, 8992.04, note="graphs off", **BW),
-    Row(67, "T020a", B2, 8, 8, L70, "fp4", 128, 2048, 36868.7, note="graphs off", **BW),
-    Row(68, "T020a", B2, 8, 8, L405, "fp4", 128, 2048, 11927.37, note="graphs off", **BW),
+    Row(66, "T020a", B2, 1, 1, L70, "fp4", 128, 2048, 8992.04, wl=EAGER, note="graphs off", **BW),
+    Row(67, "T020a", B2, 8, 8, L70, "fp4", 128, 2048, 36868.7, wl=EAGER, note="graphs off", **BW),
+    Row(
+        68, "T020a", B2, 8, 8, L405, "fp4", 128, 2048, 11927.37, wl=EAGER, note="graphs off", **BW
+    ),
     Row(71, "T020b", H2, 8, 8, MAV, "fp8", 128, 2048, 27543.87, **BW),
     Row(74, "T020b", B2, 4, 4, L405, "fp4", 128, 2048, 7081.21, **BW),
     # DeepSeek-R1 max-throughput (Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md): TP8
@@ -754,6 +791,7 @@ _ROWS: tuple[Row, ...] = (
         MLPERF_IN,
         MLPERF_OUT,
         27803.9,
+        wl=EAGER,
         note="Offline, vLLM 0.9.0 ROCm 6.4.1",
         tech=_engine(1792, 40960, 0.98),
         section="amd",
@@ -769,7 +807,7 @@ _ROWS: tuple[Row, ...] = (
         MLPERF_IN,
         MLPERF_OUT,
         24593.8,
-        wl=MLPERF_SERVER,
+        wl={**MLPERF_SERVER, **EAGER},
         note="Server: TTFT 2 s, TPOT 200 ms",
         tech=_engine(650, 40960, 1.0),
         section="amd",
@@ -785,7 +823,7 @@ _ROWS: tuple[Row, ...] = (
         MLPERF_IN,
         MLPERF_OUT,
         8840.42,
-        wl={**OPEN_ORCA, "ttft_slo_s": 0.45, "tpot_slo_s": 0.04},
+        wl={**OPEN_ORCA, "ttft_slo_s": 0.45, "tpot_slo_s": 0.04, **EAGER},
         note="Interactive: TTFT 450 ms, TPOT 40 ms",
         tech=_engine(600, 40960, 1.0),
         section="amd",
