@@ -1657,7 +1657,9 @@ def same_case(res: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         r = x["row"]
         if r.kind != "tput" or r.group != "continuous":
             continue
-        key = (r.gpu, r.gpus, r.tp, r.model, r.precision, r.isl, r.osl, repr(r.wl))
+        # whether the release ran with graphs is part of the release, not of the case
+        wl = {k: v for k, v in r.wl.items() if k != "cuda_graphs"}
+        key = (r.gpu, r.gpus, r.tp, r.model, r.precision, r.isl, r.osl, repr(wl))
         by.setdefault(key, []).append(x)
     return [g for g in by.values() if len({x["row"].src for x in g}) > 1]
 
