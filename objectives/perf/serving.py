@@ -135,7 +135,7 @@ def _efficiencies(d: Mapping[str, Any], a: Arch, s: Serving) -> tuple[Any, Any, 
     return ec, em, ac, am, overhead
 
 
-def _host_bound(d: Mapping[str, Any], s: Serving, layers: Any, gpu_s: Any) -> Any:
+def host_bound(d: Mapping[str, Any], s: Serving, layers: Any, gpu_s: Any) -> Any:
     """A step's time when the host launches every kernel (``cuda_graphs: false``).
 
     Launches are asynchronous: the host runs ahead of the GPU through the launch queue while
@@ -253,7 +253,7 @@ def mixed_step(
     head_bytes = a.embedding_params * e / tp
     t_head = np.maximum(head_flops * inv_f, head_bytes * inv_bw)
     return Step(
-        time_s=_host_bound(d, s, layers_stage, layers_stage * t_layer + t_head),
+        time_s=host_bound(d, s, layers_stage, layers_stage * t_layer + t_head),
         flops=layers_stage * (gemm_flops + attn_flops) + head_flops,
         hbm_bytes=layers_stage * (gemm_bytes + attn_bytes) + head_bytes,
     )
@@ -297,7 +297,7 @@ def _general_step(
     peak_f, peak_bw = hw["tflops_per_gpu"] * 1e12, hw["hbm_tbps_per_gpu"] * 1e12
     t_head = np.maximum(head_flops / (peak_f * ec), head_bytes / (peak_bw * em))
     return Step(
-        time_s=_host_bound(d, s, layers_stage, layers_stage * (core + overhead + comm) + t_head),
+        time_s=host_bound(d, s, layers_stage, layers_stage * (core + overhead + comm) + t_head),
         flops=layers_stage * flops + head_flops,
         hbm_bytes=layers_stage * nbytes + head_bytes,
     )

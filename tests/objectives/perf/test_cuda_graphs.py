@@ -14,7 +14,7 @@ import pytest
 
 from objectives.errors import ContextError
 from objectives.perf import evaluate_perf
-from objectives.perf.serving import Serving, _host_bound
+from objectives.perf.serving import Serving, host_bound
 from objectives.presets import resolve_context
 
 HOST_S = 2.6e-4  # technology eager_host_s_per_layer (performance.yaml)
@@ -53,14 +53,14 @@ def test_the_floor_is_the_longer_not_the_sum_and_broadcasts():
     d = {"technology": {"eager_host_s_per_layer": HOST_S}}
     gpu = np.array([[1e-3, 1e-2, 3e-2], [5e-3, 2e-2, 4e-2]])
     layers = np.array([[32.0], [80.0]])
-    got = _host_bound(d, s, layers, gpu)
+    got = host_bound(d, s, layers, gpu)
     want = [[max(g, n * HOST_S) for g in row] for n, row in zip((32, 80), gpu, strict=True)]
     assert np.array_equal(got, want)  # vectorized == scalar, element by element
     for i, n in enumerate((32.0, 80.0)):
         for j in range(3):
-            assert _host_bound(d, s, n, float(gpu[i, j])) == got[i, j]
+            assert host_bound(d, s, n, float(gpu[i, j])) == got[i, j]
     on = Serving(bytes_per_elem=1.0, input_tokens=128.0, output_tokens=128.0, phase="decode")
-    assert _host_bound(d, on, layers, gpu) is gpu  # graphs (the default): untouched
+    assert host_bound(d, on, layers, gpu) is gpu  # graphs (the default): untouched
 
 
 @pytest.mark.parametrize("bad", ["maybe", 2, 0.5])
