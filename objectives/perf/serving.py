@@ -81,6 +81,7 @@ class Serving:
     fp4: bool = False  # FP4 (NVFP4/MXFP4) GEMMs: their own efficiency (cb_fp4_gemm_efficiency)
     mtp_tokens: int = 0  # draft tokens per decode step (multi-token prediction), continuous only
     mtp_acceptance: float = 0.0  # probability each draft token is accepted, given the previous
+    cuda_graphs: bool = True  # False: eager PyTorch, every kernel launched from the host
 
     @property
     def tokens_per_step(self) -> float:
@@ -140,6 +141,18 @@ def _efficiencies(d: Mapping[str, Any], a: Arch, s: Serving) -> tuple[Any, Any, 
         if np.any(stack != 1.0):
             ec, em = ec * stack, em * stack
     return ec, em, ac, am, overhead
+
+
+def host_bound(d: Mapping[str, Any], s: Serving, layers: Any, gpu_s: Any) -> Any:
+    """A step's time when the host launches every kernel (``cuda_graphs: false``).
+
+    Launches are asynchronous: the host runs ahead of the GPU through the launch queue while
+    kernels are long, so a step takes the longer of the GPU's time and the host's dispatch
+    time, ``layers x eager_host_s_per_layer``, not their sum. With graphs (the default) one
+    replay launches the step and the host time is already in ``cb_layer_overhead_s``."""
+    if s.cuda_graphs:
+        return gpu_s
+    return np.maximum(gpu_s, layers * tech(d, "eager_host_s_per_layer"))
 
 
 def stage_step(
@@ -248,7 +261,7 @@ def mixed_step(
     head_bytes = a.embedding_params * e / tp
     t_head = np.maximum(head_flops * inv_f, head_bytes * inv_bw)
     return Step(
-        time_s=layers_stage * t_layer + t_head,
+        time_s=host_bound(d, s, layers_stage, layers_stage * t_layer + t_head),
         flops=layers_stage * (gemm_flops + attn_flops) + head_flops,
         hbm_bytes=layers_stage * (gemm_bytes + attn_bytes) + head_bytes,
     )
@@ -293,7 +306,7 @@ def _general_step(
     peak_f, peak_bw = hw["tflops_per_gpu"] * 1e12, hw["hbm_tbps_per_gpu"] * 1e12
     t_head = np.maximum(head_flops / (peak_f * ec), head_bytes / (peak_bw * em))
     return Step(
-        time_s=layers_stage * (core + overhead + comm) + t_head,
+        time_s=host_bound(d, s, layers_stage, layers_stage * (core + overhead + comm) + t_head),
         flops=layers_stage * flops + head_flops,
         hbm_bytes=layers_stage * nbytes + head_bytes,
     )

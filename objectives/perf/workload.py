@@ -148,6 +148,9 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
             "either, the saturated capacity at an unbounded wait)"
         )
         raise ContextError("workload.ttft_slo_s", msg)
+    graphs = wl.get("cuda_graphs", True)
+    if graphs not in (True, False, None, 0, 1) or isinstance(graphs, float):
+        raise ContextError("workload.cuda_graphs", f"expected true or false, got {graphs!r}")
     stat = str(wl.get("latency_statistic", "percentile") or "percentile")
     if stat not in LATENCY_STATISTICS:
         raise unknown_name(
@@ -170,6 +173,7 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
         arrival_rate_per_s=None if rate is None else _positive(wl, "arrival_rate_per_s"),
         latency_mean=stat == "mean",
         fp4=precision == "fp4",
+        cuda_graphs=graphs is None or bool(graphs),
         **_mtp(wl, scheduler),
     )
     return s, (_optional_slo(wl, "ttft_slo_s"), _optional_slo(wl, "tpot_slo_s")), precision

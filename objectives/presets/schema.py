@@ -268,6 +268,7 @@ class WorkloadPreset(_Forbid):
     attention_dp: bool | Literal["auto"] = "auto"
     mtp_tokens: _int(ge=0) = 0  # type: ignore[valid-type]
     mtp_acceptance: Fraction = 0.85  # type: ignore[valid-type]
+    cuda_graphs: bool = True
     recompute: Literal["none", "selective", "full", "auto"]
     zero_stage: _int(ge=0, le=3)  # type: ignore[valid-type]
     pp_interleave: _int(ge=1)  # type: ignore[valid-type]
