@@ -100,6 +100,8 @@ P090 NVIDIA/TensorRT-LLM docs/source/performance.md revisions "updated for v0.6.
 "0.9.0"; M40 mlcommons/inference_results_v4.0 @ 3c4a1cf, closed/NVIDIA results and
 configs/llama2-70b; M50 mlcommons/inference_results_v5.0 (copy ntuhpc/mlperf_inference_results_v5.0
 @ cf35411); M41A mlcommons/inference_results_v4.1 @ a2f5d66d closed/AMD (MI300X, vLLM on ROCm);
+GPUS gpustack/gpustack @ 72aee9dd docs/performance-lab/gpt-oss-120b/h100.md (vLLM 0.10.2,
+gpt-oss-120b's MXFP4 experts on H100: weight-only FP4, ROUND15);
 M51A mlcommons/inference_results_v5.1 @ 965182b0 (AMD); M51 / M51P the same tree's
 closed/NVIDIA and closed/CoreWeave Blackwell rows (round 12: TensorRT engines / PyTorch
 backend); M40-PWR the MaxQ power logs of M40
@@ -1079,6 +1081,17 @@ LEFT_OUT = (
 
 #: What the largest validation errors have in common (printed in docs/validation.md).
 DEVIATIONS = (
+    "Weight-only FP4 on Hopper (round 15, rows 501-508: gpt-oss-120b's MXFP4 experts under vLLM "
+    "0.10.2 on H100; declared before evaluation, nothing fitted). The 32,000-token prompts are "
+    "within 8 % (501, 504: attention-bound prefill), the 2,000-4,000-token prompts 34-65 % high "
+    "(502, 503, 505, 506): the model runs the mixed-input expert GEMMs at the BF16 rate (no "
+    "dequantization cost, docs/serving.md), which holds where they read weights but not in a "
+    "compute-bound prefill, where vLLM's Triton MXFP4 kernels on Hopper dequantize in the main "
+    "loop. At a running batch of 4 the mean TPOT is 53-77 % long (507, 508): the MoE layers' "
+    "memory-bound expert reads take the fitted MoE factor (cb_moe_gemm_efficiency, fitted on "
+    "Mixtral at large batches), and a batch of 4 touches ~15 of 128 experts per layer; TTFT is "
+    "+40 % on one GPU and exact on two. A weight-only GEMM efficiency would need a fit row of "
+    "its own; not added.",
     "AMD rows 301-304 (round 10, MLPerf v5.1 llama2-70b on vLLM/ROCm, TP1 x 8): before the "
     "stack had its own factor the MI300X Offline row read +43.9 %; cb_stack_gemm_efficiency_"
     "rocm_vllm (0.682, fitted on that row alone) brings the Server row to +11.5 %. The "
@@ -1388,6 +1401,8 @@ NUM_REQUESTS: dict[str, dict[tuple[int, int], int] | int] = {
     "T010": 2000, "T011": _N_V011, "T012": _N_V011, "T013": _N_V013, "T014": _N_V013,
     "T015": _N_V013, "T017": _N_V013, "T020a": {**_N_V013, (1000, 2000): 1500},
     "T020b": {**_N_V013, (1000, 2000): 1500}, "T017-online": 500,
+    "GPUS": {(32000, 99): 100, (4000, 134): 500, (2000, 98): 500, (32000, 100): 100,
+             (4000, 136): 500},
 }  # fmt: skip
 
 
@@ -1410,10 +1425,54 @@ def finite_run(n: int, osl: int, batch: float, tps_full: float, tps_tail: float)
     return n * osl / t
 
 
+#: Round 15 (declared 2026-12-04 before evaluation, validation only, nothing fitted): weight-only
+#: FP4 on Hopper. GPUStack's performance lab serves gpt-oss-120b (its experts stored MXFP4, the
+#: rest BF16) with vLLM 0.10.2 on H100 SXM, one GPU (``vllm serve --max-model-len 32768``) and
+#: TP2 (``--async-scheduling -tp 2``), mapped as ``precision: bf16, weight_precision: fp4`` (the
+#: model stores every layer weight at 4.5 bits: MXFP4 is 4.25, and the BF16 attention weights,
+#: 1 % of the parameters, are counted at 4.5 bits too), ep 1 (vLLM shards the experts by TP).
+#: Throughput rows: ``vllm bench serve`` on its random data set (every prompt and answer of one
+#: length), all N requests sent at once, the published output tokens/s, with the finite request
+#: count N as for the perf-overview rows (``NUM_REQUESTS``). The answers are as long as they
+#: were generated, the published total generated tokens / N (98-136 of the nominal 100 and 200:
+#: the random set's requests stop at an end-of-sequence token; corrected after the first
+#: evaluation, which used the nominal lengths, on reading the totals: +52 % and +84 % at 4,000
+#: tokens were then mostly answers 1.5x longer than generated).
+#: Latency rows: ShareGPT at ``--max-concurrency 4`` (a closed loop: a running batch of 4), mean
+#: TTFT and mean TPOT; 100 prompts of 229.5 / 216.9 tokens on average (published totals / 100),
+#: the set's spread of lengths unpublished here (cv 0). Engine limits: vLLM's defaults are not
+#: the model's TensorRT-LLM defaults, and none is published: the model's defaults.
+W4 = {"weight_precision": "fp4"}
+GPT_OSS = "gpt-oss-120b"
+ROUND15: tuple[Row, ...] = (
+    *(
+        Row(row, "GPUS", H1, tp, tp, GPT_OSS, "bf16", isl, osl, value, wl=W4,
+            note=f"vLLM 0.10.2, random {isl} in, {osl} out as generated, all at once, MXFP4")
+        for row, tp, isl, osl, value in (
+            (501, 1, 32000, 99, 49.65),  # 9,877 generated tokens / 100 requests
+            (502, 1, 4000, 134, 463.35),  # 67,205 / 500
+            (503, 1, 2000, 98, 675.11),  # 49,197 / 500
+            (504, 2, 32000, 100, 100.70),  # 9,955 / 100
+            (505, 2, 4000, 136, 1135.29),  # 68,046 / 500
+            (506, 2, 2000, 98, 1595.22),  # 49,059 / 500
+        )
+    ),
+    *(
+        Row(row, "GPUS", H1, tp, tp, GPT_OSS, "bf16", 230, 217, value, kind, {**W4, "batch": 4},
+            note=f"vLLM 0.10.2, ShareGPT at concurrency 4, mean {kind[:4].upper()}")
+        for row, tp, kind, value in (
+            (507, 1, "ttft_s", 0.04900),
+            (507, 1, "tpot_s", 0.00831),
+            (508, 2, "ttft_s", 0.03751),
+            (508, 2, "tpot_s", 0.00575),
+        )
+    ),
+)  # fmt: skip
+
 #: Every row, with the engine limits of trtllm-bench's heuristic on the T013-T017 rows.
 ROWS: tuple[Row, ...] = tuple(
     replace(r, tech=trtllm_bench_tuned(r)) if r.src in TUNED_SOURCES else r
-    for r in (*_ROWS, *ROUND12)
+    for r in (*_ROWS, *ROUND12, *ROUND15)
 )
 
 

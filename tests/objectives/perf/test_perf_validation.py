@@ -311,7 +311,8 @@ def test_fp4_factor_is_the_software_stacks(res):
 
 def test_by_gpu_family_is_reported_and_kept(res):
     """Each family's figures are in docs/validation.md and kept at what is reached (round 13):
-    Hopper median 10.6 %, p90 44.9 % over 39 rows; AMD median 23.4 %, p90 118 % over 5 rows;
+    Hopper median 13.0 %, p90 45.7 % over 45 rows (10.6 % / 44.9 % over 39 before round 15's
+    weight-only FP4 rows 501-506 on H100); AMD median 23.4 %, p90 118 % over 5 rows;
     Blackwell median 10.6 %, p90 34.0 % over 24 rows (7.7 % / 29.1 % over 9 before round 12's
     MLPerf v5.1 rows, 20.2 % / 47.2 % before round 13 gave every MLPerf row its data set's
     spread of answer lengths; docs/validation.md Known deviations), so a change that loses
@@ -319,7 +320,8 @@ def test_by_gpu_family_is_reported_and_kept(res):
     vp, r = res
     fam = vp.by_family(r)
     assert set(fam) == {"Hopper", "Blackwell", "AMD"}
-    assert fam["Hopper"]["n"] == 39 and fam["Hopper"]["p90"] <= 0.46
+    assert fam["Hopper"]["n"] == 45 and fam["Hopper"]["median"] <= 0.131
+    assert fam["Hopper"]["p90"] <= 0.458
     assert fam["AMD"]["n"] == 5 and fam["AMD"]["median"] <= 0.24 and fam["AMD"]["p90"] <= 1.2
     bw = fam["Blackwell"]
     assert bw["n"] == 24 and bw["median"] <= 0.11 and bw["p90"] <= 0.35 and bw["max"] <= 0.36
@@ -345,8 +347,9 @@ def test_by_gpu_family_is_reported_and_kept(res):
             "Hopper",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="p90 44.9 % (median 10.6 %): TP8 H100 long-decode rows 3, 17, 22 "
-                "(+45 %), v0.10 Mixtral row 6 (+87 %, a release), 405B Server row 159 (-50 %)",
+                reason="p90 45.7 % (median 13.0 %, 45 rows): TP8 H100 long-decode rows 3, 17, 22 "
+                "(+45 %), v0.10 Mixtral row 6 (+87 %, a release), 405B Server row 159 (-50 %), "
+                "weight-only FP4 prefill rows 502-503, 505-506 (+34..+65 %)",
             ),
         ),
         pytest.param(
@@ -406,3 +409,19 @@ def test_round12_mlperf_v51_blackwell_rows_are_validation_under_their_configs(re
         m, wl = rows[n]["m"], rows[n]["row"].wl
         assert m["slo_met"] == 1 and m["tpot_s"] <= wl["tpot_slo_s"] * (1 + 1e-6), n
         assert m["ttft_s"] <= wl["ttft_slo_s"] * (1 + 1e-6), n
+
+
+def test_weight_only_rows_read_what_they_read_when_declared(res):
+    """Round 15's weight-only FP4 rows on H100 (gpt-oss-120b MXFP4 experts, vLLM 0.10.2;
+    declared before evaluation, nothing fitted) keep their first errors within 0.5 point: the
+    32,000-token prompts +7.8 / +5.0 %, the shorter prompts +46 / +65 / +34 / +42 %, TPOT at a
+    batch of 4 +77 / +53 %."""
+    _, r = res
+    got = {(x["row"].row, x["row"].kind): x["err"] for x in r if x["row"].src == "GPUS"}
+    first = {(501, "tput"): 0.078, (502, "tput"): 0.462, (503, "tput"): 0.647,
+             (504, "tput"): 0.050, (505, "tput"): 0.337, (506, "tput"): 0.418,
+             (507, "ttft_s"): 0.400, (507, "tpot_s"): 0.769, (508, "ttft_s"): 0.000,
+             (508, "tpot_s"): 0.525}  # fmt: skip
+    assert set(got) == set(first)
+    for k, v in first.items():
+        assert got[k] == pytest.approx(v, abs=0.005), k
