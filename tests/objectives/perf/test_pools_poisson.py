@@ -13,18 +13,11 @@ from objectives.errors import ContextError
 from objectives.perf import evaluate_perf
 from objectives.perf.pools import kv_bytes_per_request, nic_bytes_per_s, pool_design, pools_parts
 from objectives.presets import resolve_context
+from tests.objectives.perf import test_pools as pools
 
-WL: dict[str, Any] = {
-    "model": "llama3-70b",
-    "phase": "serve",
-    "precision": "fp8",
-    "input_tokens": 2048,
-    "output_tokens": 256,
-    "batch": "auto",
-    "prefill_pool": {"gpu": "h200", "tp": 8},
-    "decode_pool": {"tp": 8},
-    "arrivals": "poisson",
-}
+#: test_pools' workload and pools (prefill on H200, decode on B200), open, without its SLOs
+WL: dict[str, Any] = {**pools.WL, **pools.POOLS, "arrivals": "poisson", "ttft_slo_s": None,
+                      "tpot_slo_s": None}  # fmt: skip
 
 
 def design(**wl: Any) -> dict[str, Any]:
