@@ -265,7 +265,8 @@ def _select_serving(pr: _Prepared) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     computed once per distinct hardware and shared by the designs that have it."""
     fl, hw, cand, cluster, chunk = pr.fl, pr.hw, pr.cand, pr.cluster, pr.chunk
     n = hw["tflops_per_gpu"].size
-    g = search_groups(fl, hw)
+    pooled = pr.s.pooled  # a central queue: the timing reads the replicas, so the cluster size
+    g = search_groups(fl, hw, (np.broadcast_to(cluster, (n,)),) if pooled else ())
     groups = cand["group"]
     whole = bool(
         np.all(cluster == np.floor(cluster))
@@ -298,6 +299,8 @@ def _select_serving(pr: _Prepared) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         d_rows = fl.rows(idx)
         s_rows, slo_rows = serving_rows(pr.s, pr.slo, idx)
         h_rows = {key: v[idx] for key, v in pr.search.items()}
+        if pooled:
+            h_rows["cluster_size"] = np.broadcast_to(cluster, (n,))[idx]
         # the designs of these hardware groups, in their order
         mine = (
             np.arange(n) if u1 - u0 == n_groups else np.flatnonzero((g.inv >= u0) & (g.inv < u1))

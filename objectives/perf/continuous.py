@@ -24,20 +24,22 @@ Poisson arrivals (``workload.arrivals: poisson``, MLPerf's Server scenario): req
 random, so a request may also wait for a batch slot (M/G/c: the running batch's slots, each
 held for the request's decode) and for the prefill of the prompts ahead of it (M/G/1: prompts
 served first come, first served at the prompt-token rate of a step that fills its token budget
-beside the running batch); ``ttft_s`` adds both waits at the SLO percentile
-(:mod:`objectives.perf.queueing`), and ``tpot_s`` is the same percentile over requests of the
-mean step each lives through (the running batch fluctuates, prompts arrive step by step, short
-answers average over few steps). The batch solved is then the mean running batch, and
-throughput the arrival rate whose percentiles meet the SLOs: an open system runs below the
-saturated capacity by the margin its queues need. It needs a TTFT SLO (without one it would
-run at the edge of stability, at an unbounded wait), or a given load: with
+beside the running batch; with ``workload.dispatch: shortest_queue`` the requests join the
+shortest of the n replicas' queues, taken as one central queue: M/G/(n x slots) for the slots,
+M/G/n for the prefill, at n times one replica's load); ``ttft_s`` adds both waits at the SLO
+percentile (:mod:`objectives.perf.queueing`), and ``tpot_s`` is the same percentile over
+requests of the mean step each lives through (the running batch fluctuates, prompts arrive step
+by step, short answers average over few steps). The batch solved is then the mean running
+batch, and throughput the arrival rate whose percentiles meet the SLOs: an open system runs
+below the saturated capacity by the margin its queues need. It needs a TTFT SLO (without one it
+would run at the edge of stability, at an unbounded wait), or a given load: with
 ``workload.arrival_rate_per_s`` each replica receives that many requests per second, its mean
-running batch follows from Little's law (a request holds a slot for its decode:
-B = rate x output_tokens x round time at B, bisected), and ``ttft_s``/``tpot_s`` are the
-latencies at that load; a replica that cannot keep up serves its saturated capacity (its
-queue grows without bound: the saturated figures, counted as a missed SLO, and
-``load_served_fraction`` < 1). ``workload.latency_statistic: mean`` reports (and bounds) the
-means over requests instead of the SLO percentile, as serving benchmarks report them.
+running batch follows from Little's law (a request holds a slot for its decode: B = rate x
+output_tokens x round time at B, bisected), and ``ttft_s``/``tpot_s`` are the latencies at that
+load; a replica that cannot keep up serves its saturated capacity (its queue grows without
+bound: the saturated figures, counted as a missed SLO, and ``load_served_fraction`` < 1).
+``workload.latency_statistic: mean`` reports (and bounds) the means over requests instead of
+the SLO percentile, as serving benchmarks report them.
 
 Disaggregated (Splitwise, Isca'24; DistServe, OSDI'24): a prefill pool runs prompts in
 token-budget chunks, a decode pool runs decode-only steps, both of the same parallelism, their
@@ -61,6 +63,7 @@ from objectives.perf.queueing import (
     batch_at_rate,
     fcfs_wait_mean_s,
     fcfs_wait_s,
+    pooled_fcfs_wait_s,
     solve_batch,
     tpot_quantile_s,
 )
@@ -103,11 +106,24 @@ def _open_system_s(
     tokens = n_micro * _chunk(d, hw, batch / n_micro)
     with np.errstate(divide="ignore"):
         service = S * t_full / tokens  # inf: no budget left beside the batch
-    if s.latency_mean:  # means over requests: the mean step is the round time
+    if s.pooled:  # join the shortest queue: one queue for the n replicas (docstring)
+        n = hw["dispatch_replicas"]
+        q_or_mean = None if s.latency_mean else q
+        admit = (
+            admission_wait_mean_s(n * slots, n * batch, hold, s.output_tokens_cv)
+            if s.latency_mean
+            else admission_wait_s(n * slots, n * batch, hold, s.output_tokens_cv, q)
+        )
+        wait = admit + pooled_fcfs_wait_s(n, n * batch / hold, service, s.input_tokens_cv,
+                                          q_or_mean)  # fmt: skip
+        if s.latency_mean:
+            return wait, t_round
+    elif s.latency_mean:  # means over requests: the mean step is the round time
         admit = admission_wait_mean_s(slots, batch, hold, s.output_tokens_cv)
         return admit + fcfs_wait_mean_s(batch / hold, service, s.input_tokens_cv), t_round
-    admit = admission_wait_s(slots, batch, hold, s.output_tokens_cv, q)
-    wait = admit + fcfs_wait_s(batch / hold, service, s.input_tokens_cv, q)
+    else:
+        admit = admission_wait_s(slots, batch, hold, s.output_tokens_cv, q)
+        wait = admit + fcfs_wait_s(batch / hold, service, s.input_tokens_cv, q)
     if not tpot:
         return wait, t_round
 

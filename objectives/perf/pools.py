@@ -42,7 +42,9 @@ the chord errs long), so Little's law gives its mean batch in closed form,
 B = r L t0 / (1 - r L t1) at r = lam / decode replicas, L the output tokens and t0 + t1 B the
 time per output token; TPOT is the SLO percentile over requests of the mean step a request
 lives through (the batch Poisson-distributed around B, an M/G/inf count, through the round's
-slope: :func:`objectives.perf.queueing.tpot_quantile_s`). A load beyond what either pool or
+slope: :func:`objectives.perf.queueing.tpot_quantile_s`). With ``dispatch: shortest_queue``
+each pool's replicas share one queue (M/G/n prefill, M/G/(n x slots) decode slots). A load
+beyond what either pool or
 the KV links carry is served at that capacity with ``load_served_fraction`` < 1 and counts as
 a missed SLO.
 """
@@ -65,8 +67,7 @@ from objectives.perf.power import idle_gpu_power_w
 from objectives.perf.queueing import (
     admission_wait_mean_s,
     admission_wait_s,
-    fcfs_wait_mean_s,
-    fcfs_wait_s,
+    pooled_fcfs_wait_s,
     tpot_quantile_s,
 )
 from objectives.perf.workload import serving_of
@@ -434,13 +435,15 @@ def open_pools(
         b = np.where(stable, np.maximum(b, 0.0), slots)
         t_step = t0 + t1 * np.maximum(b, 1.0)
         hold = out * t_step
+        # join the shortest queue: one queue for each pool's replicas (M/G/n_p, M/G/(n_d c))
+        k_p, k_d = (n_p, n_d) if s.pooled else (1.0, 1.0)
         if s.latency_mean:
-            wait = fcfs_wait_mean_s(lam / n_p, service, s.input_tokens_cv)
-            wait = wait + admission_wait_mean_s(slots, b, hold, s.output_tokens_cv)
+            wait = pooled_fcfs_wait_s(k_p, lam / n_p * k_p, service, s.input_tokens_cv, None)
+            wait = wait + admission_wait_mean_s(k_d * slots, k_d * b, hold, s.output_tokens_cv)
             tpot = t_step
         else:
-            wait = fcfs_wait_s(lam / n_p, service, s.input_tokens_cv, q)
-            wait = wait + admission_wait_s(slots, b, hold, s.output_tokens_cv, q)
+            wait = pooled_fcfs_wait_s(k_p, lam / n_p * k_p, service, s.input_tokens_cv, q)
+            wait = wait + admission_wait_s(k_d * slots, k_d * b, hold, s.output_tokens_cv, q)
             common = t1 * np.sqrt(np.maximum(b, 1.0))  # sd of the round over a Poisson batch
             tpot = tpot_quantile_s(t_step, common, 0.0 * t_step, out, s.output_tokens_cv, q)
         stable = stable & np.isfinite(wait)

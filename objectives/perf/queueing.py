@@ -84,6 +84,21 @@ def fcfs_wait_s(rate: Any, service_s: Any, service_cv: Any, q: float) -> Any:
     return np.where(rho >= 1.0, np.inf, w)
 
 
+def pooled_fcfs_wait_s(
+    servers: Any, rate: Any, service_s: Any, service_cv: Any, q: float | None
+) -> Any:
+    """The ``q`` quantile (None: the mean) of the wait in one first-come-first-served queue in
+    front of ``servers`` replicas (an M/G/n queue: requests joining the shortest queue of n
+    replicas, in the central-queue limit), arrivals at ``rate`` per second for all of them,
+    each served in ``service_s`` (coefficient of variation ``service_cv``): the M/G/c wait of
+    ``admission_wait_s`` with n servers, offered load rate x service; n = 1 is the M/G/1 queue
+    of ``fcfs_wait_s``. +inf when the load reaches n."""
+    a = np.asarray(rate, dtype=float) * service_s
+    if q is None:
+        return admission_wait_mean_s(servers, a, service_s, service_cv)
+    return admission_wait_s(servers, a, service_s, service_cv, q)
+
+
 def fcfs_wait_mean_s(rate: Any, service_s: Any, service_cv: Any) -> Any:
     """The mean wait in that M/G/1 queue (Pollaczek-Khinchine, exact for any service time
     distribution): rho (1 + cv^2) E[X] / (2 (1 - rho)); +inf when rho >= 1."""

@@ -56,9 +56,12 @@ def search_keys(precision: str) -> tuple[str, ...]:
     return SEARCH_HW
 
 
-def search_groups(flat: Flat, hw: Mapping[str, np.ndarray]) -> Groups:
-    """Designs grouped by everything the candidates' timing reads (all but the cluster size)."""
-    cols = [hw[k] for k in SEARCH_HW if k in hw]
+def search_groups(
+    flat: Flat, hw: Mapping[str, np.ndarray], extra: tuple[np.ndarray, ...] = ()
+) -> Groups:
+    """Designs grouped by everything the candidates' timing reads: all but the cluster size,
+    unless it is in ``extra`` (a central queue's replicas, ``workload.dispatch``)."""
+    cols = [hw[k] for k in SEARCH_HW if k in hw] + list(extra)
     cols += [hw[k] for k in POOL_HW if k in hw]  # a memory pool's figures, when used
     if "attn_tflops_per_gpu" in hw:
         cols.append(hw["attn_tflops_per_gpu"])
@@ -191,6 +194,10 @@ def timing(
 
     tp, pp = column(cand["tp"]), column(cand["pp"])
     _links(d, h, tp, pp, None)
+    if "cluster_size" in h:  # one queue for the replicas (workload.dispatch: shortest_queue)
+        h["dispatch_replicas"] = np.maximum(
+            np.floor(h["cluster_size"] / column(cand["group"])), 1.0
+        )
     if "ep" in cand and np.any(cand["ep"] != 1):  # expert parallelism (objectives.perf.moe)
         h["ep"] = column(cand["ep"])
         # the attention data-parallel degree: ep with attention DP, 1 without

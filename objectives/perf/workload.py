@@ -10,7 +10,7 @@ import numpy as np
 from objectives._evaluator import tech
 from objectives.errors import ContextError, unknown_name
 from objectives.perf.model import Arch
-from objectives.perf.serving import ARRIVALS, LATENCY_STATISTICS, SCHEDULERS, Serving
+from objectives.perf.serving import ARRIVALS, DISPATCH, LATENCY_STATISTICS, SCHEDULERS, Serving
 
 #: Bytes per weight / activation / KV element. fp4 is NVFP4: 4-bit E2M1 values with one FP8
 #: E4M3 scale per 16 (4.5 bits; NVIDIA Blackwell NVFP4, TensorRT Model Optimizer docs, M);
@@ -151,6 +151,9 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     graphs = wl.get("cuda_graphs", True)
     if graphs not in (True, False, None, 0, 1) or isinstance(graphs, float):
         raise ContextError("workload.cuda_graphs", f"expected true or false, got {graphs!r}")
+    dispatch = str(wl.get("dispatch", "random") or "random")
+    if dispatch not in DISPATCH:
+        raise unknown_name("workload.dispatch", dispatch, DISPATCH, what="dispatch policy")
     stat = str(wl.get("latency_statistic", "percentile") or "percentile")
     if stat not in LATENCY_STATISTICS:
         raise unknown_name(
@@ -172,6 +175,7 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
         output_tokens_cv=_non_negative(wl, "output_tokens_cv"),
         arrival_rate_per_s=None if rate is None else _positive(wl, "arrival_rate_per_s"),
         latency_mean=stat == "mean",
+        pooled=arrivals == "poisson" and dispatch == "shortest_queue",
         fp4=precision == "fp4",
         cuda_graphs=graphs is None or bool(graphs),
         **_mtp(wl, scheduler),

@@ -36,7 +36,8 @@ def _erlang_c(c: int, a: float) -> float:
     return b / (1 - a / c * (1 - b))
 
 
-def test_mean_latencies_at_a_given_rate_by_hand():
+@pytest.mark.parametrize("dispatch", ["random", "shortest_queue"])
+def test_mean_latencies_at_a_given_rate_by_hand(dispatch):
     """At 60 requests/s with mean latencies: TTFT = the prefill pool's one-prompt TTFT + the KV
     transfer + the M/G/1 mean wait rho (1 + cv^2) X / (2 (1 - rho)) at each prefill replica +
     the Erlang-C mean wait for a decode slot; TPOT = t0 + t1 B with B from Little's law
@@ -44,7 +45,7 @@ def test_mean_latencies_at_a_given_rate_by_hand():
     its saturated batch c."""
     lam, cv_in, cv_out = 60.0, 0.5, 0.8
     wl = {"arrival_rate_per_s": lam, "latency_statistic": "mean", "input_tokens_cv": cv_in,
-          "output_tokens_cv": cv_out}  # fmt: skip
+          "output_tokens_cv": cv_out, "dispatch": dispatch}  # fmt: skip
     got = perf(**wl)
     d = design(**wl)
     pre, dec, p, dd = pools_parts(d, evaluate_perf)
@@ -52,13 +53,17 @@ def test_mean_latencies_at_a_given_rate_by_hand():
     n_p, n_d, c = float(p["replicas"][0]), float(dd["replicas"][0]), float(dd["batch"][0])
     x = n_p * 2048 / float(p["tokens_per_s"][0])  # s of one replica per prompt
     rho = lam / n_p * x
-    w_p = rho * (1 + cv_in**2) * x / (2 * (1 - rho))
+    w_p = rho * (1 + cv_in**2) * x / (2 * (1 - rho))  # Pollaczek-Khinchine, one replica
+    if dispatch == "shortest_queue":  # one queue for the n_p prefill replicas: M/G/n_p
+        k = int(n_p)
+        w_p = _erlang_c(k, k * rho) * x / (k - k * rho) * (1 + cv_in**2) / 2
     t1 = (float(dd["tpot_s"][0]) - float(np.ravel(one["tpot_s"])[0])) / (c - 1)
     t0 = float(np.ravel(one["tpot_s"])[0]) - t1
     r, L = lam / n_d, 256
     b = r * L * t0 / (1 - r * L * t1)
     hold = L * (t0 + t1 * b)
-    w_d = _erlang_c(int(c), b) * hold / (c - b) * (1 + cv_out**2) / 2
+    k = int(n_d) if dispatch == "shortest_queue" else 1  # the decode slots pooled: M/G/(k c)
+    w_d = _erlang_c(int(k * c), k * b) * hold / (k * c - k * b) * (1 + cv_out**2) / 2
     kv = float(kv_bytes_per_request(d["workload"]))
     bw = min(float(p["gpus_per_replica"][0] * nic_bytes_per_s(pre)),
              float(dd["gpus_per_replica"][0] * nic_bytes_per_s(dec)))  # fmt: skip
