@@ -313,7 +313,8 @@ def test_by_gpu_family_is_reported_and_kept(res):
     """Each family's figures are in docs/validation.md and kept at what is reached (round 13):
     Hopper median 13.0 %, p90 45.7 % over 45 rows (10.6 % / 44.9 % over 39 before round 15's
     weight-only FP4 rows 501-506 on H100); AMD median 23.4 %, p90 118 % over 5 rows;
-    Blackwell median 10.6 %, p90 34.0 % over 24 rows (7.7 % / 29.1 % over 9 before round 12's
+    Blackwell median 11.4 %, p90 35.7 % over 24 rows since round 16's shortest-queue dispatch of
+    the v5.1 Server rows (10.6 % / 34.0 % before it; 7.7 % / 29.1 % over 9 before round 12's
     MLPerf v5.1 rows, 20.2 % / 47.2 % before round 13 gave every MLPerf row its data set's
     spread of answer lengths; docs/validation.md Known deviations), so a change that loses
     ground is seen."""
@@ -324,7 +325,7 @@ def test_by_gpu_family_is_reported_and_kept(res):
     assert fam["Hopper"]["p90"] <= 0.458
     assert fam["AMD"]["n"] == 5 and fam["AMD"]["median"] <= 0.24 and fam["AMD"]["p90"] <= 1.2
     bw = fam["Blackwell"]
-    assert bw["n"] == 24 and bw["median"] <= 0.11 and bw["p90"] <= 0.35 and bw["max"] <= 0.36
+    assert bw["n"] == 24 and bw["median"] <= 0.115 and bw["p90"] <= 0.358 and bw["max"] <= 0.61
     doc = vp.DOC.read_text(encoding="utf-8")
     for name, v in fam.items():
         assert f"| {name} | {v['n']} | {v['median']:.1%} | {v['p90']:.1%} |" in doc
@@ -337,10 +338,11 @@ def test_by_gpu_family_is_reported_and_kept(res):
             "Blackwell",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="median 10.6 %, p90 34.0 % over 24 rows (round 13; 20.2 % / 47.2 % "
-                "before the length-biased decode context): MLPerf v5.1 DeepSeek-R1 Offline "
-                "rows 403, 405, 407 +24..+36 %, Interactive row 153 +36 %, GB200 NVL72 405B "
-                "Interactive 413 -35 % (the harness's shortest-queue dispatch)",
+                reason="median 11.4 %, p90 35.7 % over 24 rows (round 16; 10.6 / 34.0 % "
+                "with random dispatch, 20.2 % / 47.2 % before the length-biased decode "
+                "context): MLPerf v5.1 DeepSeek-R1 Offline rows 403, 405, 407 +24..+36 %, "
+                "Interactive row 153 +36 %, 405B Server/Interactive 410-411 +61/+42 % under "
+                "the harness's shortest-queue dispatch (the model's TPOT tail is narrow)",
             ),
         ),
         pytest.param(
@@ -375,10 +377,13 @@ def test_family_meets_issue_36_target(res, family):
 #: fitted): kept within 0.5 point so a model change that moves them is seen.
 #: Since round 13 every MLPerf row carries its data set's spread of answer lengths, which sets
 #: the mean context a step reads (rounds.running_context): the DeepSeek-R1 rows (answers of cv
-#: 1.25) were +21..+60 % before it.
+#: 1.25) were +21..+60 % before it. Since round 16 the v5.1 Server/Interactive rows run with
+#: the harness's join-the-shortest-queue dispatch (validate_perf.dispatch_of): 410 +3.4 ->
+#: +60.9 %, 411 -4.8 -> +41.9 %, 412 -19.4 -> +11.9 %, 413 -34.9 -> +17.4 % (the others have
+#: one instance, or are bound by their TPOT, and do not move).
 ROUND12_ERRORS = {401: 0.168, 402: 0.036, 403: 0.239, 404: 0.098, 405: 0.356, 406: -0.108,
-                  407: 0.319, 408: -0.080, 409: 0.244, 410: 0.034, 411: -0.048, 412: -0.194,
-                  413: -0.349, 414: -0.080, 415: -0.035}  # fmt: skip
+                  407: 0.319, 408: -0.080, 409: 0.244, 410: 0.609, 411: 0.419, 412: 0.119,
+                  413: 0.174, 414: -0.080, 415: -0.035}  # fmt: skip
 
 
 def test_round12_mlperf_v51_blackwell_rows_are_validation_under_their_configs(res):
