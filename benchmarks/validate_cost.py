@@ -194,7 +194,7 @@ def results() -> tuple[list[dict[str, Any]], list[str]]:
                 pub = lines[line]
                 out.append({"gpu": gpu, "line": line, "pred": pred[line], "low": pub["low"],
                             "high": pub["high"], "src": pub["src"],
-                            "explained": pub.get("explained"),
+                            "explained": pub.get("explained"), "stated": pub.get("stated"),
                             "err": error(pred[line], pub["low"], pub["high"])})  # fmt: skip
     return out, missing
 
@@ -249,6 +249,7 @@ def markdown(res: list[dict[str, Any]], missing: list[str], rows: list[dict[str,
     ]
     for x in res:
         why = f" Explained: {x['explained']}." if x.get("explained") else ""
+        why += f" The source's own uncertainty: {x['stated']}." if x.get("stated") else ""
         lines.append(f"| {x['gpu']} | {x['line']} | {_num(x['line'], x['pred'])} | "
                      f"{_range(x['line'], x['low'], x['high'])} | {_pct(x['err'])} | "
                      f"{x['src']}{why} |")  # fmt: skip

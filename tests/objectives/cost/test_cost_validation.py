@@ -196,3 +196,14 @@ def test_standing_counts_every_line_once(res):
     assert f"{len(unexplained)} outside unexplained" in line
     for x in unexplained:
         assert f"{x['gpu']} {x['line']} " in line
+
+
+def test_every_unexplained_line_says_what_its_source_states_of_its_uncertainty(res):
+    """Issue 40: for each line outside its range with no explanation, the row says what
+    uncertainty its source states ("none" for a single figure), and the doc prints it."""
+    _, r = res
+    section = _section()
+    for x in r:
+        if x["err"] != 0 and not x.get("explained"):
+            assert x.get("stated"), (x["gpu"], x["line"])
+            assert f"The source's own uncertainty: {x['stated']}." in section, x["gpu"]
