@@ -202,17 +202,29 @@ def plausibility(context: Mapping[str, Any]) -> list[str]:
 
 
 def headline(context: Mapping[str, Any]) -> str | None:
-    """The one assumption every money figure rests on, said above the numbers: the price
-    basis (``price_basis``: at manufacturing cost, or at each vendor's market margin)."""
+    """The assumptions every figure rests on, said above the numbers: the price basis
+    (``price_basis``: at manufacturing cost, or at each vendor's market margin), and under
+    Poisson arrivals how requests reach the replicas (``workload.dispatch``: it can decide
+    between few large replicas and many small ones)."""
     basis = context.get("price_basis")
+    parts: list[str] = []
     if basis == "cost":
-        return (
+        parts.append(
             "prices at cost: hardware at its manufacturing cost, no vendor margin "
             "(--set price_basis=market prices each vendor at its cited gross margin)"
         )
-    if basis == "market":
-        return (
+    elif basis == "market":
+        parts.append(
             "prices at market: each GPU vendor's and each class of network gear's cited "
             "gross margin on its cost (price_basis=market)"
         )
-    return None
+    wl = context.get("workload")
+    if isinstance(wl, Mapping) and wl.get("arrivals") == "poisson":
+        if wl.get("dispatch", "random") == "shortest_queue":
+            parts.append("poisson arrivals join the least-loaded replica (one queue for all)")
+        else:
+            parts.append(
+                "poisson arrivals split at random, each replica queuing alone "
+                "(--set workload.dispatch=shortest_queue joins the least-loaded)"
+            )
+    return "; ".join(parts) or None

@@ -44,6 +44,19 @@ def test_designs_on_different_bases_are_each_named():
     assert lines[1].startswith(f"h100#2: {AT_MARKET}")
 
 
+def test_poisson_arrivals_say_how_requests_reach_the_replicas():
+    """Under Poisson arrivals the dispatch policy can decide between few large replicas and
+    many small ones, so the headline says which one the figures assume."""
+    open_ = "workload.arrivals=poisson,workload.ttft_slo_s=1,workload.batch=auto"
+    designs, _ = compare([f"{H100}::{open_}", f"{H100}::{open_},workload.dispatch=shortest_queue"])
+    lines = headline_lines(designs)
+    assert len(lines) == 2
+    assert "split at random, each replica queuing alone" in lines[0]
+    assert "join the least-loaded replica" in lines[1] and lines[1].startswith("h100#2: ")
+    saturated, _ = compare([f"{H100}::gpu=b200"])
+    assert "poisson" not in " ".join(headline_lines(saturated))
+
+
 @pytest.mark.slow
 def test_cli_prints_the_basis_under_the_table_and_in_json():
     r = run_dse("compare", f"{H100}::gpu=b200", f"{H100}::gpu=mi355x", "--metric", "cost.*")
