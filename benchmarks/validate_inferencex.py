@@ -206,10 +206,11 @@ def summary_table(g: dict[tuple[str, str], dict[str, dict[str, float]]]) -> list
 
 
 def row_table(res: list[dict[str, Any]]) -> list[str]:
-    lines = ["| # | GPU | engine | prec | TP/EP/ADP | ISL/OSL | conc | out tok/s/GPU meas | "
-             "model | err | TPOT ms meas | model | err | decode-only step ms | TTFT s meas | model | "
-             "err | run |",
-             "|---:|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    head = ("# | GPU | engine | prec | TP/EP/ADP | ISL/OSL | conc | out tok/s/GPU meas | model | "
+            "err | TPOT ms meas | model | err | decode-only step ms | TTFT s meas | model | err | "
+            "run")  # fmt: skip
+    align = ["---:", "---", "---", "---", "---", "---", *["---:"] * 11, "---"]
+    lines = [f"| {head} |", "|" + "|".join(align) + "|"]
     for x in res:
         r, p, m, e = x["m"].raw, x["pred"], x["meas"], x["err"]
         run = r["run_url"].split("/runs/")[1].split("/")[0]
