@@ -1,0 +1,255 @@
+"""Validate the serving model against SemiAnalysis InferenceX (InferenceMAX) measurements.
+
+Validation only: nothing is fitted and no constant changes. The rows
+(``benchmarks/inferencex_rows.json``) were picked by a rule declared before any was evaluated
+(the file's ``rule``; docs/validation_inferencex.md) from the dump of InferenceX results in
+SemiAnalysisAI/InferenceX-app @ 3a600f1d packages/app/cypress/fixtures/api/benchmarks.json.
+
+How a row was measured (SemiAnalysisAI/InferenceX @ f267602f, the tree of 2026-02-27, inside
+the rows' dates; every single-node script alike):
+
+* client: ``utils/bench_serving/benchmark_serving.py`` (vLLM's benchmark_serving) with
+  ``--dataset-name random --request-rate inf --max-concurrency $CONC --num-prompts $CONC*10
+  --ignore-eos --num-warmups 2*$CONC`` (benchmarks/benchmark_lib.sh, run_benchmark_serving):
+  a closed loop of ``conc`` requests in flight against ONE server of ``tp`` GPUs, every answer
+  exactly as long as asked;
+* lengths: ``--random-range-ratio 0.8`` (.github/workflows/benchmark-tmpl.yml
+  RANDOM_RANGE_RATIO), drawn uniform on the integers [int(0.8 L), L]
+  (benchmark_serving.py sample_random_requests), so a mean of (int(0.8 L) + L) / 2 and a
+  coefficient of variation sqrt((n^2 - 1) / 12) / mean, n = L - int(0.8 L) + 1;
+* metrics: utils/process_result.py divides the client's ``total_token_throughput`` (input +
+  output) and ``output_throughput`` by ``tp`` (single node: the engine's GPU count, expert
+  and attention-data parallelism inside it); TTFT/TPOT are the client's per-request means;
+* engines: SGLang ``--tensor-parallel-size $TP --ep-size $EP_SIZE``; TensorRT-LLM
+  ``trtllm-serve --backend=pytorch --tp_size --ep_size`` with ``enable_attention_dp``
+  (benchmarks/single_node/dsr1_*_b200_trt.sh); ATOM (AMD) and vLLM likewise.
+
+Mapping: gpu (h100 -> h100-sxm, gb200/gb300 -> their NVL72 presets), model (dsr1 ->
+deepseek-v3, gptoss -> gpt-oss-120b, llama70b -> llama3-70b), precision (fp4 on Blackwell and
+MI355X; gpt-oss MXFP4 on Hopper would be bf16 + weight_precision fp4), tp = the GPU count,
+ep, attention_dp; ``batch`` = conc (the closed loop pins the running batch of the one
+replica); mean lengths and their spread as above; software stack: TensorRT-LLM rows take the
+PyTorch backend's FP4 GEMM factor and vLLM-on-ROCm rows the ROCm vLLM factor, as
+validate_perf.py does (PYTORCH_SOURCES, ROCM_SOURCES); SGLang and ATOM have no factor of
+their own (the model's defaults). A run of 10 x conc requests in a closed loop holds conc in
+flight all along but for the last answers, so the steady state is compared (no tail).
+
+    PYTHONPATH=. python benchmarks/validate_inferencex.py           # writes the doc
+    PYTHONPATH=. python benchmarks/validate_inferencex.py --check   # print only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from validate_perf import Row, context  # noqa: E402
+
+from objectives.perf import evaluate_perf  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "benchmarks" / "inferencex_rows.json"
+DOC = ROOT / "docs" / "validation_inferencex.md"
+SRC = "IFX"  # InferenceX: the Row source tag of these rows
+RANGE_RATIO = 0.8  # benchmark-tmpl.yml RANDOM_RANGE_RATIO @ f267602f
+GPUS = {"h100": "h100-sxm", "h200": "h200", "b200": "b200", "b300": "b300",
+        "gb200": "gb200-nvl72", "gb300": "gb300-nvl72", "mi300x": "mi300x",
+        "mi355x": "mi355x"}  # fmt: skip
+MODELS = {"dsr1": "deepseek-v3", "gptoss": "gpt-oss-120b", "llama70b": "llama3-70b"}
+FAMILIES = {"Hopper": ("h100", "h200"), "Blackwell": ("b200", "b300", "gb200", "gb300"),
+            "AMD": ("mi300x", "mi355x")}  # fmt: skip
+HOPPER = FAMILIES["Hopper"]
+METRICS = ("out_tps_gpu", "tpot_s", "ttft_s")
+
+
+def mean_len(n_max: int) -> float:
+    """Mean of the random data set's lengths: uniform on the integers [int(0.8 L), L]."""
+    return (int(n_max * RANGE_RATIO) + n_max) / 2
+
+
+def len_cv(n_max: int) -> float:
+    """Coefficient of variation of those lengths (discrete uniform over n values)."""
+    n = n_max - int(n_max * RANGE_RATIO) + 1
+    return math.sqrt((n * n - 1) / 12) / mean_len(n_max)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One InferenceX record and its mapping."""
+
+    raw: dict[str, Any]
+
+    @property
+    def out_tps_gpu(self) -> float:
+        """Output tokens/s per GPU; older records publish only input + output, split by the
+        mean lengths (every answer as long as asked, ignore_eos)."""
+        v = self.raw["output_tput_per_gpu"]
+        if v is not None:
+            return float(v)
+        i, o = mean_len(self.raw["isl"]), mean_len(self.raw["osl"])
+        return float(self.raw["tput_per_gpu"]) * o / (i + o)
+
+    @property
+    def family(self) -> str:
+        return next(f for f, hw in FAMILIES.items() if self.raw["hardware"] in hw)
+
+    def row(self, index: int) -> Row:
+        r = self.raw
+        wl: dict[str, Any] = {
+            "batch": r["conc"],
+            "ep": r["ep"],
+            "input_tokens_cv": round(len_cv(r["isl"]), 4),
+            "output_tokens_cv": round(len_cv(r["osl"]), 4),
+        }
+        if r["ep"] > 1:
+            wl["attention_dp"] = bool(r["dp_attention"])
+        precision = r["precision"]
+        if r["model"] == "gptoss" and precision == "fp4" and r["hardware"] in HOPPER:
+            precision, wl["weight_precision"] = "bf16", "fp4"  # MXFP4 experts, BF16 GEMMs
+        return Row(index, SRC, GPUS[r["hardware"]], r["tp"], r["tp"], MODELS[r["model"]],
+                   precision, round(mean_len(r["isl"])), round(mean_len(r["osl"])),
+                   self.out_tps_gpu, "tput_gpu", wl, note=r["framework"])  # fmt: skip
+
+    def stack(self, tech: dict[str, Any]) -> None:
+        """The software stack's factors (validate_perf._conditions)."""
+        if self.raw["framework"] == "trt":  # trtllm-serve --backend=pytorch
+            tech["cb_fp4_gemm_efficiency"] = tech["cb_fp4_gemm_efficiency_pytorch"]
+        if self.raw["framework"] == "vllm" and self.family == "AMD":
+            tech["cb_stack_gemm_efficiency"] = tech["cb_stack_gemm_efficiency_rocm_vllm"]
+
+
+def load(path: Path = DATA) -> list[Measured]:
+    return [Measured(r) for r in json.loads(path.read_text())["rows"]]
+
+
+def _perf(m: Measured, r: Row) -> dict[str, Any]:
+    d = context(r)
+    m.stack(d["technology"])
+    return evaluate_perf(d)
+
+
+def evaluate(m: Measured, index: int) -> dict[str, float]:
+    """The model's output tokens/s per GPU, mean TPOT and TTFT for one row, and (diagnostic,
+    not compared) its decode-only step at the same batch (``phase: decode``: no prompt
+    tokens in the step)."""
+    r = m.row(index)
+    out = _perf(m, r)
+    dec = _perf(m, replace(r, wl={**r.wl, "phase": "decode"}))
+    return {"out_tps_gpu": float(out["tokens_per_s"]) / r.gpus,
+            "tpot_s": float(out["tpot_s"]), "ttft_s": float(out["ttft_s"]),
+            "batch": float(out["batch"]), "decode_step_s": float(dec["tpot_s"])}  # fmt: skip
+
+
+def results(rows: list[Measured] | None = None) -> list[dict[str, Any]]:
+    out = []
+    for i, m in enumerate(rows if rows is not None else load(), start=1):
+        p = evaluate(m, i)
+        meas = {"out_tps_gpu": m.out_tps_gpu, "tpot_s": float(m.raw["mean_tpot_s"]),
+                "ttft_s": float(m.raw["mean_ttft_s"])}  # fmt: skip
+        err = {k: p[k] / meas[k] - 1 for k in METRICS}
+        out.append({"i": i, "m": m, "pred": p, "meas": meas, "err": err})
+    return out
+
+
+def stats(errs: list[float]) -> dict[str, float]:
+    a = np.abs(np.asarray(errs, dtype=float))
+    return {"n": len(a), "median": float(np.median(a)), "p90": float(np.percentile(a, 90)),
+            "bias": float(np.median(errs))}  # fmt: skip
+
+
+def groups(res: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, dict[str, float]]]:
+    """median / p90 |error| and the median signed error per family and per model."""
+    keys: list[tuple[str, str, Any]] = [("family", f, lambda x, f=f: x["m"].family == f)
+                                        for f in FAMILIES]  # fmt: skip
+    keys += [("model", k, lambda x, k=k: x["m"].raw["model"] == k) for k in MODELS]
+    keys.append(("all", "all", lambda x: True))
+    out = {}
+    for kind, name, pick in keys:
+        sel = [x for x in res if pick(x)]
+        if sel:
+            out[(kind, name)] = {k: stats([x["err"][k] for x in sel]) for k in METRICS}
+    return out
+
+
+def decode_check(res: list[dict[str, Any]]) -> dict[int, dict[str, float]]:
+    """Diagnostic: the model's decode-only step against the measured mean TPOT, per
+    concurrency (a step with no prompt tokens in it)."""
+    out = {}
+    for c in sorted({x["m"].raw["conc"] for x in res}):
+        errs = [x["pred"]["decode_step_s"] / x["meas"]["tpot_s"] - 1 for x in res
+                if x["m"].raw["conc"] == c]  # fmt: skip
+        out[c] = stats(errs)
+    return out
+
+
+def _pct(x: float) -> str:
+    return f"{x:+.0%}"
+
+
+def summary_table(g: dict[tuple[str, str], dict[str, dict[str, float]]]) -> list[str]:
+    lines = ["| group | n | out tok/s/GPU median \\|err\\| | p90 | bias | TPOT median | p90 | "
+             "bias | TTFT median | p90 | bias |", "|---|---:|" + "---:|" * 9]  # fmt: skip
+    for (kind, name), s in g.items():
+        cells = [f"{kind} {name}", str(s["out_tps_gpu"]["n"])]
+        for k in METRICS:
+            cells += [f"{s[k]['median']:.0%}", f"{s[k]['p90']:.0%}", _pct(s[k]["bias"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def row_table(res: list[dict[str, Any]]) -> list[str]:
+    head = ("# | GPU | engine | prec | TP/EP/ADP | ISL/OSL | conc | out tok/s/GPU meas | model | "
+            "err | TPOT ms meas | model | err | decode-only step ms | TTFT s meas | model | err | "
+            "run")  # fmt: skip
+    align = ["---:", "---", "---", "---", "---", "---", *["---:"] * 11, "---"]
+    lines = [f"| {head} |", "|" + "|".join(align) + "|"]
+    for x in res:
+        r, p, m, e = x["m"].raw, x["pred"], x["meas"], x["err"]
+        run = r["run_url"].split("/runs/")[1].split("/")[0]
+        adp = "y" if r["dp_attention"] else "n"
+        lines.append(
+            f"| {x['i']} | {r['hardware']} | {r['framework']} | {r['precision']} | "
+            f"{r['tp']}/{r['ep']}/{adp} | {r['isl']}/{r['osl']} | {r['conc']} | "
+            f"{m['out_tps_gpu']:.1f}{'*' if r['output_tput_per_gpu'] is None else ''} | "
+            f"{p['out_tps_gpu']:.1f} | {_pct(e['out_tps_gpu'])} | {m['tpot_s'] * 1e3:.1f} | "
+            f"{p['tpot_s'] * 1e3:.1f} | {_pct(e['tpot_s'])} | {p['decode_step_s'] * 1e3:.1f} | "
+            f"{m['ttft_s']:.2f} | "
+            f"{p['ttft_s']:.2f} | {_pct(e['ttft_s'])} | [{run}]({r['run_url']}) |"
+        )
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="print only, write nothing")
+    args = ap.parse_args()
+    res = results()
+    g = groups(res)
+    print("\n".join(summary_table(g)))
+    if args.check:
+        return
+    text = DOC.read_text()
+    start, end = "<!-- inferencex:begin -->", "<!-- inferencex:end -->"
+    dc = decode_check(res)
+    diag = ["| conc | n | decode-only step vs measured TPOT: median \\|err\\| | p90 | bias |",
+            "|---:|---:|---:|---:|---:|"]  # fmt: skip
+    diag += [f"| {c} | {s['n']} | {s['median']:.0%} | {s['p90']:.0%} | {_pct(s['bias'])} |"
+             for c, s in dc.items()]  # fmt: skip
+    body = "\n".join([*summary_table(g), "", "Diagnostic (not a compared figure):", "", *diag,
+                      "", "Every row (* output derived from input + output by the mean lengths):",
+                      "", *row_table(res)])  # fmt: skip
+    head, rest = text.split(start, 1)
+    DOC.write_text(head + start + "\n" + body + "\n" + end + rest.split(end, 1)[1])
+    print(f"wrote {DOC.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
