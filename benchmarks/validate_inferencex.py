@@ -31,7 +31,12 @@ ep, attention_dp; ``batch`` = conc (the closed loop pins the running batch of th
 replica); mean lengths and their spread as above; software stack: TensorRT-LLM rows take the
 PyTorch backend's FP4 GEMM factor and vLLM-on-ROCm rows the ROCm vLLM factor, as
 validate_perf.py does (PYTORCH_SOURCES, ROCM_SOURCES); SGLang and ATOM have no factor of
-their own (the model's defaults). A run of 10 x conc requests in a closed loop holds conc in
+their own (the model's defaults). Round 16 rule (declared 2026-12-04 with
+``workload.prefill_batching``, before any row was evaluated under it): SGLang rows run with
+``prefill_batching: separate``, SGLang's default (ServerArgs.enable_mixed_chunk = False,
+sgl-project/sglang python/sglang/srt/server_args.py; no stored InferenceX launch script found
+passing --enable-mixed-chunk); TensorRT-LLM (in-flight batching) and ATOM rows stay mixed. A
+run of 10 x conc requests in a closed loop holds conc in
 flight all along but for the last answers, so the steady state is compared (no tail).
 
     PYTHONPATH=. python benchmarks/validate_inferencex.py           # writes the doc
@@ -111,6 +116,8 @@ class Measured:
         }
         if r["ep"] > 1:
             wl["attention_dp"] = bool(r["dp_attention"])
+        if r["framework"] == "sglang":  # SGLANG_SEPARATE (round 16 rule)
+            wl["prefill_batching"] = "separate"
         precision = r["precision"]
         if r["model"] == "gptoss" and precision == "fp4" and r["hardware"] in HOPPER:
             precision, wl["weight_precision"] = "bf16", "fp4"  # MXFP4 experts, BF16 GEMMs

@@ -79,9 +79,12 @@ def _round(
     """(time of one decode round of the whole batch, the stage's step, micro-batches).
 
     ``mixed``: each step also prefills the prompts of the requests that replace the finishing
-    ones; ``full_budget``: each step fills its token budget with prompt chunks instead (the
-    engine while prompts are queued)."""
+    ones (with ``workload.prefill_batching: separate``, in prefill-only steps of their own:
+    ``_separate_round``); ``full_budget``: each step fills its token budget with prompt chunks
+    instead (the engine while prompts are queued)."""
     d, hw, a, s, tp, pp = r
+    if mixed and s.separate_prefill and not full_budget:
+        return _separate_round(r, batch)
     if s.mtp_tokens:
         return _mtp_round(r, batch, mixed, full_budget)
     S, out, e = s.input_tokens, s.output_tokens, 2.0
@@ -101,6 +104,29 @@ def _round(
     st = mixed_step(d, hw, a, s, tp, pp, tokens, seqs, parts)
     hop = p2p_s(tokens * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw)
     return pp * plus_where(st.time_s, pp > 1, hop), st, n_micro
+
+
+def _separate_round(r: Replica, batch: Any) -> tuple[Any, Step, Any]:
+    """``_round`` of an engine that does not mix prompts into decode steps (SGLang's default):
+    a decode-only round of the batch, plus the prompts of the b / out requests that replace the
+    finishing ones, prefilled in steps of ``cb_max_num_tokens`` prompt tokens of their own:
+    (b S / out) / budget such steps per round, amortized. A decode step of a mixture of experts
+    then reads only the experts its b tokens route to; a prefill step reads all it routes to
+    once per budget of prompt tokens."""
+    d, hw, a, s, tp, pp = r
+    S, out, e = s.input_tokens, s.output_tokens, 2.0
+    t_dec, dec, n_micro = _round(r, batch, False)  # (MTP: per output token, as _mtp_round)
+    b = batch / n_micro
+    chunk = step_tokens(d, hw)
+    pre = mixed_step(d, hw, a, s, tp, pp, chunk, chunk / S, [(chunk * (S + 1) / 2, chunk)])
+    hop = p2p_s(chunk * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw)
+    t_pre = pp * plus_where(pre.time_s, pp > 1, hop)
+    g = s.tokens_per_step  # sequences finish g times as fast with MTP
+    steps = b * g / out * S / chunk  # prefill steps per decode round (per output token: / g)
+    per = steps / g
+    st = Step(dec.time_s + per * pre.time_s, dec.flops + per * pre.flops,
+              dec.hbm_bytes + per * pre.hbm_bytes)  # fmt: skip
+    return t_dec + per * t_pre, st, n_micro
 
 
 def _mtp_round(
@@ -169,7 +195,8 @@ def _bound(
     """The largest batch the KV cache, the step budget and the caps allow (0: nothing fits)."""
     d, hw, a, s, tp, pp = r
     mem = _memory(r)
-    per_seq = 1 + s.input_tokens / s.output_tokens if mixed else 1.0
+    # a decode step holds the batch and, mixed, its share of the replacing prompts' tokens
+    per_seq = 1 + s.input_tokens / s.output_tokens if mixed and not s.separate_prefill else 1.0
     # a prompt longer than the budget is chunked over several steps: at least one sequence
     ranks = engine_ranks(hw)  # the engine's limits hold per batching rank
     budget = np.maximum(np.floor(step_tokens(d, hw) / per_seq), 1.0)

@@ -38,6 +38,7 @@ from objectives.perf.network import allreduce_s
 SCHEDULERS = ("continuous", "static")
 ARRIVALS = ("saturated", "poisson")
 DISPATCH = ("random", "shortest_queue")  # how requests reach the replicas (poisson arrivals)
+PREFILL_BATCHING = ("mixed", "separate")  # prompts in the decode steps, or steps of their own
 LATENCY_STATISTICS = ("percentile", "mean")
 #: Kernel efficiencies each scheduler reads: (GEMM compute, GEMM memory, attention compute,
 #: attention memory, per-layer overhead). Static keeps the TensorRT-LLM 0.5 fit.
@@ -80,6 +81,7 @@ class Serving:
     arrival_rate_per_s: Any = None  # poisson: requests/s each replica receives (None: solved)
     latency_mean: bool = False  # poisson: latencies as means, not at the SLO percentile
     pooled: bool = False  # poisson: join the shortest queue, one central queue for the replicas
+    separate_prefill: bool = False  # continuous: prompts in prefill-only steps, not mixed in
     fp4: bool = False  # FP4 (NVFP4/MXFP4) GEMMs: their own efficiency (cb_fp4_gemm_efficiency)
     mtp_tokens: int = 0  # draft tokens per decode step (multi-token prediction), continuous only
     mtp_acceptance: float = 0.0  # probability each draft token is accepted, given the previous

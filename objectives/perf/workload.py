@@ -10,7 +10,14 @@ import numpy as np
 from objectives._evaluator import tech
 from objectives.errors import ContextError, unknown_name
 from objectives.perf.model import Arch
-from objectives.perf.serving import ARRIVALS, DISPATCH, LATENCY_STATISTICS, SCHEDULERS, Serving
+from objectives.perf.serving import (
+    ARRIVALS,
+    DISPATCH,
+    LATENCY_STATISTICS,
+    PREFILL_BATCHING,
+    SCHEDULERS,
+    Serving,
+)
 
 #: Bytes per weight / activation / KV element. fp4 is NVFP4: 4-bit E2M1 values with one FP8
 #: E4M3 scale per 16 (4.5 bits; NVIDIA Blackwell NVFP4, TensorRT Model Optimizer docs, M);
@@ -154,6 +161,11 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     dispatch = str(wl.get("dispatch", "random") or "random")
     if dispatch not in DISPATCH:
         raise unknown_name("workload.dispatch", dispatch, DISPATCH, what="dispatch policy")
+    batching = str(wl.get("prefill_batching", "mixed") or "mixed")
+    if batching not in PREFILL_BATCHING:
+        raise unknown_name(
+            "workload.prefill_batching", batching, PREFILL_BATCHING, what="prefill batching"
+        )
     stat = str(wl.get("latency_statistic", "percentile") or "percentile")
     if stat not in LATENCY_STATISTICS:
         raise unknown_name(
@@ -176,6 +188,7 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
         arrival_rate_per_s=None if rate is None else _positive(wl, "arrival_rate_per_s"),
         latency_mean=stat == "mean",
         pooled=arrivals == "poisson" and dispatch == "shortest_queue",
+        separate_prefill=batching == "separate",
         fp4=precision == "fp4",
         cuda_graphs=graphs is None or bool(graphs),
         **_mtp(wl, scheduler),

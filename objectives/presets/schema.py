@@ -251,6 +251,7 @@ class WorkloadPreset(_Forbid):
     max_batch: _int(ge=1) | None = None  # type: ignore[valid-type]
     arrivals: Literal["saturated", "poisson"] = "saturated"
     dispatch: Literal["random", "shortest_queue"] = "random"
+    prefill_batching: Literal["mixed", "separate"] = "mixed"
     slo_percentile: _strict(float, gt=0, lt=100) = 99.0  # type: ignore[valid-type]
     input_tokens_cv: NonNegative = 0.0  # type: ignore[valid-type]
     output_tokens_cv: NonNegative = 0.0  # type: ignore[valid-type]

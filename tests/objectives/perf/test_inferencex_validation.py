@@ -20,12 +20,14 @@ from tests.bench_scripts import load
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "benchmarks" / "inferencex_rows.json"
 DOC = ROOT / "docs" / "validation_inferencex.md"
-#: What the rows measured when declared (2026-12-04): per family, output tokens/s per GPU
-#: (median |error|, p90 |error|, signed median). Kept to 0.5 points: a model change moves them.
+#: Per family, output tokens/s per GPU (median |error|, p90 |error|, signed median), kept to
+#: 0.5 points: a model change moves them. Since round 16 the SGLang rows run with
+#: ``prefill_batching: separate`` (SGLang's default); when declared (mixed steps) they read
+#: Hopper 30 / 60 / -30 %, Blackwell 29 / 62 / -21 %, AMD 29 / 66 / -25 %.
 KEPT = {
-    "Hopper": (0.30, 0.60, -0.30),
-    "Blackwell": (0.29, 0.62, -0.21),
-    "AMD": (0.29, 0.66, -0.25),
+    "Hopper": (0.02, 0.04, -0.02),
+    "Blackwell": (0.23, 0.57, -0.13),
+    "AMD": (0.27, 0.95, -0.15),
 }
 
 
@@ -113,11 +115,14 @@ def test_family_figures_kept(vi, res) -> None:
 
 def test_decode_only_step_matches_at_low_concurrency(vi, res) -> None:
     """The doc's first finding: with no prompt tokens in the step the model's step is the
-    measured TPOT at conc 4 (median within 10 %), the mixed step is not (8k/1k: >= +80 %)."""
+    measured TPOT at conc 4 (median within 10 %); the SGLang rows at 8k/1k, run since round 16
+    with prompts in steps of their own (SGLang's default), are within 30 % where the mixed step
+    was +87 to +225 %."""
     assert vi.decode_check(res)[4]["median"] < 0.10
     for x in res:
-        if x["m"].raw["conc"] == 4 and x["m"].raw["isl"] == 8192:
-            assert x["err"]["tpot_s"] > 0.8 or x["m"].family == "AMD"
+        raw = x["m"].raw
+        if raw["conc"] == 4 and raw["isl"] == 8192 and raw["framework"] == "sglang":
+            assert abs(x["err"]["tpot_s"]) < 0.3 or x["m"].family == "AMD", x["i"]
 
 
 def test_doc_names_the_rule_and_sources() -> None:
