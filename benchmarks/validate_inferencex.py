@@ -31,8 +31,9 @@ ep, attention_dp; ``batch`` = conc (the closed loop pins the running batch of th
 replica); mean lengths and their spread as above; software stack: TensorRT-LLM rows take the
 PyTorch backend's FP4 GEMM factor and vLLM-on-ROCm rows the ROCm vLLM factor, as
 validate_perf.py does (PYTORCH_SOURCES, ROCM_SOURCES); SGLang and ATOM have no factor of
-their own (the model's defaults). Round 16 rule (declared 2026-12-04 with
-``workload.prefill_batching``, before any row was evaluated under it): SGLang rows run with
+their own (the model's defaults). Round 16 rule (2026-12-04, with ``workload.prefill_batching``;
+written after these rows were evaluated with mixed steps and the decode-only diagnostic was
+seen, so their improvement under it is in-sample): SGLang rows run with
 ``prefill_batching: separate``, SGLang's default (ServerArgs.enable_mixed_chunk = False,
 sgl-project/sglang python/sglang/srt/server_args.py; no stored InferenceX launch script found
 passing --enable-mixed-chunk); TensorRT-LLM (in-flight batching) and ATOM rows stay mixed. A

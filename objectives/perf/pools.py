@@ -35,18 +35,17 @@ queue served first come, first served at the replica's saturated prompt rate
 then is prefilled alone (the pool's single-prompt TTFT) and its KV cache crosses to a decode
 replica, where it waits for one of the replica's batch slots (the saturated batch: M/G/c,
 :func:`objectives.perf.queueing.admission_wait_s`). TTFT adds the waits at the SLO percentile
-to the prefill and the transfer. A decode replica's round time is taken affine in its running
-batch through two evaluations of the pool (one sequence, and its saturated batch; a decode step
-reads the weights once and each sequence's KV cache: affine up to the compute roofline, where
-the chord errs long), so Little's law gives its mean batch in closed form,
-B = r L t0 / (1 - r L t1) at r = lam / decode replicas, L the output tokens and t0 + t1 B the
-time per output token; TPOT is the SLO percentile over requests of the mean step a request
-lives through (the batch Poisson-distributed around B, an M/G/inf count, through the round's
-slope: :func:`objectives.perf.queueing.tpot_quantile_s`). With ``dispatch: shortest_queue``
-each pool's replicas share one queue (M/G/n prefill, M/G/(n x slots) decode slots). A load
-beyond what either pool or
-the KV links carry is served at that capacity with ``load_served_fraction`` < 1 and counts as
-a missed SLO.
+to the prefill and the transfer. A decode replica's time per output token is tabulated at
+running batches 1, 2, 4, ... up to its saturated batch, the replica the saturated pool chose
+(its tp, pp, ep and attention DP pinned: ``decode_ladder``), and taken piecewise linear between
+them (a mixture of experts reads more experts as its batch grows, so the step is not affine),
+so Little's law B = r L t(B) (r = lam / decode replicas, L the output tokens) solves in closed
+form on the segment where it crosses; TPOT is the SLO percentile over requests of the mean step
+a request lives through (the batch Poisson-distributed around B, an M/G/inf count, through the
+segment's slope: :func:`objectives.perf.queueing.tpot_quantile_s`). With ``dispatch:
+shortest_queue`` each pool's replicas share one queue (M/G/n prefill, M/G/(n x slots) decode
+slots). A load beyond what either pool or the KV links carry is served at that capacity with
+``load_served_fraction`` < 1 and counts as a missed SLO.
 """
 
 from __future__ import annotations
@@ -162,7 +161,8 @@ def pool_design(design: Mapping[str, Any], which: str, gpus: Any) -> dict[str, A
     w["tpot_slo_s" if which == "prefill" else "ttft_slo_s"] = None
     if str(wl.get("arrivals", "saturated") or "saturated") == "poisson":
         # each pool at saturation, its SLO percentiles taken on the open system (open_pools)
-        w.update(arrivals="saturated", arrival_rate_per_s=None, ttft_slo_s=None, tpot_slo_s=None)
+        w.update(arrivals="saturated", arrival_rate_per_s=None, ttft_slo_s=None, tpot_slo_s=None,
+                 dispatch="random")  # fmt: skip
     sub["workload"] = w
     return sub
 
@@ -361,9 +361,9 @@ def evaluate_pools(design: Mapping[str, Any], evaluate: Evaluate) -> dict[str, n
     slo_met = p["slo_met"] * d["slo_met"]
     served, batch = np.ones_like(req), d["batch"]
     if s.arrivals == "poisson":
-        one = _flat(evaluate({**dec, "workload": {**dec["workload"], "batch": 1}}))
+        ladder = decode_ladder(dec, d, evaluate)
         req, ttft, tpot, slo_met, served, batch = open_pools(
-            s, slo, p=p, d=d, one=one, capacity=req, t_kv=t_kv
+            s, slo, p=p, d=d, ladder=ladder, capacity=req, t_kv=t_kv
         )
     elif slo[0] is not None:
         slo_met = slo_met * (ttft <= slo[0])
@@ -399,41 +399,91 @@ def evaluate_pools(design: Mapping[str, Any], evaluate: Evaluate) -> dict[str, n
 _LAM_BISECT = 48  # halvings of the arrival-rate bracket (2^-48 of the capacity)
 
 
+def _subset(design: Mapping[str, Any], rows: np.ndarray, n: int) -> dict[str, Any]:
+    """The designs ``rows`` of a flattened design of ``n`` (its 1-D arrays, the workload's too)."""
+
+    def take(v: Any) -> Any:
+        return v[rows] if isinstance(v, np.ndarray) and v.shape == (n,) else v
+
+    out = {k: take(v) for k, v in design.items()}
+    out["workload"] = {k: take(v) for k, v in design["workload"].items()}
+    return out
+
+
+def decode_ladder(
+    dec: Mapping[str, Any], d: Mapping[str, np.ndarray], evaluate: Evaluate
+) -> tuple[np.ndarray, np.ndarray]:
+    """(batches, TPOT) of each design's decode replica, as the saturated pool ``d`` chose it
+    (its tp, pp, ep and attention DP pinned), at running batches 1, 2, 4, ... up to its
+    saturated batch: shape (points, designs). A decode step's time is not affine in the batch
+    (a mixture of experts reads more experts as its batch grows, concavely), so the open
+    system interpolates between these points. One evaluation per point and chosen layout."""
+    n = d["batch"].size
+    slots = np.maximum(d["batch"], 1.0)
+    top = int(np.ceil(np.log2(float(slots.max())))) + 1
+    batches = np.minimum(slots[None, :], 2.0 ** np.arange(top)[:, None])
+    batches[-1] = slots
+    tpot = np.empty_like(batches)
+    layout = np.c_[d["tp"], d["pp"], d["ep"], d["attention_dp"]]
+    keys, inv = np.unique(layout, axis=0, return_inverse=True)
+    for i, (tp, pp, ep, adp) in enumerate(keys):
+        rows = np.flatnonzero(inv.reshape(-1) == i)
+        sub = _subset(dec, rows, n)
+        pinned = {"tp": int(tp), "pp": int(pp), "ep": int(ep), "attention_dp": bool(adp)}
+        for k in range(top):
+            wl = {**sub["workload"], **pinned, "batch": batches[k, rows]}
+            tpot[k, rows] = _flat(evaluate({**sub, "workload": wl}))["tpot_s"]
+    return batches, np.maximum.accumulate(tpot, axis=0)  # a step never shortens with the batch
+
+
 def open_pools(
     s: Any,
     slo: tuple[Any, Any],
     *,
     p: Mapping[str, np.ndarray],
     d: Mapping[str, np.ndarray],
-    one: Mapping[str, np.ndarray],
+    ladder: tuple[np.ndarray, np.ndarray],
     capacity: np.ndarray,
     t_kv: np.ndarray,
 ) -> tuple[np.ndarray, ...]:
     """(requests/s, TTFT, TPOT, slo_met, load_served_fraction, the decode replicas' mean
-    running batch) of the pools under Poisson
-    arrivals (see the module docstring); ``p``/``d`` the pools at saturation, ``one`` the
-    decode pool at one sequence per replica, ``capacity`` min(P, D, L) requests/s."""
+    running batch) of the pools under Poisson arrivals (see the module docstring); ``p``/``d``
+    the pools at saturation, ``ladder`` the decode replica's TPOT at batches 1 ... saturated
+    (``decode_ladder``), ``capacity`` min(P, D, L) requests/s."""
     q, out = s.slo_quantile, s.output_tokens
     n_p, n_d = np.maximum(p["replicas"], 1.0), np.maximum(d["replicas"], 1.0)
     prompts = p["tokens_per_s"] / s.input_tokens  # the prefill pool's prompts/s, saturated
     service = np.divide(n_p, prompts, out=np.full_like(n_p, np.inf), where=prompts > 0)
     slots = np.maximum(d["batch"], 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t1 = np.where(slots > 1, (d["tpot_s"] - one["tpot_s"]) / (slots - 1), 0.0)
-    t1 = np.maximum(t1, 0.0)
-    t0 = np.maximum(one["tpot_s"] - t1, 0.0)
+    bk, tk = ladder
+    with np.errstate(divide="ignore", invalid="ignore"):  # each segment's slope (0 if flat)
+        slope = np.diff(tk, axis=0) / np.diff(bk, axis=0)
+    slope = np.where(np.isfinite(slope), np.maximum(slope, 0.0), 0.0)
+
+    def little(r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(mean batch B = r L t(B), the step t(B), the local slope, stable): t piecewise
+        linear through the ladder, so B solves in closed form on the segment where
+        r L t(B) - B changes sign; below one sequence the engine idles between requests."""
+        g = r * out * tk - bk  # > 0 where the load needs more than that batch
+        k = np.argmax(g <= 0, axis=0)  # first ladder point that holds the load
+        stable = (g <= 0).any(axis=0)
+        k = np.where(stable, k, bk.shape[0] - 1)
+        cols = np.arange(bk.shape[1])
+        lo = np.maximum(k - 1, 0)
+        b0, t0 = bk[lo, cols], tk[lo, cols]
+        beta = slope[np.minimum(lo, slope.shape[0] - 1), cols] if slope.size else 0.0 * b0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            b = r * out * (t0 - beta * b0) / (1.0 - r * out * beta)
+        b = np.where(k == 0, r * out * tk[0], b)  # holds at one sequence: B = r L t(1)
+        b = np.where(stable, np.clip(b, 0.0, slots), slots)
+        t_step = np.where(k == 0, tk[0], t0 + beta * (np.maximum(b, 1.0) - b0))
+        return b, t_step, np.where(k == 0, 0.0, beta), stable
 
     def at(lam: np.ndarray) -> tuple[np.ndarray, ...]:
         """TTFT, TPOT (at the percentile, or means), stability and the decode replicas' mean
         running batch at system rate ``lam``."""
-        r = lam / n_d
-        with np.errstate(divide="ignore", invalid="ignore"):
-            b = r * out * t0 / (1.0 - r * out * t1)
-        # below one sequence on average the engine runs one-sequence steps part of the time
-        b = np.where(r * out * (t0 + t1) < 1.0, r * out * (t0 + t1), b)
-        stable = (r * out * t1 < 1.0) & (b < slots)
-        b = np.where(stable, np.maximum(b, 0.0), slots)
-        t_step = t0 + t1 * np.maximum(b, 1.0)
+        b, t_step, t1, stable = little(lam / n_d)
+        stable = stable & (b < slots)
         hold = out * t_step
         # join the shortest queue: one queue for each pool's replicas (M/G/n_p, M/G/(n_d c))
         k_p, k_d = (n_p, n_d) if s.pooled else (1.0, 1.0)
@@ -460,8 +510,14 @@ def open_pools(
         return good
 
     if s.arrival_rate_per_s is not None:
-        lam = np.broadcast_to(np.asarray(s.arrival_rate_per_s, float), capacity.shape)
-        lam = lam.astype(float)
+        rate = np.asarray(s.arrival_rate_per_s, float)
+        if rate.size == capacity.size:  # a rate per design (the designs are flattened here)
+            lam = rate.reshape(capacity.shape).astype(float)
+        elif rate.size == 1:
+            lam = np.full(capacity.shape, float(rate.reshape(-1)[0]))
+        else:
+            msg = f"expected one rate or one per design ({capacity.size}), got {rate.size}"
+            raise ContextError("workload.arrival_rate_per_s", msg)
     else:  # the largest rate meeting the SLOs: they tighten as the rate grows
         lo, hi = np.zeros_like(capacity), capacity.astype(float)
         for _ in range(_LAM_BISECT):

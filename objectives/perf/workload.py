@@ -161,11 +161,23 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     dispatch = str(wl.get("dispatch", "random") or "random")
     if dispatch not in DISPATCH:
         raise unknown_name("workload.dispatch", dispatch, DISPATCH, what="dispatch policy")
+    if dispatch != "random" and arrivals != "poisson":
+        msg = (
+            f"dispatch decides how poisson arrivals reach the replicas: set arrivals: poisson "
+            f"with dispatch: {dispatch}, or dispatch: random"
+        )
+        raise ContextError("workload.dispatch", msg)
     batching = str(wl.get("prefill_batching", "mixed") or "mixed")
     if batching not in PREFILL_BATCHING:
         raise unknown_name(
             "workload.prefill_batching", batching, PREFILL_BATCHING, what="prefill batching"
         )
+    if batching == "separate" and scheduler != "continuous":
+        msg = (
+            "prefill_batching: separate is a continuous-batching engine's choice; the static "
+            "scheduler prefills the whole batch first (use prefill_batching: mixed)"
+        )
+        raise ContextError("workload.prefill_batching", msg)
     stat = str(wl.get("latency_statistic", "percentile") or "percentile")
     if stat not in LATENCY_STATISTICS:
         raise unknown_name(

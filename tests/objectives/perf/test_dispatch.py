@@ -80,3 +80,10 @@ def test_cluster_sizes_in_one_call_equal_each_alone():
 def test_an_unknown_dispatch_is_refused_with_the_choices():
     with pytest.raises(ContextError, match="random.*shortest_queue|shortest_queue.*random"):
         perf(8, dispatch="round_robin")
+
+
+def test_dispatch_without_poisson_arrivals_is_refused():
+    """A setting that would be silently ignored is an error naming its valid use."""
+    with pytest.raises(ContextError, match="set arrivals: poisson") as e:
+        perf(8, arrivals="saturated", ttft_slo_s=None, dispatch="shortest_queue")
+    assert e.value.path == "workload.dispatch"

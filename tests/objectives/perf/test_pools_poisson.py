@@ -11,7 +11,13 @@ import pytest
 
 from objectives.errors import ContextError
 from objectives.perf import evaluate_perf
-from objectives.perf.pools import kv_bytes_per_request, nic_bytes_per_s, pool_design, pools_parts
+from objectives.perf.pools import (
+    decode_ladder,
+    kv_bytes_per_request,
+    nic_bytes_per_s,
+    pool_design,
+    pools_parts,
+)
 from objectives.presets import resolve_context
 from tests.objectives.perf import test_pools as pools
 
@@ -36,20 +42,33 @@ def _erlang_c(c: int, a: float) -> float:
     return b / (1 - a / c * (1 - b))
 
 
+def _little_by_hand(r: float, out: float, bk: list[float], tk: list[float]) -> tuple[float, float]:
+    """B = r L t(B) with t piecewise linear through (bk, tk): walk the segments (a scalar
+    solver of its own, not the model's)."""
+    if r * out * tk[0] <= bk[0]:
+        return r * out * tk[0], tk[0]
+    for i in range(1, len(bk)):
+        b0, t0, b1, t1 = bk[i - 1], tk[i - 1], bk[i], tk[i]
+        if r * out * t1 <= b1:
+            beta = (t1 - t0) / (b1 - b0) if b1 > b0 else 0.0
+            b = r * out * (t0 - beta * b0) / (1 - r * out * beta)
+            return b, t0 + beta * (b - b0)
+    raise AssertionError("unstable")
+
+
 @pytest.mark.parametrize("dispatch", ["random", "shortest_queue"])
 def test_mean_latencies_at_a_given_rate_by_hand(dispatch):
     """At 60 requests/s with mean latencies: TTFT = the prefill pool's one-prompt TTFT + the KV
     transfer + the M/G/1 mean wait rho (1 + cv^2) X / (2 (1 - rho)) at each prefill replica +
-    the Erlang-C mean wait for a decode slot; TPOT = t0 + t1 B with B from Little's law
-    B = r L (t0 + t1 B), t0 + t1 and t0 + t1 c the decode pool's TPOT at one sequence and at
-    its saturated batch c."""
+    the Erlang-C mean wait for a decode slot; TPOT = t(B) with B from Little's law B = r L t(B),
+    t through the decode replica's TPOT at batches 1, 2, 4, ... its saturated batch c."""
     lam, cv_in, cv_out = 60.0, 0.5, 0.8
     wl = {"arrival_rate_per_s": lam, "latency_statistic": "mean", "input_tokens_cv": cv_in,
           "output_tokens_cv": cv_out, "dispatch": dispatch}  # fmt: skip
     got = perf(**wl)
     d = design(**wl)
     pre, dec, p, dd = pools_parts(d, evaluate_perf)
-    one = evaluate_perf({**dec, "workload": {**dec["workload"], "batch": 1}})
+    bk, tk = decode_ladder(dec, dd, evaluate_perf)
     n_p, n_d, c = float(p["replicas"][0]), float(dd["replicas"][0]), float(dd["batch"][0])
     x = n_p * 2048 / float(p["tokens_per_s"][0])  # s of one replica per prompt
     rho = lam / n_p * x
@@ -57,11 +76,9 @@ def test_mean_latencies_at_a_given_rate_by_hand(dispatch):
     if dispatch == "shortest_queue":  # one queue for the n_p prefill replicas: M/G/n_p
         k = int(n_p)
         w_p = _erlang_c(k, k * rho) * x / (k - k * rho) * (1 + cv_in**2) / 2
-    t1 = (float(dd["tpot_s"][0]) - float(np.ravel(one["tpot_s"])[0])) / (c - 1)
-    t0 = float(np.ravel(one["tpot_s"])[0]) - t1
     r, L = lam / n_d, 256
-    b = r * L * t0 / (1 - r * L * t1)
-    hold = L * (t0 + t1 * b)
+    b, t_b = _little_by_hand(r, L, list(bk[:, 0]), list(tk[:, 0]))
+    hold = L * t_b
     k = int(n_d) if dispatch == "shortest_queue" else 1  # the decode slots pooled: M/G/(k c)
     w_d = _erlang_c(int(k * c), k * b) * hold / (k * c - k * b) * (1 + cv_out**2) / 2
     kv = float(kv_bytes_per_request(d["workload"]))
@@ -70,10 +87,33 @@ def test_mean_latencies_at_a_given_rate_by_hand(dispatch):
     ttft = float(p["ttft_s"][0]) + kv / bw + w_p + w_d
     assert 0.05 < rho < 0.95 and 1 < b < c  # a load where both queues matter
     assert got["ttft_s"] == pytest.approx(ttft, rel=1e-9)
-    assert got["tpot_s"] == pytest.approx(t0 + t1 * b, rel=1e-9)
+    assert got["tpot_s"] == pytest.approx(t_b, rel=1e-9)
     assert got["batch"] == pytest.approx(b, rel=1e-9)
     assert got["tokens_per_s"] == pytest.approx(lam * L, rel=1e-12)
     assert got["load_served_fraction"] == 1.0 and got["slo_met"] == 1.0
+
+
+@pytest.mark.parametrize("model", ["deepseek-v3", "llama3-405b"])
+def test_the_open_decode_replica_is_the_saturated_one_at_its_own_batch(model):
+    """The ladder times the replica the saturated decode pool chose (its tp, pp, ep, attention
+    DP pinned): its last point is that pool's TPOT; and the TPOT the open system reports at its
+    mean batch B is the decode replica's own at a pinned batch near B (within 5 %: the
+    interpolation), for a mixture of experts too, whose step grows concavely with the batch."""
+    wl = {"model": model, "arrival_rate_per_s": 20.0, "latency_statistic": "mean",
+          "input_tokens": 1024, "decode_pool": {}, "prefill_pool": {"gpu": "h200"}}  # fmt: skip
+    if model == "deepseek-v3":
+        wl["precision"] = "fp8"
+    got = perf(**wl)
+    _, dec, _, dd = pools_parts(design(**wl), evaluate_perf)
+    bk, tk = decode_ladder(dec, dd, evaluate_perf)
+    assert tk[-1, 0] == pytest.approx(float(dd["tpot_s"][0]), rel=1e-9)
+    b = round(got["batch"])
+    assert 2 <= b < float(dd["batch"][0])
+    pinned = {k: int(dd[k][0]) for k in ("tp", "pp", "ep")}
+    pinned["attention_dp"] = bool(dd["attention_dp"][0])
+    own = evaluate_perf({**dec, "workload": {**dec["workload"], **pinned, "batch": b}})
+    assert got["tpot_s"] == pytest.approx(float(np.ravel(own["tpot_s"])[0]), rel=0.05)
+    assert got["batch"] == pytest.approx(20.0 / float(dd["replicas"][0]) * 256 * got["tpot_s"])
 
 
 def test_light_load_is_the_idle_latency_and_latency_grows_with_load():

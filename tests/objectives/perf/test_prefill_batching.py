@@ -57,3 +57,9 @@ def test_a_dense_model_gains_nothing_from_separate_steps():
 def test_unknown_prefill_batching_is_refused_with_the_choices():
     with pytest.raises(ContextError, match="mixed.*separate|separate.*mixed"):
         perf(prefill_batching="interleaved")
+
+
+def test_separate_prefill_with_the_static_scheduler_is_refused():
+    with pytest.raises(ContextError, match="static scheduler") as e:
+        perf("llama3-70b", scheduler="static", prefill_batching="separate")
+    assert e.value.path == "workload.prefill_batching"
