@@ -122,6 +122,7 @@ class Measured:
         precision = r["precision"]
         if r["model"] == "gptoss" and precision == "fp4" and r["hardware"] in HOPPER:
             precision, wl["weight_precision"] = "bf16", "fp4"  # MXFP4 experts, BF16 GEMMs
+            wl["quantized_weights"] = "experts"  # the rest of gpt-oss is BF16
         return Row(index, SRC, GPUS[r["hardware"]], r["tp"], r["tp"], MODELS[r["model"]],
                    precision, round(mean_len(r["isl"])), round(mean_len(r["osl"])),
                    self.out_tps_gpu, "tput_gpu", wl, note=r["framework"])  # fmt: skip

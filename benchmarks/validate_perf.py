@@ -1091,15 +1091,15 @@ DEVIATIONS = (
     "0.10.2 on H100; declared before evaluation, nothing fitted; one mapping corrected after "
     "the first evaluation: the random set's answers are as long as generated, the published "
     "totals / requests, 98-136 tokens, where the first mapping took the nominal 100 and 200 "
-    "and read 502 +52.0 %, 503 +67.2 %, 505 +84.1 %, 506 +44.3 %). The model stores every "
-    "layer weight at 4.5 bits, where the checkpoint keeps attention in BF16 (a third of the "
-    "bytes a batch of 4 reads per layer; at 32 sequences 3 %), so rows 507-508 read short of "
-    "the weights. The 32,000-token prompts are "
-    "within 8 % (501, 504: attention-bound prefill), the 2,000-4,000-token prompts 34-65 % high "
+    "and read 502 +52.0 %, 503 +67.2 %, 505 +84.1 %, 506 +44.3 %; and re-declared once "
+    "workload.quantized_weights existed: gpt-oss stores only its experts in MXFP4, attention in "
+    "BF16, which the first mapping counted at 4.5 bits, +77 / +53 % TPOT at batch 4 then). "
+    "The 32,000-token prompts are "
+    "within 6 % (501, 504: attention-bound prefill), the 2,000-4,000-token prompts 34-74 % high "
     "(502, 503, 505, 506): the model runs the mixed-input expert GEMMs at the BF16 rate (no "
     "dequantization cost, docs/serving.md), which holds where they read weights but not in a "
     "compute-bound prefill, where vLLM's Triton MXFP4 kernels on Hopper dequantize in the main "
-    "loop. At a running batch of 4 the mean TPOT is 53-77 % long (507, 508): the MoE layers' "
+    "loop. At a running batch of 4 the mean TPOT is 62-90 % long (507, 508): the MoE layers' "
     "memory-bound expert reads take the fitted MoE factor (cb_moe_gemm_efficiency, fitted on "
     "Mixtral at large batches), and a batch of 4 touches ~15 of 128 experts per layer; TTFT is "
     "+40 % on one GPU and exact on two. A weight-only GEMM efficiency would need a fit row of "
@@ -1481,7 +1481,9 @@ def finite_run(n: int, osl: int, batch: float, tps_full: float, tps_tail: float)
 #: TTFT and mean TPOT; 100 prompts of 229.5 / 216.9 tokens on average (published totals / 100),
 #: the set's spread of lengths unpublished here (cv 0). Engine limits: vLLM's defaults are not
 #: the model's TensorRT-LLM defaults, and none is published: the model's defaults.
-W4 = {"weight_precision": "fp4"}
+#: Re-declared 2026-12-04 (review): gpt-oss quantizes only its MoE weights (OpenAI's model
+#: card), so the rows say quantized_weights: experts since workload.quantized_weights exists.
+W4 = {"weight_precision": "fp4", "quantized_weights": "experts"}
 GPT_OSS = "gpt-oss-120b"
 ROUND15: tuple[Row, ...] = (
     *(

@@ -52,6 +52,16 @@ def weight_elems_per_gpu(a: Arch, tp: Any, dp: Any, layers: Any, emb_copies: Any
     return layers * (replicated / t + routed / tp) + emb_copies * a.embedding_params / tp
 
 
+def weight_elems_split(a: Arch, tp: Any, dp: Any, layers: Any) -> tuple[Any, Any]:
+    """``weight_elems_per_gpu`` of the layers (no embeddings) as (attention, router and dense
+    MLPs; routed and shared experts), for a checkpoint that quantizes only its experts."""
+    t = attention_group(tp, dp)
+    f = a.moe_fraction
+    dense = a.attn_params / t + (1 - f) * a.dense_mlp_params / t + f * a.router_params / tp
+    expert = f * a.shared_experts * a.expert_params / t + f * a.experts * a.expert_params / tp
+    return layers * dense, layers * expert
+
+
 def dispatch_bytes_per_token(a: Arch, ep: Any, elem_bytes: float) -> Any:
     """Bytes one token sends in one MoE layer's dispatch (and again in its combine): its hidden
     vector once to every other GPU of the ep group that holds one of its routed experts."""
@@ -67,6 +77,7 @@ def layer(
     ekv: float,
     ce: float,
     ew: float | None = None,
+    ed: float | None = None,
     tp: Any,
     ep: Any,
     tokens: Any,
@@ -99,7 +110,16 @@ def layer(
         routed = f * (a.router_params + touched * a.expert_params)
     else:
         routed = 0.0
-    w_bytes = (replicated / t + routed / tp) * (e if ew is None else ew)
+    ew = e if ew is None else ew
+    if ed is None or ed == ew:
+        w_bytes = (replicated / t + routed / tp) * ew
+    else:  # only the experts at the weight-only width (workload.quantized_weights: experts)
+        dense = (a.attn_params + (1 - f) * a.dense_mlp_params) / t
+        experts = f * a.shared_experts * a.expert_params / t
+        if a.experts > 1:
+            dense = dense + f * a.router_params / tp
+            experts = experts + f * touched * a.expert_params / tp
+        w_bytes = dense * ed + experts * ew
     act_per_token = (8 * a.hidden + 3 * a.mlp_active_ffn / tp) * e
     gemm_flops = tokens * (2 * a.layer_active_params / tp)
     gemm_bytes = w_bytes + tokens * act_per_token

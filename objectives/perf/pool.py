@@ -34,6 +34,7 @@ from objectives.choices import checked
 from objectives.errors import ContextError
 from objectives.package import optional
 from objectives.params import MEMORY_POOLS
+from objectives.perf import moe
 
 #: Per-GPU figures the pool adds to the hardware (``hw``) when a design uses it; the parallelism
 #: search reads them (and groups designs by them: the pool's KV room depends on the cluster size).
@@ -67,7 +68,11 @@ def _flags(kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def weight_copy_bytes(a: Any, s: Any) -> float:
     """Bytes of one full copy of the model's weights at the serving precision (the layers at
     their stored width, embedding and LM head at the activations')."""
-    layers = float(a.layers) * float(a.layer_params) * float(s.weight_elem)
+    if s.experts_only:  # only the experts at the weight-only width
+        dense, expert = moe.weight_elems_split(a, 1.0, 1.0, float(a.layers))
+        layers = float(dense) * float(s.dense_weight_elem) + float(expert) * float(s.weight_elem)
+    else:
+        layers = float(a.layers) * float(a.layer_params) * float(s.weight_elem)
     return layers + 2.0 * float(a.embedding_params) * float(s.bytes_per_elem)
 
 

@@ -71,6 +71,7 @@ class Serving:
     phase: str
     kv_bytes_per_elem: float | None = None  # KV cache; None: as the weights
     weight_bytes_per_elem: float | None = None  # layers' linear weights; None: bytes_per_elem
+    experts_only: bool = False  # weight_bytes_per_elem holds for the MoE experts alone
     scheduler: str = "static"
     disaggregated: bool = False
     max_batch: Any = None  # a cap on the continuous batch (None: none)
@@ -99,6 +100,13 @@ class Serving:
         quantized (read at this width, computed at the activations' rate)."""
         w = self.weight_bytes_per_elem
         return self.bytes_per_elem if w is None else w
+
+    @property
+    def dense_weight_elem(self) -> float:
+        """Stored bytes per weight of the layers' non-expert parts (attention, router, dense
+        MLPs): the weight-only width, or the activations' where only the experts are
+        quantized (``workload.quantized_weights: experts``, as gpt-oss ships MXFP4)."""
+        return self.bytes_per_elem if self.experts_only else self.weight_elem
 
     @property
     def kv_elem(self) -> float:
@@ -224,11 +232,17 @@ def mixed_step(
 
     # GEMMs: MoE layers stream only the experts the micro-batch's tokens are routed to
     # (expected distinct experts with uniform top-k routing); a dense layer streams them all.
+    ed = s.dense_weight_elem
     if a.experts > 1:
         touched = a.experts * (1 - (1 - a.experts_per_token / a.experts) ** tokens)
-        w_bytes = (a.attn_params + a.router_params + touched * a.expert_params) * (ew / tp)
+        if s.experts_only:
+            w_bytes = (
+                (a.attn_params + a.router_params) * ed + touched * a.expert_params * ew
+            ) / tp
+        else:
+            w_bytes = (a.attn_params + a.router_params + touched * a.expert_params) * (ew / tp)
     else:
-        w_bytes = a.layer_active_params * ew / tp
+        w_bytes = a.layer_active_params * ed / tp
     act_per_token = (8 * a.hidden + 3 * a.experts_per_token * a.ffn / tp) * e
     gemm_flops = tokens * (2 * a.layer_active_params / tp)
     gemm_bytes = w_bytes + tokens * act_per_token
@@ -295,6 +309,7 @@ def _general_step(
         a,
         e=s.bytes_per_elem,
         ew=s.weight_elem,
+        ed=s.dense_weight_elem,
         ekv=s.kv_elem,
         ce=ce,
         tp=tp,
@@ -327,14 +342,24 @@ def weights_and_kv_token(
     layers_stage = np.ceil(a.layers / pp)
     emb_copies = np.where(pp > 1, 1.0, 2.0)  # embedding on the first stage, LM head on the last
     emb = emb_copies * a.embedding_params * e / tp  # embeddings stay at the activations' width
+    ed = s.dense_weight_elem
     if ep is None and a.legacy:
-        weights = layers_stage * a.layer_params * ew / tp + emb
+        if s.experts_only:  # the experts at their width, the rest at the activations'
+            expert = a.experts * a.expert_params if a.experts > 1 else 0.0
+            layer = (a.layer_params - expert) * ed + expert * ew
+            weights = layers_stage * layer / tp + emb
+        else:
+            weights = layers_stage * a.layer_params * ew / tp + emb
         kv_heads_gpu = np.maximum(a.kv_heads / tp, 1.0)
         kv_token = layers_stage * 2 * kv_heads_gpu * a.head_dim * s.kv_elem
     else:
         ep = 1.0 if ep is None else ep
         dp = ep if dp is None else dp  # attention data-parallel degree (ep with attention DP)
-        weights = moe.weight_elems_per_gpu(a, tp, dp, layers_stage, 0.0) * ew + emb
+        if s.experts_only:
+            dense, expert = moe.weight_elems_split(a, tp, dp, layers_stage)
+            weights = dense * ed + expert * ew + emb
+        else:
+            weights = moe.weight_elems_per_gpu(a, tp, dp, layers_stage, 0.0) * ew + emb
         per_gpu = moe.kv_elems_per_gpu(a, moe.attention_group(tp, dp)) / dp
         kv_token = layers_stage * per_gpu * s.kv_elem
     if cp is not None:

@@ -95,6 +95,16 @@ def _weight_precision(wl: Mapping[str, Any], precision: str, phase: str) -> str:
     return w
 
 
+def _quantized_scope(wl: Mapping[str, Any]) -> str:
+    """Which layer weights ``weight_precision`` narrows: all, or the MoE experts only."""
+    scope = str(wl.get("quantized_weights", "all") or "all")
+    if scope not in ("all", "experts"):
+        raise unknown_name(
+            "workload.quantized_weights", scope, ("all", "experts"), what="quantized weights"
+        )
+    return scope
+
+
 def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
     """The validated workload; numeric fields are floats, or arrays that vary per design."""
     precision = str(wl.get("precision"))
@@ -190,6 +200,7 @@ def serving_of(wl: Mapping[str, Any]) -> tuple[Serving, tuple[Any, Any], str]:
         phase=phase,
         kv_bytes_per_elem=kv_bytes,
         weight_bytes_per_elem=PRECISION_BYTES[weights],
+        experts_only=_quantized_scope(wl) == "experts",
         scheduler=scheduler,
         disaggregated=bool(disagg),
         max_batch=None if wl.get("max_batch") is None else _positive(wl, "max_batch"),

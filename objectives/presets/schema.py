@@ -245,6 +245,7 @@ class WorkloadPreset(_Forbid):
     scheduler: Literal["continuous", "static"]
     kv_precision: Literal["auto", "bf16", "fp8", "fp4"]
     weight_precision: Literal["auto", "bf16", "fp8", "fp4"] = "auto"
+    quantized_weights: Literal["all", "experts"] = "all"
     disaggregated: bool | Literal[0, 1]
     prefill_pool: PoolSpec | None = None
     decode_pool: PoolSpec | None = None

@@ -311,7 +311,7 @@ def test_fp4_factor_is_the_software_stacks(res):
 
 def test_by_gpu_family_is_reported_and_kept(res):
     """Each family's figures are in docs/validation.md and kept at what is reached (round 13):
-    Hopper median 13.0 %, p90 45.7 % over 45 rows (10.6 % / 44.9 % over 39 before round 15's
+    Hopper median 13.0 %, p90 45.2 % over 45 rows (10.6 % / 44.9 % over 39 before round 15's
     weight-only FP4 rows 501-506 on H100); AMD median 23.4 %, p90 118 % over 5 rows;
     Blackwell median 11.4 %, p90 35.7 % over 24 rows since round 16's shortest-queue dispatch of
     the v5.1 Server rows (10.6 % / 34.0 % before it; 7.7 % / 29.1 % over 9 before round 12's
@@ -322,7 +322,7 @@ def test_by_gpu_family_is_reported_and_kept(res):
     fam = vp.by_family(r)
     assert set(fam) == {"Hopper", "Blackwell", "AMD"}
     assert fam["Hopper"]["n"] == 45 and fam["Hopper"]["median"] <= 0.131
-    assert fam["Hopper"]["p90"] <= 0.458
+    assert fam["Hopper"]["p90"] <= 0.453
     assert fam["AMD"]["n"] == 5 and fam["AMD"]["median"] <= 0.24 and fam["AMD"]["p90"] <= 1.2
     bw = fam["Blackwell"]
     assert bw["n"] == 24 and bw["median"] <= 0.115 and bw["p90"] <= 0.358 and bw["max"] <= 0.61
@@ -349,9 +349,9 @@ def test_by_gpu_family_is_reported_and_kept(res):
             "Hopper",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="p90 45.7 % (median 13.0 %, 45 rows): TP8 H100 long-decode rows 3, 17, 22 "
+                reason="p90 45.2 % (median 13.0 %, 45 rows): TP8 H100 long-decode rows 3, 17, 22 "
                 "(+45 %), v0.10 Mixtral row 6 (+87 %, a release), 405B Server row 159 (-50 %), "
-                "weight-only FP4 prefill rows 502-503, 505-506 (+34..+65 %)",
+                "weight-only FP4 prefill rows 502-503, 505-506 (+34..+74 %)",
             ),
         ),
         pytest.param(
@@ -419,15 +419,16 @@ def test_round12_mlperf_v51_blackwell_rows_are_validation_under_their_configs(re
 def test_weight_only_rows_keep_their_errors(res):
     """Round 15's weight-only FP4 rows on H100 (gpt-oss-120b MXFP4 experts, vLLM 0.10.2;
     declared before evaluation, nothing fitted; the answers' lengths corrected to the generated
-    ones after the first evaluation, Known deviations) keep these errors within 0.5 point: the
-    32,000-token prompts +7.8 / +5.0 %, the shorter prompts +46 / +65 / +34 / +42 %, TPOT at a
-    batch of 4 +77 / +53 %."""
+    ones after the first evaluation, and only the experts quantized since quantized_weights
+    exists, as gpt-oss ships them; Known deviations) keep these errors within 0.5 point: the
+    32,000-token prompts +5.2 / +5.0 %, the shorter prompts +34 / +74 / +34 / +42 %, TPOT at a
+    batch of 4 +90 / +62 %."""
     _, r = res
     got = {(x["row"].row, x["row"].kind): x["err"] for x in r if x["row"].src == "GPUS"}
-    first = {(501, "tput"): 0.078, (502, "tput"): 0.462, (503, "tput"): 0.647,
+    first = {(501, "tput"): 0.052, (502, "tput"): 0.342, (503, "tput"): 0.743,
              (504, "tput"): 0.050, (505, "tput"): 0.337, (506, "tput"): 0.418,
-             (507, "ttft_s"): 0.400, (507, "tpot_s"): 0.769, (508, "ttft_s"): 0.000,
-             (508, "tpot_s"): 0.525}  # fmt: skip
+             (507, "ttft_s"): 0.444, (507, "tpot_s"): 0.899, (508, "ttft_s"): 0.029,
+             (508, "tpot_s"): 0.618}  # fmt: skip
     assert set(got) == set(first)
     for k, v in first.items():
         assert got[k] == pytest.approx(v, abs=0.005), k

@@ -92,3 +92,22 @@ def test_refusals_name_the_field_and_the_choices(wl, match):
 
 def test_every_width_is_a_precision():
     assert set(PRECISION_BYTES) == {"bf16", "fp8", "fp4"}
+
+
+def test_only_the_experts_quantized_by_hand():
+    """gpt-oss ships its MoE weights in MXFP4 and the rest in BF16 (quantized_weights:
+    experts): per GPU at TP1, the layers' attention, router and dense MLPs at 2 bytes, the
+    routed and shared experts at 4.5 bits, embeddings and LM head at 2 bytes."""
+    for name in ("gpt-oss-120b", "deepseek-v3"):
+        a = arch_of(model_presets()[name])
+        s = Serving(bytes_per_elem=2.0, weight_bytes_per_elem=0.5625, experts_only=True,
+                    input_tokens=1.0, output_tokens=1.0, phase="serve")  # fmt: skip
+        w, _ = weights_and_kv_token(a, s, np.array(1.0), np.array(1.0), 1.0, None, 1.0)
+        f = a.moe_fraction
+        dense = a.attn_params + (1 - f) * a.dense_mlp_params + f * a.router_params
+        experts = f * (a.experts + a.shared_experts) * a.expert_params
+        want = a.layers * (dense * 2.0 + experts * 0.5625) + 2 * a.embedding_params * 2.0
+        assert float(w) == pytest.approx(want, rel=1e-12)
+        every = Serving(bytes_per_elem=2.0, weight_bytes_per_elem=0.5625, input_tokens=1.0,
+                        output_tokens=1.0, phase="serve")  # fmt: skip
+        assert float(w) > float(weights_and_kv_token(a, every, 1.0, 1.0, 1.0, None, 1.0)[0])
