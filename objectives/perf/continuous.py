@@ -74,6 +74,7 @@ from objectives.perf.rounds import (
     _memory,
     _prefill_one,
     _round,
+    prefill_step,
     step_tokens,
 )
 from objectives.perf.serving import Replica, stage_step
@@ -101,9 +102,14 @@ def _open_system_s(
     d, hw, a, s, tp, pp = r
     S, out, q = s.input_tokens, s.output_tokens, s.slo_quantile
     hold = out * t_round
-    # the prompt-token rate: rounds that fill their token budget beside the running batch
-    t_full, _, n_micro = _round(r, batch, True, full_budget=True)
-    tokens = n_micro * _chunk(d, hw, batch / n_micro)
+    # the prompt-token rate: rounds that fill their token budget beside the running batch, or
+    # (prefill_batching: separate) prefill-only steps of the whole budget
+    if s.separate_prefill:
+        t_full, _ = prefill_step(r)
+        tokens = step_tokens(d, hw) + 0.0 * t_full
+    else:
+        t_full, _, n_micro = _round(r, batch, True, full_budget=True)
+        tokens = n_micro * _chunk(d, hw, batch / n_micro)
     with np.errstate(divide="ignore"):
         service = S * t_full / tokens  # inf: no budget left beside the batch
     if s.pooled:  # join the shortest queue: one queue for the n replicas (docstring)
@@ -128,8 +134,9 @@ def _open_system_s(
         return wait, t_round
 
     with np.errstate(divide="ignore", invalid="ignore"):
-        per_token = np.maximum(t_full - _round(r, batch, False)[0], 0.0)
-        per_token = np.where(tokens > 0, per_token / tokens, 0.0)
+        # the step time one prompt token adds (separate: a share of a prefill-only step)
+        extra = t_full if s.separate_prefill else t_full - _round(r, batch, False)[0]
+        per_token = np.where(tokens > 0, np.maximum(extra, 0.0) / tokens, 0.0)
     t_more = _round(r, batch * 1.01, True)[0]
     elasticity = np.log(t_more / t_round) / np.log(1.01)
     common = t_round * elasticity / np.sqrt(np.maximum(batch, 1.0))

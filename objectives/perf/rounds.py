@@ -106,6 +106,16 @@ def _round(
     return pp * plus_where(st.time_s, pp > 1, hop), st, n_micro
 
 
+def prefill_step(r: Replica) -> tuple[Any, Step]:
+    """(time, work) of one prefill-only step of ``cb_max_num_tokens`` prompt tokens through
+    the pipeline: how an engine that keeps prompts out of its decode steps prefills them."""
+    d, hw, a, s, tp, pp = r
+    S, chunk = s.input_tokens, step_tokens(d, hw)
+    pre = mixed_step(d, hw, a, s, tp, pp, chunk, chunk / S, [(chunk * (S + 1) / 2, chunk)])
+    hop = p2p_s(chunk * a.hidden * 2.0, hw["p2p_bytes_per_s"], _alpha(d), hw)
+    return pp * plus_where(pre.time_s, pp > 1, hop), pre
+
+
 def _separate_round(r: Replica, batch: Any) -> tuple[Any, Step, Any]:
     """``_round`` of an engine that does not mix prompts into decode steps (SGLang's default):
     a decode-only round of the batch, plus the prompts of the b / out requests that replace the
@@ -114,13 +124,11 @@ def _separate_round(r: Replica, batch: Any) -> tuple[Any, Step, Any]:
     then reads only the experts its b tokens route to; a prefill step reads all it routes to
     once per budget of prompt tokens."""
     d, hw, a, s, tp, pp = r
-    S, out, e = s.input_tokens, s.output_tokens, 2.0
+    S, out = s.input_tokens, s.output_tokens
     t_dec, dec, n_micro = _round(r, batch, False)  # (MTP: per output token, as _mtp_round)
     b = batch / n_micro
     chunk = step_tokens(d, hw)
-    pre = mixed_step(d, hw, a, s, tp, pp, chunk, chunk / S, [(chunk * (S + 1) / 2, chunk)])
-    hop = p2p_s(chunk * a.hidden * e, hw["p2p_bytes_per_s"], _alpha(d), hw)
-    t_pre = pp * plus_where(pre.time_s, pp > 1, hop)
+    t_pre, pre = prefill_step(r)
     g = s.tokens_per_step  # sequences finish g times as fast with MTP
     steps = b * g / out * S / chunk  # prefill steps per decode round (per output token: / g)
     per = steps / g

@@ -63,3 +63,23 @@ def test_separate_prefill_with_the_static_scheduler_is_refused():
     with pytest.raises(ContextError, match="static scheduler") as e:
         perf("llama3-70b", scheduler="static", prefill_batching="separate")
     assert e.value.path == "workload.prefill_batching"
+
+
+def test_poisson_arrivals_prefill_in_budget_sized_steps_when_separate():
+    """With prompts in steps of their own, a decode step carries only the batch, so the step
+    budget (400 tokens here) no longer caps the batch at 400 / (1 + S / L) = 80 as it does a
+    mixed step; the open system's prompts are served by budget-sized prefill-only steps."""
+
+    def run(pb: str) -> dict[str, float]:
+        d = resolve_context({"gpu": "h100-sxm", "cluster_size": 8,
+                             "technology": {"cb_max_num_tokens": 400},
+                             "workload": {"model": "llama3-70b", "precision": "fp8",
+                                          "phase": "serve", "batch": "auto", "tp": 8, "pp": 1,
+                                          "input_tokens": 1024, "output_tokens": 256,
+                                          "arrivals": "poisson", "ttft_slo_s": 2.0,
+                                          "prefill_batching": pb}})  # fmt: skip
+        return {k: float(v) for k, v in evaluate_perf(d).items()}
+
+    mixed, sep = run("mixed"), run("separate")
+    assert mixed["batch"] <= 80 < sep["batch"]
+    assert sep["slo_met"] == 1 and sep["ttft_s"] <= 2.0 + 1e-9
