@@ -40,8 +40,14 @@ passing --enable-mixed-chunk); TensorRT-LLM (in-flight batching) and ATOM rows s
 run of 10 x conc requests in a closed loop holds conc in
 flight all along but for the last answers, so the steady state is compared (no tail).
 
-    PYTHONPATH=. python benchmarks/validate_inferencex.py           # writes the doc
-    PYTHONPATH=. python benchmarks/validate_inferencex.py --check   # print only
+Two samples, both declared before their rows were evaluated (the file's ``rule``): A (windows
+[96,000 k, +16,000)) and B (windows [96,000 k + 48,000, +16,000)). The SGLang mapping above was
+written after A was evaluated, so A is in sample for it and B is not; ``--mixed`` evaluates
+every row with mixed steps (the mapping before round 16), to show what ``separate`` does.
+
+    PYTHONPATH=. python benchmarks/validate_inferencex.py                   # writes the doc
+    PYTHONPATH=. python benchmarks/validate_inferencex.py --check           # print only
+    PYTHONPATH=. python benchmarks/validate_inferencex.py --check --mixed   # every row mixed
 """
 
 from __future__ import annotations
@@ -74,6 +80,8 @@ FAMILIES = {"Hopper": ("h100", "h200"), "Blackwell": ("b200", "b300", "gb200", "
             "AMD": ("mi300x", "mi355x")}  # fmt: skip
 HOPPER = FAMILIES["Hopper"]
 METRICS = ("out_tps_gpu", "tpot_s", "ttft_s")
+ENGINES = ("sglang", "trt", "atom", "vllm")  # the single-node frameworks of the filter
+SAMPLES = ("A", "B")  # the file's rule: A declared first, B after A's evaluation
 
 
 def mean_len(n_max: int) -> float:
@@ -107,7 +115,13 @@ class Measured:
     def family(self) -> str:
         return next(f for f, hw in FAMILIES.items() if self.raw["hardware"] in hw)
 
-    def row(self, index: int) -> Row:
+    @property
+    def sample(self) -> str:
+        return str(self.raw["sample"])
+
+    def row(self, index: int, *, mixed: bool = False) -> Row:
+        """The workload of this record; ``mixed`` drops the round 16 SGLang rule (every step
+        carries prompt tokens), the mapping A was first evaluated with."""
         r = self.raw
         wl: dict[str, Any] = {
             "batch": r["conc"],
@@ -117,7 +131,7 @@ class Measured:
         }
         if r["ep"] > 1:
             wl["attention_dp"] = bool(r["dp_attention"])
-        if r["framework"] == "sglang":  # SGLANG_SEPARATE (round 16 rule)
+        if r["framework"] == "sglang" and not mixed:  # SGLANG_SEPARATE (round 16 rule)
             wl["prefill_batching"] = "separate"
         precision = r["precision"]
         if r["model"] == "gptoss" and precision == "fp4" and r["hardware"] in HOPPER:
@@ -145,11 +159,11 @@ def _perf(m: Measured, r: Row) -> dict[str, Any]:
     return evaluate_perf(d)
 
 
-def evaluate(m: Measured, index: int) -> dict[str, float]:
+def evaluate(m: Measured, index: int, *, mixed: bool = False) -> dict[str, float]:
     """The model's output tokens/s per GPU, mean TPOT and TTFT for one row, and (diagnostic,
     not compared) its decode-only step at the same batch (``phase: decode``: no prompt
     tokens in the step)."""
-    r = m.row(index)
+    r = m.row(index, mixed=mixed)
     out = _perf(m, r)
     dec = _perf(m, replace(r, wl={**r.wl, "phase": "decode"}))
     return {"out_tps_gpu": float(out["tokens_per_s"]) / r.gpus,
@@ -157,10 +171,11 @@ def evaluate(m: Measured, index: int) -> dict[str, float]:
             "batch": float(out["batch"]), "decode_step_s": float(dec["tpot_s"])}  # fmt: skip
 
 
-def results(rows: list[Measured] | None = None) -> list[dict[str, Any]]:
+def results(rows: list[Measured] | None = None, *, mixed: bool = False) -> list[dict[str, Any]]:
+    """Every row evaluated, numbered in file order (A's rows first)."""
     out = []
     for i, m in enumerate(rows if rows is not None else load(), start=1):
-        p = evaluate(m, i)
+        p = evaluate(m, i, mixed=mixed)
         meas = {"out_tps_gpu": m.out_tps_gpu, "tpot_s": float(m.raw["mean_tpot_s"]),
                 "ttft_s": float(m.raw["mean_ttft_s"])}  # fmt: skip
         err = {k: p[k] / meas[k] - 1 for k in METRICS}
@@ -174,17 +189,36 @@ def stats(errs: list[float]) -> dict[str, float]:
             "bias": float(np.median(errs))}  # fmt: skip
 
 
-def groups(res: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, dict[str, float]]]:
-    """median / p90 |error| and the median signed error per family and per model."""
+def of_sample(res: list[dict[str, Any]], sample: str) -> list[dict[str, Any]]:
+    """The rows of one sample (``"all"``: every row)."""
+    return [x for x in res if sample == "all" or x["m"].sample == sample]
+
+
+Groups = dict[tuple[str, ...], dict[str, dict[str, float]]]  # (sample,) kind, name -> stats
+
+
+def groups(res: list[dict[str, Any]]) -> Groups:
+    """median / p90 |error| and the median signed error per family, model and engine."""
     keys: list[tuple[str, str, Any]] = [("family", f, lambda x, f=f: x["m"].family == f)
                                         for f in FAMILIES]  # fmt: skip
     keys += [("model", k, lambda x, k=k: x["m"].raw["model"] == k) for k in MODELS]
+    keys += [("engine", e, lambda x, e=e: x["m"].raw["framework"] == e) for e in ENGINES]
     keys.append(("all", "all", lambda x: True))
-    out = {}
+    out: Groups = {}
     for kind, name, pick in keys:
         sel = [x for x in res if pick(x)]
         if sel:
             out[(kind, name)] = {k: stats([x["err"][k] for x in sel]) for k in METRICS}
+    return out
+
+
+def sample_groups(res: list[dict[str, Any]]) -> Groups:
+    """``groups`` per sample (A, B and all), keyed (sample, kind, name)."""
+    out: Groups = {}
+    for sample in (*SAMPLES, "all"):
+        sel = of_sample(res, sample)
+        if sel:
+            out.update({(sample, *k): v for k, v in groups(sel).items()})
     return out
 
 
@@ -203,11 +237,12 @@ def _pct(x: float) -> str:
     return f"{x:+.0%}"
 
 
-def summary_table(g: dict[tuple[str, str], dict[str, dict[str, float]]]) -> list[str]:
+def summary_table(g: Groups) -> list[str]:
+    """One line per group; the key's parts name it (sample, kind, name or kind, name)."""
     lines = ["| group | n | out tok/s/GPU median \\|err\\| | p90 | bias | TPOT median | p90 | "
              "bias | TTFT median | p90 | bias |", "|---|---:|" + "---:|" * 9]  # fmt: skip
-    for (kind, name), s in g.items():
-        cells = [f"{kind} {name}", str(s["out_tps_gpu"]["n"])]
+    for key, s in g.items():
+        cells = [" ".join(key), str(s["out_tps_gpu"]["n"])]
         for k in METRICS:
             cells += [f"{s[k]['median']:.0%}", f"{s[k]['p90']:.0%}", _pct(s[k]["bias"])]
         lines.append("| " + " | ".join(cells) + " |")
@@ -236,27 +271,52 @@ def row_table(res: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def diag_table(res: list[dict[str, Any]]) -> list[str]:
+    """``decode_check`` per sample and concurrency."""
+    lines = ["| sample | conc | n | decode-only step vs measured TPOT: median \\|err\\| | p90 | "
+             "bias |", "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for sample in SAMPLES:
+        for c, s in decode_check(of_sample(res, sample)).items():
+            lines.append(f"| {sample} | {c} | {s['n']} | {s['median']:.0%} | {s['p90']:.0%} | "
+                         f"{_pct(s['bias'])} |")  # fmt: skip
+    return lines
+
+
+def b_section(res: list[dict[str, Any]], mixed: list[dict[str, Any]]) -> list[str]:
+    """Sample B with the mapping as declared, B with every row mixed, and B's rows."""
+    b, bm = of_sample(res, "B"), of_sample(mixed, "B")
+    return [*summary_table(groups(b)), "",
+            "The same rows with every step mixed (`--mixed`: no `prefill_batching: separate` "
+            "for SGLang):", "", *summary_table(groups(bm)), "",
+            "Every row of sample B (mapping as declared):", "", *row_table(b)]  # fmt: skip
+
+
+def _write(text: str, tag: str, body: list[str]) -> str:
+    start, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
+    head, rest = text.split(start, 1)
+    return head + start + "\n" + "\n".join(body) + "\n" + end + rest.split(end, 1)[1]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="print only, write nothing")
+    ap.add_argument("--mixed", action="store_true",
+                    help="with --check: every row mixed (no SGLang separate prefill)")  # fmt: skip
     args = ap.parse_args()
-    res = results()
-    g = groups(res)
-    print("\n".join(summary_table(g)))
+    if args.mixed and not args.check:
+        ap.error("--mixed prints only: pass --check too (the doc is written with both mappings)")
+    res = results(mixed=args.mixed)
+    print("\n".join(summary_table(sample_groups(res))))
     if args.check:
         return
     text = DOC.read_text()
-    start, end = "<!-- inferencex:begin -->", "<!-- inferencex:end -->"
-    dc = decode_check(res)
-    diag = ["| conc | n | decode-only step vs measured TPOT: median \\|err\\| | p90 | bias |",
-            "|---:|---:|---:|---:|---:|"]  # fmt: skip
-    diag += [f"| {c} | {s['n']} | {s['median']:.0%} | {s['p90']:.0%} | {_pct(s['bias'])} |"
-             for c, s in dc.items()]  # fmt: skip
-    body = "\n".join([*summary_table(g), "", "Diagnostic (not a compared figure):", "", *diag,
-                      "", "Every row (* output derived from input + output by the mean lengths):",
-                      "", *row_table(res)])  # fmt: skip
-    head, rest = text.split(start, 1)
-    DOC.write_text(head + start + "\n" + body + "\n" + end + rest.split(end, 1)[1])
+    a = of_sample(res, "A")
+    body = [*summary_table(sample_groups(res)), "", "Diagnostic (not a compared figure):", "",
+            *diag_table(res), "", "Every row of sample A (* output derived from input + output "
+            "by the mean lengths):", "", *row_table(a)]  # fmt: skip
+    text = _write(text, "inferencex", body)
+    text = _write(text, "inferencex-b", b_section(res, results(mixed=True)))
+    DOC.write_text(text)
     print(f"wrote {DOC.relative_to(ROOT)}")
 
 
