@@ -129,9 +129,8 @@ def _separate_round(r: Replica, batch: Any) -> tuple[Any, Step, Any]:
     b = batch / n_micro
     chunk = step_tokens(d, hw)
     t_pre, pre = prefill_step(r)
-    g = s.tokens_per_step  # sequences finish g times as fast with MTP
-    steps = b * g / out * S / chunk  # prefill steps per decode round (per output token: / g)
-    per = steps / g
+    # prefill steps per output token: b g / out prompts per round of g tokens (MTP), so g cancels
+    per = b * S / (out * chunk)
     st = Step(dec.time_s + per * pre.time_s, dec.flops + per * pre.flops,
               dec.hbm_bytes + per * pre.hbm_bytes)  # fmt: skip
     return t_dec + per * t_pre, st, n_micro
