@@ -81,7 +81,18 @@ FAMILIES = {"Hopper": ("h100", "h200"), "Blackwell": ("b200", "b300", "gb200", "
 HOPPER = FAMILIES["Hopper"]
 METRICS = ("out_tps_gpu", "tpot_s", "ttft_s")
 ENGINES = ("sglang", "trt", "atom", "vllm")  # the single-node frameworks of the filter
-SAMPLES = ("A", "B")  # the file's rule: A declared first, B after A's evaluation
+SAMPLES = ("A", "B", "C")  # the file's rule: A declared first, B after A's, C after B's
+#: Sample C's sources (rule 5 of docs/validation_inferencex.md): the stored captures of the
+#: fixture, newer first (a key held by both keeps the newer record).
+C_SOURCES = (
+    ("SemiAnalysisAI/InferenceX-app@528c4146b8f502fcbce8df7870a935a970cbae25 (PR #458, via "
+     "vngcloud/InferenceX-app) packages/app/cypress/fixtures/api/benchmarks.json"),
+    ("SemiAnalysisAI/InferenceX-app@cac6246e9fef70841e48e1434cbf10bb9a2802a8 (PR #318, via "
+     "vngcloud/InferenceX-app) packages/app/cypress/fixtures/api/benchmarks.json"),
+)  # fmt: skip
+LENGTHS = ((1024, 1024), (1024, 8192), (8192, 1024))  # filter (2): the (ISL, OSL) pairs
+CONCS = (4, 32, 128)  # filter (2): the concurrencies
+KEY = ("hardware", "framework", "precision", "tp", "ep", "dp_attention", "isl", "osl", "conc")
 
 
 def mean_len(n_max: int) -> float:
@@ -147,6 +158,48 @@ class Measured:
             tech["cb_fp4_gemm_efficiency"] = tech["cb_fp4_gemm_efficiency_pytorch"]
         if self.raw["framework"] == "vllm" and self.family == "AMD":
             tech["cb_stack_gemm_efficiency"] = tech["cb_stack_gemm_efficiency_rocm_vllm"]
+
+
+def passes_filter(rec: dict[str, Any]) -> bool:
+    """Filter (2) of the rule: single node, no speculative decoding, a modelled model and GPU,
+    the declared concurrencies and lengths."""
+    return (not rec["disagg"] and not rec["is_multinode"] and rec["spec_method"] == "none"
+            and rec["model"] in MODELS and rec["hardware"] in GPUS and rec["conc"] in CONCS
+            and (rec["isl"], rec["osl"]) in LENGTHS)  # fmt: skip
+
+
+def as_row(rec: dict[str, Any], **where: Any) -> dict[str, Any]:
+    """A fixture record as a stored row (the decode layout is the single node's layout)."""
+    m = rec["metrics"]
+    return {**where, "hardware": rec["hardware"], "framework": rec["framework"],
+            "model": rec["model"], "precision": rec["precision"], "tp": rec["decode_tp"],
+            "ep": rec["decode_ep"], "dp_attention": rec["decode_dp_attention"],
+            "isl": rec["isl"], "osl": rec["osl"], "conc": rec["conc"],
+            "tput_per_gpu": m["tput_per_gpu"], "output_tput_per_gpu": m.get("output_tput_per_gpu"),
+            "mean_tpot_s": m["mean_tpot"], "mean_ttft_s": m["mean_ttft"], "date": rec["date"],
+            "image": rec["image"], "run_url": rec["run_url"]}  # fmt: skip
+
+
+def select_c(captures: list[list[dict[str, Any]]], taken: list[dict[str, Any]]
+             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rule 5 (sample C): the records of ``captures`` (newer first, as C_SOURCES) that pass
+    filter (2), whose key no row of ``taken`` (A and B) has, one per key (the newer capture's);
+    and, apart, the records that pass all of it but the GPU (no preset: not expressible)."""
+    seen = {tuple(r[k] for k in KEY) for r in taken}
+    rows, not_expressible = [], []
+    for src, recs in zip(C_SOURCES, captures, strict=True):
+        for i, rec in enumerate(recs):
+            row = as_row(rec, sample="C", src=src, index=i)
+            k = tuple(row[f] for f in KEY)
+            if k in seen:
+                continue
+            if passes_filter(rec):
+                rows.append(row)
+                seen.add(k)
+            elif passes_filter({**rec, "hardware": "h100"}) and rec["hardware"] not in GPUS:
+                not_expressible.append(row)
+                seen.add(k)
+    return rows, not_expressible
 
 
 def load(path: Path = DATA) -> list[Measured]:
