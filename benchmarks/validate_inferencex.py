@@ -180,8 +180,9 @@ def as_row(rec: dict[str, Any], **where: Any) -> dict[str, Any]:
             "image": rec["image"], "run_url": rec["run_url"]}  # fmt: skip
 
 
-def select_c(captures: list[list[dict[str, Any]]], taken: list[dict[str, Any]]
-             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def select_c(
+    captures: list[list[dict[str, Any]]], taken: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Rule 5 (sample C): the records of ``captures`` (newer first, as C_SOURCES) that pass
     filter (2), whose key no row of ``taken`` (A and B) has, one per key (the newer capture's);
     and, apart, the records that pass all of it but the GPU (no preset: not expressible)."""
@@ -335,13 +336,49 @@ def diag_table(res: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def b_section(res: list[dict[str, Any]], mixed: list[dict[str, Any]]) -> list[str]:
-    """Sample B with the mapping as declared, B with every row mixed, and B's rows."""
-    b, bm = of_sample(res, "B"), of_sample(mixed, "B")
+def sample_section(res: list[dict[str, Any]], mixed: list[dict[str, Any]], sample: str
+                   ) -> list[str]:  # fmt: skip
+    """One sample with the mapping as declared, the same rows with every step mixed, and its
+    rows."""
+    b, bm = of_sample(res, sample), of_sample(mixed, sample)
     return [*summary_table(groups(b)), "",
             "The same rows with every step mixed (`--mixed`: no `prefill_batching: separate` "
             "for SGLang):", "", *summary_table(groups(bm)), "",
-            "Every row of sample B (mapping as declared):", "", *row_table(b)]  # fmt: skip
+            f"Every row of sample {sample} (mapping as declared):", "", *row_table(b)]  # fmt: skip
+
+
+def b_section(res: list[dict[str, Any]], mixed: list[dict[str, Any]]) -> list[str]:
+    """Sample B with the mapping as declared, B with every row mixed, and B's rows."""
+    return sample_section(res, mixed, "B")
+
+
+def not_expressible_table(path: Path = DATA) -> list[str]:
+    """The records a rule picked that the documented fields cannot express, and why."""
+    lines = ["| GPU | engine | prec | TP/EP | ISL/OSL | conc | capture, index | why |",
+             "|---|---|---|---|---|---:|---|---|"]  # fmt: skip
+    for r in json.loads(path.read_text()).get("not_expressible", []):
+        src = r["src"].split("@")[1][:8]
+        lines.append(f"| {r['hardware']} | {r['framework']} | {r['precision']} | "
+                     f"{r['tp']}/{r['ep']} | {r['isl']}/{r['osl']} | {r['conc']} | "
+                     f"{src}, {r['index']} | {r['reason']} |")  # fmt: skip
+    return lines
+
+
+def c_section(res: list[dict[str, Any]], mixed: list[dict[str, Any]]) -> list[str]:
+    """Sample C as B, then the records C's rule picked that cannot be expressed."""
+    return [*sample_section(res, mixed, "C"), "",
+            "Picked by rule 5 but not expressible (not evaluated):", "",
+            *not_expressible_table()]  # fmt: skip
+
+
+def check_c(newer: Path, older: Path) -> bool:
+    """Rule 5 applied again to the two captures (C_SOURCES order) gives the stored C rows."""
+    doc = json.loads(DATA.read_text())
+    taken = [r for r in doc["rows"] if r["sample"] in ("A", "B")]
+    rows, nx = select_c([json.loads(newer.read_text()), json.loads(older.read_text())], taken)
+    stored = [r for r in doc["rows"] if r["sample"] == "C"]
+    return rows == stored and [{**r, "reason": ""} for r in nx] == [
+        {**r, "reason": ""} for r in doc.get("not_expressible", [])]  # fmt: skip
 
 
 def _write(text: str, tag: str, body: list[str]) -> str:
@@ -355,7 +392,14 @@ def main() -> None:
     ap.add_argument("--check", action="store_true", help="print only, write nothing")
     ap.add_argument("--mixed", action="store_true",
                     help="with --check: every row mixed (no SGLang separate prefill)")  # fmt: skip
+    ap.add_argument("--select-c", nargs=2, type=Path, metavar=("NEWER", "OLDER"),
+                    help="the captures of C_SOURCES (528c4146, cac6246e): check that rule 5 "
+                    "picks the stored C rows, and exit")  # fmt: skip
     args = ap.parse_args()
+    if args.select_c:
+        ok = check_c(*args.select_c)
+        print(f"rule 5 on the captures gives the stored C rows: {ok}")
+        sys.exit(0 if ok else 1)
     if args.mixed and not args.check:
         ap.error("--mixed prints only: pass --check too (the doc is written with both mappings)")
     res = results(mixed=args.mixed)
@@ -368,7 +412,9 @@ def main() -> None:
             *diag_table(res), "", "Every row of sample A (* output derived from input + output "
             "by the mean lengths):", "", *row_table(a)]  # fmt: skip
     text = _write(text, "inferencex", body)
-    text = _write(text, "inferencex-b", b_section(res, results(mixed=True)))
+    mixed = results(mixed=True)
+    text = _write(text, "inferencex-b", b_section(res, mixed))
+    text = _write(text, "inferencex-c", c_section(res, mixed))
     DOC.write_text(text)
     print(f"wrote {DOC.relative_to(ROOT)}")
 
