@@ -40,14 +40,18 @@ passing --enable-mixed-chunk); TensorRT-LLM (in-flight batching) and ATOM rows s
 run of 10 x conc requests in a closed loop holds conc in
 flight all along but for the last answers, so the steady state is compared (no tail).
 
-Two samples, both declared before their rows were evaluated (the file's ``rule``): A (windows
-[96,000 k, +16,000)) and B (windows [96,000 k + 48,000, +16,000)). The SGLang mapping above was
-written after A was evaluated, so A is in sample for it and B is not; ``--mixed`` evaluates
-every row with mixed steps (the mapping before round 16), to show what ``separate`` does.
+Three samples, each declared before its rows were evaluated (the file's ``rule``): A (windows
+[96,000 k, +16,000)) and B (windows [96,000 k + 48,000, +16,000)) of 3a600f1d, and C (rule 5:
+the two other stored captures of the fixture, InferenceX-app @ 528c4146 and @ cac6246e, whole,
+keys disjoint from A and B; ``select_c``). The SGLang mapping above was written after A was
+evaluated, so A is in sample for it and B and C are not; ``--mixed`` evaluates every row with
+mixed steps (the mapping before round 16), to show what ``separate`` does.
 
     PYTHONPATH=. python benchmarks/validate_inferencex.py                   # writes the doc
     PYTHONPATH=. python benchmarks/validate_inferencex.py --check           # print only
     PYTHONPATH=. python benchmarks/validate_inferencex.py --check --mixed   # every row mixed
+    PYTHONPATH=. python benchmarks/validate_inferencex.py --select-c NEWER.json OLDER.json
+        # rule 5 again on the captures (git show 528c4146:<fixture>, cac6246e:<fixture>)
 """
 
 from __future__ import annotations
