@@ -101,9 +101,10 @@ PARAMS: dict[str, Param] = {
     ),
     "scaleup_fabric": Param(
         "-",
-        "Scale-up fabric: auto | switched | packet | ocs | direct | rack (auto: switched for "
-        "electrical links, technology.optical_fabric for optics; rack: switched, its copper "
-        "domain one liquid-cooled rack of technology.rack_silicon_mm2)",
+        "Scale-up fabric: auto | switched | packet | ocs | direct | rack | mesh (auto: switched "
+        "for electrical links, technology.optical_fabric for optics; rack: switched, its copper "
+        "domain one liquid-cooled rack of technology.rack_silicon_mm2; mesh: switched, its "
+        "GPUs linked to each other with no switch to buy, as AMD Infinity Fabric)",
         "auto",
     ),
     "scaleup_domain_gpus": Param(

@@ -43,7 +43,7 @@ from objectives.cost.package import link_masks
 from objectives.cost.pools import pools_cost
 from objectives.cost.waterfall import cost_waterfall
 from objectives.errors import check_names
-from objectives.fabric.topology import is_rack_domain, resolve_fabric
+from objectives.fabric.topology import is_mesh_domain, is_rack_domain, resolve_fabric
 from objectives.package import optional
 from objectives.params import PRICE_BASES, VENDORS
 from objectives.perf import pool
@@ -233,6 +233,7 @@ def _network(
     }
     fabric = resolve_fabric(d)
     rack = is_rack_domain(d)
+    mesh = is_mesh_domain(d)
 
     def list_usd(prices: Mapping[str, Any]) -> tuple[Any, Any]:
         return network_cost(
@@ -245,6 +246,7 @@ def _network(
             is_cpo=is_cpo,
             fabric=fabric,
             rack_domain=rack,
+            mesh_domain=mesh,
             t=prices,
         )
 

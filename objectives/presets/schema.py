@@ -132,7 +132,7 @@ PARAM_TYPES: dict[str, Any] = {
     "memory_pool_gb_per_gpu": NonNegative,
     "memory_pool_tbps_per_gpu": NonNegative,
     # objectives.fabric.topology.CHOICES (not imported: fabric imports the presets)
-    "scaleup_fabric": Literal["auto", "switched", "packet", "ocs", "direct", "rack"],
+    "scaleup_fabric": Literal["auto", "switched", "packet", "ocs", "direct", "rack", "mesh"],
     "vendor": Literal[VENDORS],
     "price_basis": Literal[PRICE_BASES],
 }
