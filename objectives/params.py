@@ -133,6 +133,13 @@ PARAMS: dict[str, Param] = {
         "of today's leading-edge parts",
         0.0,
     ),
+    "host_usd_per_gpu": Param(
+        "USD",
+        "Host share of one GPU as its platform is built (CPUs, DRAM, storage, NICs, chassis, "
+        "PSUs of its node, per GPU): a shipped product's own bill; 0 = sized by the GPU's power "
+        "at technology.host_usd_per_gpu_kw, as a designed GPU is",
+        0.0,
+    ),
     "spare_silicon_fraction": Param(
         "1",
         "More hot spares, as a share of the serving GPUs' compute silicon: floor(share x "

@@ -127,6 +127,7 @@ PARAM_TYPES: dict[str, Any] = {
     "prefill_gpus": _int(ge=0),
     "spare_fraction": NonNegative,
     "test_insertions": NonNegative,
+    "host_usd_per_gpu": NonNegative,
     "spare_silicon_fraction": Fraction,
     "memory_pool": Literal[MEMORY_POOLS],
     "memory_pool_gb_per_gpu": NonNegative,
