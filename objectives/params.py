@@ -101,9 +101,10 @@ PARAMS: dict[str, Param] = {
     ),
     "scaleup_fabric": Param(
         "-",
-        "Scale-up fabric: auto | switched | packet | ocs | direct | rack (auto: switched for "
-        "electrical links, technology.optical_fabric for optics; rack: switched, its copper "
-        "domain one liquid-cooled rack of technology.rack_silicon_mm2)",
+        "Scale-up fabric: auto | switched | packet | ocs | direct | rack | mesh (auto: switched "
+        "for electrical links, technology.optical_fabric for optics; rack: switched, its copper "
+        "domain one liquid-cooled rack of technology.rack_silicon_mm2; mesh: switched, its "
+        "GPUs linked to each other with no switch to buy, as AMD Infinity Fabric)",
         "auto",
     ),
     "scaleup_domain_gpus": Param(
@@ -130,6 +131,13 @@ PARAMS: dict[str, Param] = {
         "Passes of the package through final and system-level test (tester time = insertions x "
         "minutes per insertion and cm2 of logic); 0 = technology.test_insertions, the count "
         "of today's leading-edge parts",
+        0.0,
+    ),
+    "host_usd_per_gpu": Param(
+        "USD",
+        "Host share of one GPU as its platform is built (CPUs, DRAM, storage, NICs, chassis, "
+        "PSUs of its node, per GPU): a shipped product's own bill; 0 = sized by the GPU's power "
+        "at technology.host_usd_per_gpu_kw, as a designed GPU is",
         0.0,
     ),
     "spare_silicon_fraction": Param(

@@ -43,7 +43,7 @@ from objectives.cost.package import link_masks
 from objectives.cost.pools import pools_cost
 from objectives.cost.waterfall import cost_waterfall
 from objectives.errors import check_names
-from objectives.fabric.topology import is_rack_domain, resolve_fabric
+from objectives.fabric.topology import is_mesh_domain, is_rack_domain, resolve_fabric
 from objectives.package import optional
 from objectives.params import PRICE_BASES, VENDORS
 from objectives.perf import pool
@@ -112,7 +112,8 @@ METRICS: dict[str, tuple[str, str]] = {
     ),
     "package_yield": ("1", "compounded bonding yield of the package"),
     "gpu_usd_per_pflops": ("USD/PFLOPS", "gpu_module_cost per dense PFLOPS of one GPU"),
-    "host_cost_usd": (_GPU, "host CPUs, DRAM, NICs, chassis, PSUs sized by GPU peak power"),
+    "host_cost_usd": (_GPU, "host CPUs, DRAM, NICs, chassis, PSUs sized by GPU peak power, or the "
+        "product's own platform bill (host_usd_per_gpu)"),
     "facility_cost_usd": (_GPU, "datacentre power and cooling capex, lifetime share"),
     "cooling_cost_usd": (
         _GPU,
@@ -207,9 +208,10 @@ _NETWORK_KEYS = (
 def _system(d: Mapping[str, Any], perf: Mapping[str, Any], n: Any, life: Any) -> tuple[Any, Any]:
     """(host, facility) USD per installed GPU. Datacentre capacity is provisioned for
     each installed GPU at its nameplate IT power: perf's all-in facility_w_per_gpu before PUE
-    (peak package power with its node's nameplate overhead, network and switches)."""
+    (peak package power with its node's nameplate overhead, network and switches). The host is
+    sized by GPU power unless the design carries its platform's own bill (host_usd_per_gpu)."""
     peak_w = np.asarray(perf["package_power_w"], float)
-    return system_share(
+    host, facility = system_share(
         gpu_power_w=peak_w,
         it_power_w_per_gpu=np.asarray(perf["facility_w_per_gpu"], float)
         / (tech(d, "pue") * pue_factor(d)),
@@ -218,6 +220,8 @@ def _system(d: Mapping[str, Any], perf: Mapping[str, Any], n: Any, life: Any) ->
         lifetime_years=life,
         facility_lifetime_years=tech(d, "facility_lifetime_years"),
     )
+    own = np.asarray(d.get("host_usd_per_gpu", 0.0), float)  # a product's own platform bill
+    return np.where(own > 0, own, host), facility
 
 
 def _network(
@@ -233,6 +237,7 @@ def _network(
     }
     fabric = resolve_fabric(d)
     rack = is_rack_domain(d)
+    mesh = is_mesh_domain(d)
 
     def list_usd(prices: Mapping[str, Any]) -> tuple[Any, Any]:
         return network_cost(
@@ -245,6 +250,7 @@ def _network(
             is_cpo=is_cpo,
             fabric=fabric,
             rack_domain=rack,
+            mesh_domain=mesh,
             t=prices,
         )
 

@@ -73,11 +73,13 @@ def _switched_cost(
     optics: np.ndarray,
     t: Mapping[str, Any],
     rack: np.ndarray,
+    mesh: np.ndarray | bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(USD, tiers) of a switched scale-up domain: switch ports per Gb/s for every GPU link,
     switch-side transceivers and a fibre per link when optical, the switch trays of a rack-scale
     copper domain per GPU in proportion to its silicon, plus a scale-out packet fat tree with
-    pluggable optics once the cluster outgrows one domain."""
+    pluggable optics once the cluster outgrows one domain. A ``mesh`` domain wires its GPUs to
+    each other with no switch between them: no switch ports and no switch-side optics."""
     rack_silicon = t.get("rack_silicon_mm2", np.inf)
     domain = switched_domain_gpus(
         g,
@@ -99,7 +101,7 @@ def _switched_cost(
     scaleout = scaleout + n * scaleout_gbps * t["pluggable_usd_per_gbps"]
     outgrown = n > domain
     switched = (
-        n * links * g * (t["electrical_switch_usd_per_gbps"] + optics)
+        np.where(mesh, 0.0, n * links * g * (t["electrical_switch_usd_per_gbps"] + optics))
         + np.where(elec, 0.0, n * links * t["fibre_usd_per_link"])
         + np.where(outgrown, scaleout, 0.0)
         + trays
@@ -119,6 +121,7 @@ def network_cost(
     fabric: np.ndarray,
     t: Mapping[str, ArrayLike],
     rack_domain: ArrayLike = False,
+    mesh_domain: ArrayLike = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(cluster network USD at list prices, tiers) for the scale-up links of every GPU.
 
@@ -126,7 +129,8 @@ def network_cost(
       transceivers when the links are optical, plus a scale-out packet fat tree with pluggable
       optics once the cluster outgrows one domain; tiers are the scale-out tiers (1 inside).
       ``rack_domain``: the copper domain is one rack (``rack_silicon_mm2``, its switch trays
-      at ``rack_domain_usd_per_rack``) instead of one baseboard.
+      at ``rack_domain_usd_per_rack``) instead of one baseboard. ``mesh_domain``: the domain
+      is a full mesh of GPU-to-GPU links (AMD Infinity Fabric): no switch ports.
     - packet: a fat tree per link plane; switch-side optics are CPO when the GPU's are,
       pluggable for pluggable links, none (copper DAC) for electrical links.
     - ocs: one cable per link inside a block (one rack of compute silicon,
@@ -154,7 +158,10 @@ def network_cost(
 
     if present[SWITCHED]:  # switched domain (+ scale-out beyond it)
         rack = np.asarray(rack_domain, bool)
-        switched, switched_tiers = _switched_cost(n, links, g, silicon_mm2, elec, optics, t, rack)
+        mesh = np.asarray(mesh_domain, bool)
+        switched, switched_tiers = _switched_cost(
+            n, links, g, silicon_mm2, elec, optics, t, rack, mesh
+        )
 
     if present[PACKET]:
         packet, packet_tiers = packet_fabric_cost(

@@ -13,6 +13,9 @@ Topology rules (each one a documented approximation, vectorized over designs):
   to the scale-out NICs (slow, still feasible).
 - rack: a switched fabric whose copper domain is one rack of compute silicon (NVL72-class:
   switch trays and a copper spine; liquid-cooled).
+- mesh: a switched domain without switches: every GPU of the domain has a link of its own to
+  every other (AMD Instinct's Infinity Fabric, 7 links among 8 OAMs on one baseboard). Timed
+  and powered as ``switched``; priced without switch ports (objectives.fabric.cost).
 - packet: non-blocking, 2t - 1 switch traversals for t tiers; every group is feasible.
 - direct with copper links reaches one rack of compute silicon (``rack_silicon_mm2``); beyond
   it is infeasible. Reach is counted in silicon, never in GPUs: a cluster of small dies reaches
@@ -38,7 +41,9 @@ from objectives.choices import checked, compact
 FABRICS = ("switched", "packet", "ocs", "direct")
 RACK = "rack"
 """A switched fabric whose copper domain spans one rack (NVL72-class) instead of one board."""
-CHOICES = ("auto", *FABRICS, RACK)
+MESH = "mesh"
+"""A switched domain wired as a full mesh of GPU-to-GPU links: no switch chip to buy."""
+CHOICES = ("auto", *FABRICS, RACK, MESH)
 OPTICAL_FABRICS = ("circuit", "packet")  # technology.optical_fabric, what ``auto`` follows
 SWITCHED, PACKET, OCS, DIRECT = range(4)
 MAX_TORUS_DIMS = 3  # the torus collectives use at most 3 dimensions (TPU v4: 3D torus)
@@ -65,6 +70,12 @@ def is_rack_domain(d: Mapping[str, Any]) -> np.ndarray:
     return checked(d.get("scaleup_fabric", "auto"), CHOICES, "scaleup_fabric", "fabric") == RACK
 
 
+def is_mesh_domain(d: Mapping[str, Any]) -> np.ndarray:
+    """True where the design's switched domain is a switchless full mesh (``scaleup_fabric:
+    mesh``)."""
+    return checked(d.get("scaleup_fabric", "auto"), CHOICES, "scaleup_fabric", "fabric") == MESH
+
+
 def reach_gpus(reach_silicon_mm2: ArrayLike, silicon_mm2: ArrayLike) -> np.ndarray:
     """GPUs of ``silicon_mm2`` compute silicon each that fit a reach given in silicon (>= 1)."""
     reach = np.floor(np.asarray(reach_silicon_mm2, float) / np.asarray(silicon_mm2, float) + 1e-9)
@@ -81,9 +92,10 @@ def domain_silicon_mm2(d: Mapping[str, Any]) -> np.ndarray:
 
 
 def fabric_code(names: np.ndarray) -> np.ndarray:
-    """Float code of each fabric name (SWITCHED ... DIRECT), for numeric grouping; a rack is a
-    switched fabric (its domain differs: ``is_rack_domain``)."""
-    names = np.where(names == RACK, "switched", names)
+    """Float code of each fabric name (SWITCHED ... DIRECT), for numeric grouping; a rack and a
+    mesh are switched fabrics (their domain and price differ: ``is_rack_domain``,
+    ``is_mesh_domain``)."""
+    names = np.where((names == RACK) | (names == MESH), "switched", names)
     return np.select([names == f for f in FABRICS], [float(i) for i in range(len(FABRICS))], -1.0)
 
 

@@ -127,12 +127,13 @@ PARAM_TYPES: dict[str, Any] = {
     "prefill_gpus": _int(ge=0),
     "spare_fraction": NonNegative,
     "test_insertions": NonNegative,
+    "host_usd_per_gpu": NonNegative,
     "spare_silicon_fraction": Fraction,
     "memory_pool": Literal[MEMORY_POOLS],
     "memory_pool_gb_per_gpu": NonNegative,
     "memory_pool_tbps_per_gpu": NonNegative,
     # objectives.fabric.topology.CHOICES (not imported: fabric imports the presets)
-    "scaleup_fabric": Literal["auto", "switched", "packet", "ocs", "direct", "rack"],
+    "scaleup_fabric": Literal["auto", "switched", "packet", "ocs", "direct", "rack", "mesh"],
     "vendor": Literal[VENDORS],
     "price_basis": Literal[PRICE_BASES],
 }
