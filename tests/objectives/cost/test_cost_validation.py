@@ -345,3 +345,24 @@ def test_amd_packages_are_their_published_facts_by_hand():
     wide = cost("mi300x", base_die_area_mm2=370.0)
     assert wide["interposer_area_mm2"] == pytest.approx(1.2 * (4 * 370 + 8 * 121))  # 2,937.6
     assert wide["interposer_fits"] == 0.0
+
+
+def test_hgx_products_carry_the_same_platform_host():
+    """Every shipped 8-GPU x86 platform whose node holds what a DGX H100 does (two server CPUs,
+    2 TB of DDR5, one 400G NIC per GPU, the same drives and power supplies: DGX H200, DGX B200,
+    MI300X and MI355X platforms) pays the DGX H100 node's bill per GPU, $21,102 / 8; the H100
+    itself pays it through the per-kW rule calibrated on it (700 W x 3,770 $/kW). Sized by its
+    1,000 W instead, a B200 paid 1,000 / 700 of it, 43 % more host for the same node, which
+    favoured the AMD products (given their platform bill) over it by construction."""
+    from objectives.cost import evaluate_cost
+    from objectives.presets import resolve_context
+
+    def host(gpu: str, **fixed: float) -> float:
+        d = resolve_context({"gpu": gpu, "price_basis": "market", "cluster_size": 1024, **fixed})
+        return float(evaluate_cost(d)["host_cost_usd"])
+
+    bill = 21102 / 8
+    assert host("h100-sxm") == pytest.approx(bill, rel=2e-3)
+    for gpu in ("h200", "b200", "mi300x", "mi355x"):
+        assert host(gpu) == pytest.approx(bill, rel=2e-4), gpu
+    assert host("b200", host_usd_per_gpu=0.0) == pytest.approx(3770 * 1.0, rel=5e-3)
