@@ -283,8 +283,13 @@ def _select_serving(pr: _Prepared) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         d_rows = fl.rows(idx)
         t = timing(d_rows, grid.rows, pr.a, s_rows, cand, batch, slo_rows, whole, n > 8, grid)
         cols = grid.col[g.inv]
-        for start in range(0, n, chunk):
-            part = slice(start, start + chunk)
+        # choose scores only the contenders (a few of the k candidates): blocks that many
+        # times larger hold the same memory, so most batches are chosen in one block
+        block = CHUNK_ELEMS // t["contenders"].size if t["contenders"].size else chunk
+        if n <= block:
+            return choose(t, cols, cand, cluster)
+        for start in range(0, n, block):
+            part = slice(start, start + block)
             b, p = choose(t, cols[part], cand, cluster[part])
             best_all[part] = b
             for key, v in p.items():
