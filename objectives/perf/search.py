@@ -316,18 +316,17 @@ def _contenders(
     r, top = t["replica_tokens_per_s"], t["top"]
     rt = np.where(top, r, -np.inf)
     levels = np.unique(group)
-    at_level = [group == lv for lv in levels]
-    level_best = [rt[rows].max(axis=0) for rows in at_level]
-    rival = np.empty_like(rt)
+    at_level = [np.flatnonzero(group == lv) for lv in levels]
+    level_best = np.stack([rt[rows].max(axis=0) for rows in at_level])
+    contender = np.zeros(group.size, dtype=bool)
     for i, lv in enumerate(levels):
-        m = level_best[0] * (lv / levels[0] if integral and lv % levels[0] == 0 else 1.0)
-        for j in range(1, i + 1):
-            lj = levels[j]
-            m = np.maximum(m, level_best[j] * (lv / lj if integral and lv % lj == 0 else 1.0))
-        rival[at_level[i]] = m
-    contender = top & ~(rival > r * _MARGIN)
+        # the best rival of the level's candidates: a level up to it, times the replicas more
+        per = [lv / lj if integral and lv % lj == 0 else 1.0 for lj in levels[: i + 1]]
+        m = (level_best[: i + 1] * np.array(per)[:, None]).max(axis=0)
+        rows = at_level[i]
+        contender[rows] = (top[rows] & ~(m > r[rows] * _MARGIN)).any(axis=1)
     unsafe = np.isnan(t["z"].max(axis=0))  # max propagates NaN: a column holding one
-    return np.flatnonzero(contender.any(axis=1)), unsafe
+    return np.flatnonzero(contender), unsafe
 
 
 def _argmax(
