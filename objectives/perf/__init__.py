@@ -46,6 +46,7 @@ from objectives.perf.search import (
     CHUNK_ELEMS,
     Grid,
     choose,
+    grid_timing,
     product_grid,
     search_groups,
     search_keys,
@@ -280,9 +281,7 @@ def _select_serving(pr: _Prepared) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     if grid is not None:  # one timing on the product of the hardware's axes
         idx = g.first
         s_rows, slo_rows = serving_rows(pr.s, pr.slo, idx)
-        batch = grid.candidates(cand["batch"])
-        d_rows = fl.rows(idx)
-        t = timing(d_rows, grid.rows, pr.a, s_rows, cand, batch, slo_rows, whole, n > 8, grid)
+        t = grid_timing(fl.rows(idx), pr.a, s_rows, cand, slo_rows, whole, n > 8, grid)
         cols = grid.col[g.inv]
         # choose scores only the contenders (a few of the k candidates), so its blocks hold
         # no more than a timed figure of the grid (_GRID_ELEMS): most batches take one block
