@@ -101,12 +101,14 @@ def same_bits(a: Any, b: Any) -> bool:
     else by ``==`` and its type."""
     if type(a) is not type(b):
         return False
+    if isinstance(a, float):  # first: most values of a technology table
+        return struct.pack("<d", a) == struct.pack("<d", b)
+    if isinstance(a, int | str):
+        return a == b
     if isinstance(a, Mapping):
         return a.keys() == b.keys() and all(same_bits(a[k], b[k]) for k in a)
     if isinstance(a, list | tuple):
         return len(a) == len(b) and all(same_bits(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float):
-        return struct.pack("<d", a) == struct.pack("<d", b)
     if isinstance(a, np.ndarray | np.generic):
         return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
     if dataclasses.is_dataclass(a):
