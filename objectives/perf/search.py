@@ -262,6 +262,7 @@ def timing(
     if prune:
         which, t["unsafe"] = _contenders(t, cand["group"], integral)
         t["contenders"], t["z_which"] = which, z[which]
+        t["short_which"] = _without_replica(t["memok"][which], t["z_which"])  # once per timing
         top_which = top[which]
         t["top_which"] = None if top_which.all() else top_which
     else:
@@ -389,11 +390,20 @@ def _argmax(
     if top is not None:  # throughput where top, the fallback score z elsewhere
         np.copyto(score, z, where=~top)
     few = replicas < 1
-    if few.any():  # without a whole replica: -1e9 - 1 - 1e6 if it fits, else z - 1e6
-        memok = np.take(t["memok"] if which is None else t["memok"][which], cols, axis=1)
-        np.copyto(score, np.where(memok, -1e9 - 1.0 - 1e6, z - 1e6), where=few)
+    if few.any():
+        if which is None:
+            short = _without_replica(np.take(t["memok"], cols, axis=1), z)
+        else:  # the contenders' (``timing``)
+            short = np.take(t["short_which"], cols, axis=1)
+        np.copyto(score, short, where=few)
     best = np.argmax(score, axis=0) if which is None else _first_max(score)
     return best if which is None else which[best]
+
+
+def _without_replica(memok: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """The score of a candidate without a whole replica: -1e9 - 1 - 1e6 if it fits memory,
+    else its fallback score z - 1e6 (see ``choose``)."""
+    return np.where(memok, -1e9 - 1.0 - 1e6, z - 1e6)
 
 
 def _first_max(score: np.ndarray) -> np.ndarray:
