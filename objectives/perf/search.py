@@ -5,7 +5,8 @@ Serving timing does not depend on the cluster size, so it runs once per group of
 bit-identical hardware figures (``search_groups``) and scores only the candidates that can win
 (``_contenders``); both are exact. Where only hardware figures vary, the groups are laid out
 on a product of small axes (``product_grid``: the die's figures, the HBM's, the link's), so a
-timing term is computed once per combination of the axes it reads, bit for bit the same.
+timing term is computed once per combination of the axes it reads, bit for bit the same; a
+sweep's next batch on the same grid reuses that timing (``grid_timing``).
 Training scores every design itself (``select_train``).
 """
 
