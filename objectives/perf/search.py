@@ -301,7 +301,10 @@ def grid_timing(
         if isinstance(v, np.ndarray):
             t[k] = v.view()
             t[k].flags.writeable = False
-    _LAST_GRID_TIMING[:] = [(copy.deepcopy(key), t)]
+    try:
+        _LAST_GRID_TIMING[:] = [(copy.deepcopy(key), t)]
+    except Exception:  # noqa: BLE001 - an input that cannot be copied: not kept, still right
+        _LAST_GRID_TIMING.clear()
     return dict(t)
 
 
