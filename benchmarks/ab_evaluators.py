@@ -8,10 +8,12 @@ freed arrays kept in the heap as ``dse`` runs (``dse.heap.keep_freed_arrays``: w
 page faults of fresh arrays vary with the heap's history and swamp the comparison).
 
     python benchmarks/ab_evaluators.py --old /tmp/base [--designs 524288] [--rounds 3] [--each]
+        [--scalar 300]
 
 ``--each`` also times every evaluator called alone (as ``bench_evaluators.py`` does: cost and
 availability then run the perf model themselves), and each as the engine calls it, given the
-metrics of the evaluators it needs (computed beforehand, not timed).
+metrics of the evaluators it needs (computed beforehand, not timed); ``--scalar N`` the
+per-trial path, one design per ``StudyModel.evaluate`` call, on N designs.
 """
 
 from __future__ import annotations
@@ -69,13 +71,25 @@ if sys.argv[4] == "each":  # as the engine calls them: given the metrics they ne
             ev.fn(d, **{k: g[k] for k in ev.needs})
         what = ev.name + (" given " + ", ".join(ev.needs) if ev.needs else "")
         out[what] = time.process_time() - t
+scalar = int(sys.argv[5])
+if scalar:  # the per-trial path: one design per call, as ``dse run`` evaluates a trial
+    (_, p), *_ = _sample_chunks(dict(model.spec.space), scalar, scalar, 1)
+    one = [{k: v[i].item() for k, v in p.items()} for i in range(scalar)]
+    def trials():
+        for d in one:
+            model.violations(d, {k: float(v) for k, v in model.evaluate(d).items()})
+    trials()  # warm
+    t = time.process_time()
+    trials()
+    out[f"per trial ({scalar} designs)"] = time.process_time() - t
 print(json.dumps(out))
 """
 
 
-def _cpu_s(root: Path, spec: str, n: int, each: bool) -> dict[str, float]:
+def _cpu_s(root: Path, spec: str, n: int, each: bool, scalar: int) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(root), spec, str(n), "each" if each else "all"],
+        [sys.executable, "-c", _CHILD, str(root), spec, str(n), "each" if each else "all",
+         str(scalar)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -89,12 +103,15 @@ def main() -> None:
     ap.add_argument("--designs", type=int, default=1 << 19)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--each", action="store_true", help="also each evaluator alone")
+    ap.add_argument(
+        "--scalar", type=int, default=0, help="also the per-trial path on this many designs"
+    )
     args = ap.parse_args()
     old: list[dict[str, float]] = []
     new: list[dict[str, float]] = []
     for _ in range(args.rounds):
-        old.append(_cpu_s(args.old.resolve(), args.spec, args.designs, args.each))
-        new.append(_cpu_s(args.new.resolve(), args.spec, args.designs, args.each))
+        for root, runs in ((args.old, old), (args.new, new)):
+            runs.append(_cpu_s(root.resolve(), args.spec, args.designs, args.each, args.scalar))
     n = args.designs
     print(f"{args.spec}: {n:,} distinct designs in chunks of 65,536; designs per CPU-s, best of")
     print(f"{args.rounds} alternating runs (old: {args.old}, new: {args.new})")
@@ -102,8 +119,10 @@ def main() -> None:
     for key in old[0]:
         o, w = min(r[key] for r in old), min(r[key] for r in new)
         what = key + (" evaluators + constraints" if key == "all three" else "")
-        what += "" if key == "all three" or " given " in key else " alone"
-        print(f"{what:40s} {n / o:12,.0f} {n / w:12,.0f} {o / w:7.2f}x")
+        plain = key == "all three" or key.startswith("per trial") or " given " in key
+        what += "" if plain else " alone"
+        per = args.scalar if key.startswith("per trial") else n
+        print(f"{what:40s} {per / o:12,.0f} {per / w:12,.0f} {o / w:7.2f}x")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,11 @@ every row of the group gets exactly as if computed for it alone."""
 
 from __future__ import annotations
 
+import dataclasses
+import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -89,3 +93,28 @@ def same_hash(h: np.ndarray) -> np.ndarray:
     _, where, back = np.unique(hr, return_index=True, return_inverse=True)
     rep[rows] = rows[where][back]
     return rep
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` hold the same values bit for bit: mappings, sequences and
+    dataclasses item by item, arrays and floats by their bytes (-0.0 is not 0.0), anything
+    else by ``==`` and its type."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):  # first: most values of a technology table
+        return struct.pack("<d", a) == struct.pack("<d", b)
+    if isinstance(a, int | str):
+        return a == b
+    if isinstance(a, Mapping):
+        return a.keys() == b.keys() and all(same_bits(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(same_bits(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, np.ndarray | np.generic):
+        return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    if dataclasses.is_dataclass(a):
+        fields = (f.name for f in dataclasses.fields(a))
+        return all(same_bits(getattr(a, k), getattr(b, k)) for k in fields)
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # no plain answer (an array-like): not known to be the same
+        return False

@@ -116,7 +116,10 @@ class StudyModel:
             result = results[ev.name]
             for key, v in result.items():
                 try:
-                    arr = np.broadcast_to(np.asarray(v, dtype=float), shape)
+                    arr = np.asarray(v, dtype=float)
+                    # read-only either way (one metric's array may be another's); a view of an
+                    # array of the batch's shape costs a tenth of a broadcast (per trial: ~110)
+                    arr = read_only(arr) if arr.shape == shape else np.broadcast_to(arr, shape)
                 except OverflowError:  # an int beyond float range, e.g. 10**400
                     if strict:
                         raise EvaluationError(
@@ -127,7 +130,7 @@ class StudyModel:
                     raise EvaluationError(
                         f"metric '{ev.name}.{key}' is not numeric or has the wrong shape: {exc}"
                     ) from None
-                if strict and not np.all(np.isfinite(arr)):
+                if strict and not np.isfinite(arr).all():
                     raise EvaluationError(
                         f"metric '{ev.name}.{key}' is not finite ({short_repr(v)})"
                     )

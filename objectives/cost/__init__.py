@@ -350,7 +350,8 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
     g = gpu_lines(d, si)
     is_cpo = g.pop("_is_cpo")
     mod = _module(d, perf, g.pop("_substrate_mm2"))
-    gpu_module = g["gpu_cost_usd"] + mod.total_usd
+    module_usd = mod.total_usd  # a sum: taken once
+    gpu_module = g["gpu_cost_usd"] + module_usd
     market = is_market(d)
     price = np.where(market, gpu_module / (1.0 - vendor_margin(d)), gpu_module)
     margin = price - gpu_module
@@ -382,7 +383,7 @@ def cost_breakdown(design: Mapping[str, Any], perf: Mapping[str, Any]) -> dict[s
         module_board_mm2=mod.pcb_mm2,
         module_board_cost_usd=mod.pcb_usd,
         thermal_cost_usd=mod.thermal_usd,
-        module_cost_usd=mod.total_usd,
+        module_cost_usd=module_usd,
         gpu_module_cost_usd=gpu_module,
         gpu_price_usd=price,
         gpu_margin_usd=margin,

@@ -42,9 +42,11 @@ from objectives.perf.power import (
     overhead_w_per_gpu,
 )
 from objectives.perf.search import (
+    _GRID_ELEMS,
     CHUNK_ELEMS,
     Grid,
     choose,
+    grid_timing,
     product_grid,
     search_groups,
     search_keys,
@@ -279,12 +281,15 @@ def _select_serving(pr: _Prepared) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     if grid is not None:  # one timing on the product of the hardware's axes
         idx = g.first
         s_rows, slo_rows = serving_rows(pr.s, pr.slo, idx)
-        batch = grid.candidates(cand["batch"])
-        d_rows = fl.rows(idx)
-        t = timing(d_rows, grid.rows, pr.a, s_rows, cand, batch, slo_rows, whole, n > 8, grid)
+        t = grid_timing(fl.rows(idx), pr.a, s_rows, cand, slo_rows, whole, n > 8, grid)
         cols = grid.col[g.inv]
-        for start in range(0, n, chunk):
-            part = slice(start, start + chunk)
+        # choose scores only the contenders (a few of the k candidates), so its blocks hold
+        # no more than a timed figure of the grid (_GRID_ELEMS): most batches take one block
+        block = _GRID_ELEMS // t["contenders"].size if t["contenders"].size else chunk
+        if n <= block:
+            return choose(t, cols, cand, cluster)
+        for start in range(0, n, block):
+            part = slice(start, start + block)
             b, p = choose(t, cols[part], cand, cluster[part])
             best_all[part] = b
             for key, v in p.items():
@@ -372,7 +377,8 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
     fabric_w = fabric_w_per_gpu(flat, hw)
     overhead = overhead_w_per_gpu(flat, hw) + fabric_w
     cluster_w = busy * p_gpu + (cluster - busy) * p_idle + cluster * overhead
-    cluster_w = cluster_w * it_power_factor(flat)  # server fans: objectives/cooling.py
+    fans, pue, pue_cooling = it_power_factor(flat), tech(flat, "pue"), pue_factor(flat)
+    cluster_w = cluster_w * fans  # server fans: objectives/cooling.py
     if "pool_weights" in hw:  # the memory pool's DRAM and links
         cluster_w = cluster_w + pool.pool_power_w(flat, busy, sel["hbm_bytes_per_s"])
     tokens = sel["replicas"] * sel["replica_tokens_per_s"]
@@ -397,7 +403,7 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
         "gpu_power_w": p_gpu,
         "package_power_w": hw["package_power_w"],
         "cluster_power_w": cluster_w,
-        "facility_power_w": cluster_w * tech(flat, "pue") * pue_factor(flat),
+        "facility_power_w": cluster_w * pue * pue_cooling,
         "facility_w_per_gpu": (
             hw["package_power_w"]
             * (
@@ -407,9 +413,9 @@ def _figures(pr: _Prepared, best: np.ndarray, sel: dict[str, np.ndarray]) -> dic
             )
             + fabric_w
         )
-        * it_power_factor(flat)  # a liquid-cooled node provisions no server fans
-        * tech(flat, "pue")
-        * pue_factor(flat),
+        * fans  # a liquid-cooled node provisions no server fans
+        * pue
+        * pue_cooling,
         "tokens_per_joule": _ratio(tokens, cluster_w),
         "model_fits": sel["model_fits"],
         "coolable": coolable.astype(float),

@@ -78,6 +78,8 @@ def throttled_clock_ghz(d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarr
     """
     c = _dvfs(d)  # the constants, read once for all the steps
     ok = _density(c, clock) <= limit
+    if np.all(ok):  # every clock cools as it is (one trial's, mostly): no bisection needed
+        return np.where(ok, clock, 0.0)
     lo = np.zeros_like(clock)
     hi = clock.copy()
     for _ in range(_BISECT_STEPS):
@@ -140,16 +142,17 @@ def cooling_limit_w_per_mm2(
 
 
 def _throttled_where_needed(
-    d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarray
+    d: Mapping[str, Any], clock: np.ndarray, limit: np.ndarray, density: Any = None
 ) -> np.ndarray:
     """``_throttled_once`` on the rows whose requested clock breaks the limit; the rest keep
-    their clock (the bisection would return it unchanged)."""
+    their clock (the bisection would return it unchanged). ``density``: the full-load power
+    density at ``clock``, when the caller has it."""
     if clock.ndim != 1 or clock.size < DEDUP_MIN:
         return _throttled_once(d, clock, limit)
     n = clock.size
     table = d["technology"]
     lim = np.broadcast_to(limit, (n,))
-    over = _density(_dvfs(d), clock) > lim
+    over = (_density(_dvfs(d), clock) if density is None else density) > lim
     if not over.any():
         return clock.copy()
     if over.all():
@@ -251,7 +254,8 @@ def hardware(
     if np.any(power_factor != 1.0):  # the throttle holds the architecture's own density
         limit = limit / power_factor
     clock_full = np.broadcast_to(clock, np.broadcast(clock, limit).shape).astype(float)
-    clock_eff = _throttled_where_needed(d, clock_full, limit)
+    full_density = compute_w_per_mm2(d, clock_full)  # at the requested clock
+    clock_eff = _throttled_where_needed(d, clock_full, limit, full_density)
     tdp_clock = clock_eff
     cap = optional(d, "power_limit_w")
     if np.any(cap > 0):  # an operator's power limit: DVFS holds full-load power within it
@@ -268,7 +272,9 @@ def hardware(
     perimeter = 2 * (np.sqrt(area * aspect) + np.sqrt(area / aspect))
     shoreline = _shoreline(d, pkg, link_type, perimeter, stacks, dies, net_gbps, d2d, base_dies)
 
-    density = compute_w_per_mm2(d, clock_eff)
+    # (where no clock was lowered, the density at the requested clock: the same operations)
+    unchanged = np.array_equal(clock_eff, clock_full)
+    density = full_density if unchanged else compute_w_per_mm2(d, clock_eff)
     if np.any(power_factor != 1.0):
         density = density * power_factor
     compute_peak_w = density * logic_area

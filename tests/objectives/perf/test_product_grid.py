@@ -3,15 +3,20 @@ bit for bit what the groups' own rows give (objectives.perf.search.product_grid)
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 import objectives.perf as perf_mod
+import objectives.perf.search as search_mod
 from dse import api
 from dse.search.sweep.sweep import _sample_chunks
+from objectives._groups import same_bits
 from objectives.perf import evaluate_perf
 from objectives.perf.network import plus_where, where_zero
 from objectives.perf.search import product_grid
+from objectives.perf.serving import Serving
 
 _ODD = np.array([0.0, -0.0, 1.5, np.inf, -np.inf, np.nan, 1e-310, 3.0])
 
@@ -95,3 +100,55 @@ def test_grid_search_equals_group_rows_and_one_design_alone(
         alone = evaluate_perf(model.design({k: v[i : i + 1] for k, v in p.items()}))
         for key in on_grid:
             assert np.array_equal(_bits(alone[key]), _bits(on_grid[key][i : i + 1])), (key, i)
+
+
+def test_same_bits_compares_values_bit_for_bit() -> None:
+    assert same_bits(
+        {"a": [1.0, np.nan], "b": np.arange(3.0)}, {"b": np.arange(3.0), "a": [1.0, np.nan]}
+    )
+    assert not same_bits(0.0, -0.0)  # equal, not the same bits
+    assert not same_bits(np.array([0.0]), np.array([-0.0]))
+    assert not same_bits(np.arange(3.0), np.arange(3))  # same values, another dtype
+    assert not same_bits([1.0, 2.0], (1.0, 2.0))
+    assert not same_bits(1, 1.0) and not same_bits(True, 1)
+    serving = Serving(bytes_per_elem=1.0, input_tokens=2048.0, output_tokens=128.0, phase="serve")
+    assert same_bits(serving, dataclasses.replace(serving))
+    assert not same_bits(serving, dataclasses.replace(serving, output_tokens=128))
+
+
+def test_grid_timing_reused_for_the_same_inputs_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep's next batch on the same hardware axes reuses the last grid's timing and gets
+    bit for bit what a fresh timing gives; a changed technology constant is timed again."""
+    model = api.load("spaces/litegpu.yaml")
+    (_, p1), (_, p2) = _sample_chunks(dict(model.spec.space), 60000, 30000, 4)
+    timed: list[int] = []
+    real = search_mod.timing
+
+    def spy(*args: object, **kwargs: object) -> object:
+        timed.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    def fresh(design: dict) -> dict:
+        search_mod._LAST_GRID_TIMING.clear()
+        return evaluate_perf(design)
+
+    monkeypatch.setattr(search_mod, "timing", spy)
+    monkeypatch.setattr(search_mod, "_LAST_GRID_TIMING", [])  # not an earlier test's grid
+    d1, d2 = model.design(p1), model.design(p2)
+    evaluate_perf(d1)
+    assert len(timed) == 1
+    reused = evaluate_perf(d2)
+    assert len(timed) == 1  # the same grid, workload and technology: not timed again
+    alone = fresh(d2)
+    for key in alone:
+        assert np.array_equal(_bits(reused[key]), _bits(alone[key])), key
+    tech = dict(d2["technology"])
+    tech["collective_step_latency_s"] = 2 * tech["collective_step_latency_s"]
+    slower = {**d2, "technology": tech}
+    timed.clear()
+    changed = evaluate_perf(slower)
+    assert len(timed) == 1  # a constant the timing reads changed: timed again
+    alone = fresh(slower)
+    for key in alone:
+        assert np.array_equal(_bits(changed[key]), _bits(alone[key])), key
+    assert not np.array_equal(changed["tpot_s"], reused["tpot_s"])
