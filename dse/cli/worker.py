@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from dse.cli.options import RobustOpt, Statistic, StatisticOpt
+from dse.cli.options import RobustOpt, SpecArg, Statistic, StatisticOpt
 
 __all__ = ["worker_command"]
 
 
 def worker_command(
-    spec: Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)],
+    spec: SpecArg,
     storage: Annotated[
         str | None,
         typer.Option(help="Optuna storage URL shared by all workers, e.g. postgresql://..."),

@@ -132,15 +132,27 @@ def study_basis(
     front: pd.DataFrame,
 ) -> HypervolumeBasis:
     """:func:`hypervolume_basis` of a recorded study (its sweep front read when recorded)."""
-    names = list(objectives)
+    return _study_points(name, list(objectives), thresholds, maximize, front)[0]
+
+
+def _study_points(
+    name: str,
+    names: list[str],
+    thresholds: Sequence[float | None],
+    maximize: Sequence[bool],
+    front: pd.DataFrame,
+) -> tuple[HypervolumeBasis, np.ndarray, np.ndarray | None]:
+    """The study's basis, its front's objective vectors and the sweep front's (None when no
+    sweep of these objectives is recorded)."""
     sweep = read_sweep(name)
     exact = None
     if sweep is not None and all(n in sweep[1] for n in names) and len(sweep[1]):
         exact = sweep[1][names].to_numpy(dtype=float)
     pts = front[names].to_numpy(dtype=float) if len(front) else np.empty((0, len(names)))
-    return hypervolume_basis(
+    basis = hypervolume_basis(
         thresholds=thresholds, maximize=maximize, front=pts, sweep_front=exact
     )
+    return basis, pts, exact
 
 
 def igd_plus(points: np.ndarray, front: np.ndarray, maximize: Sequence[bool]) -> float:
@@ -224,14 +236,7 @@ def study_quality(
         if "stale" in df:
             done &= ~df["stale"].astype(bool)
         df = df[done].sort_values("number").reset_index(drop=True)
-    sweep = read_sweep(name)
-    exact = None
-    if sweep is not None and all(n in sweep[1] for n in names) and len(sweep[1]):
-        exact = sweep[1][names].to_numpy(dtype=float)
-    study_pts = front[names].to_numpy(dtype=float) if len(front) else np.empty((0, len(names)))
-    basis = hypervolume_basis(
-        thresholds=thresholds, maximize=maximize, front=study_pts, sweep_front=exact
-    )
+    basis, study_pts, exact = _study_points(name, names, thresholds, maximize, front)
     ref = basis.reference
     raw = front_hypervolume(study_pts, ref, maximize)
     hv = float(basis.normalised(raw))
