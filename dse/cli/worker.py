@@ -50,10 +50,9 @@ def worker_command(
     optuna_logging()
     if parent is not None:
         _interrupted_once()
-    if storage is not None and storage.startswith("postgres"):
-        from dse.cli.extras import require
+    from dse.cli.extras import require_storage_driver
 
-        require("postgres", "psycopg", "a postgresql:// storage")
+    require_storage_driver(storage)
     if parent is None:
         note(f"worker on {spec}: running trials until the study holds its total")
     # Progress lines on stderr (hidden by -q); --jobs workers leave it to their parent.

@@ -26,7 +26,7 @@ from dse.search.optuna_private import (
     study_id,
 )
 from dse.search.optuna_private import trial_id as private_trial_id
-from dse.search.storage import set_trial_user_attrs
+from dse.search.storage import set_trials_user_attrs
 from dse.search.stored import FAIL_ATTR, STALE_ATTR, WORKER_ATTR
 from dse.spec.atomic import pid_alive
 
@@ -153,7 +153,7 @@ def claim_trial(study: optuna.Study) -> int:
     tags = _owner_tags()
     waiting = pop_waiting_trial_id(study)
     if waiting is not None:
-        set_trial_user_attrs(storage_of(study), waiting, tags)
+        set_trials_user_attrs(storage_of(study), {waiting: tags})  # one journal append
         return waiting
     template = FrozenTrial(
         number=0,
