@@ -84,13 +84,9 @@ def sensitivity_command(
     _print_tables(payload, top=top)
 
 
-#: The columns of each method's table after "assumption": (heading, key of the row).
-_COLUMNS = {
-    "tornado": (("low", "low"), ("high", "high"), ("{m} @ low", "metric_at_low"),
-                ("{m} @ high", "metric_at_high"), ("swing", "swing")),
-    "sobol": (("S1", "S1"), ("S1 ±", "S1_conf"), ("ST", "ST"), ("ST ±", "ST_conf")),
-    "morris": (("mu*", "mu_star"), ("mu* ±", "mu_star_conf"), ("sigma", "sigma")),
-}  # fmt: skip
+#: The tornado table's columns after "assumption": (heading, key of the row).
+_TORNADO = (("low", "low"), ("high", "high"), ("{m} @ low", "metric_at_low"),
+            ("{m} @ high", "metric_at_high"), ("swing", "swing"))  # fmt: skip
 
 
 def _print_tables(payload: dict[str, Any], *, top: int) -> None:
@@ -98,8 +94,11 @@ def _print_tables(payload: dict[str, Any], *, top: int) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from dse.inspect.global_sensitivity import COLUMNS
+
     method = payload["method"]
     tornado = method == "tornado"
+    columns = _TORNADO if tornado else COLUMNS[method]
     what = {
         "tornado": f"swings from {payload.get('swings_from')}",
         "sobol": "Sobol indices (95 % confidence half-widths)",
@@ -122,12 +121,12 @@ def _print_tables(payload: dict[str, Any], *, top: int) -> None:
         # escape: a unit such as "[1/J]" would otherwise be read as rich markup and vanish
         t = Table(title=escape(title))
         t.add_column("assumption", no_wrap=True)
-        for heading, _ in _COLUMNS[method]:
+        for heading, _ in columns:
             t.add_column(heading.format(m=m), justify="right", no_wrap=True)
         if tornado:
             t.add_column("swing %", justify="right", no_wrap=True)
         for r in moving[: top or None]:
-            cells = [_fmt(r[key]) for _, key in _COLUMNS[method]]
+            cells = [_fmt(r[key]) for _, key in columns]
             if tornado:
                 cells.append(f"{100 * r['swing'] / abs(nominal):.2f}" if nominal else "inf")
             t.add_row(r["assumption"], *cells)
