@@ -146,7 +146,7 @@ def _print_result(model: StudyModel, result: RunResult) -> None:
     print_bound_notes(result.front, space)
     from dse.cli.catalog import print_headlines
 
-    print_headlines(model)
+    print_headlines(model.context)
     failed = result.trials[result.trials["state"] == "FAIL"]
     if "stale" in failed:
         failed = failed[~failed["stale"].astype(bool)]
