@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import html
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-__all__ = ["fmt", "html_table"]
+__all__ = ["fmt"]
 
 
 def fmt(v: Any) -> str:
@@ -29,15 +25,3 @@ def fmt(v: Any) -> str:
     if isinstance(v, np.integer):
         return str(int(v))
     return str(v)
-
-
-def html_table(table: pd.DataFrame, *, knee_col: str | None = None) -> str:
-    """A table of the report: parameters without their ``params.`` prefix, values by
-    :func:`fmt`, the row whose ``knee_col`` is true highlighted."""
-    head = "".join(f"<th>{html.escape(str(c).removeprefix('params.'))}</th>" for c in table)
-    rows = []
-    for _, r in table.iterrows():
-        is_knee = bool(knee_col and r[knee_col])
-        cells = "".join(f"<td>{html.escape(fmt(v))}</td>" for v in r)
-        rows.append(f"<tr class='knee'>{cells}</tr>" if is_knee else f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

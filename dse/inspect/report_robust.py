@@ -15,7 +15,7 @@ import itertools
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dse.inspect.formatting import html_table
+from dse.inspect.formatting import fmt
 from dse.inspect.study_view import StudyView, load_view
 from dse.search.spec_lock import LOCK_FILE
 from dse.search.storage import studies_root
@@ -84,6 +84,11 @@ def robust_section(nominal: StudyView, robust: StudyView, *, div_id: str) -> str
     objs = nominal.objectives
     cols = ["number", *objs, *(NOMINAL_PREFIX + o for o in objs), *robust.params]
     table = robust.front[[c for c in cols if c in robust.front.columns]]
+    head = "".join(f"<th>{html.escape(str(c).removeprefix('params.'))}</th>" for c in table)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in r) + "</tr>"
+        for r in table.itertuples(index=False)
+    )
     div = robust_figure(nominal, robust).to_html(
         full_html=False, include_plotlyjs=False, div_id=div_id
     )
@@ -99,16 +104,17 @@ def robust_section(nominal: StudyView, robust: StudyView, *, div_id: str) -> str
         + ". Objectives of the robust study are the robust statistic over the sampled "
         "assumptions; <code>nominal.*</code> columns are the same designs under the nominal "
         "assumptions.</p>"
-        f"<div class='figure'>{div}</div>" + html_table(table)
+        f"<div class='figure'>{div}</div>"
+        f"<table><tr>{head}</tr>{rows}</table>"
     )
 
 
 def robust_sections(name: str, nominal: StudyView, *, storage: str | None = None) -> list[str]:
     del storage  # each robust study is read from the storage recorded in its own lock
-    siblings = robust_siblings(name)
-    return [
-        robust_section(nominal, load_view(s), div_id=f"robust{k}") for k, s in enumerate(siblings)
-    ]
+    out = []
+    for k, sibling in enumerate(robust_siblings(name)):
+        out.append(robust_section(nominal, load_view(sibling), div_id=f"robust{k}"))
+    return out
 
 
 __all__ = ["robust_figure", "robust_section", "robust_sections", "robust_siblings"]
