@@ -132,27 +132,19 @@ def study_basis(
     front: pd.DataFrame,
 ) -> HypervolumeBasis:
     """:func:`hypervolume_basis` of a recorded study (its sweep front read when recorded)."""
-    return _study_points(name, list(objectives), thresholds, maximize, front)[0]
-
-
-def _study_points(
-    name: str,
-    names: list[str],
-    thresholds: Sequence[float | None],
-    maximize: Sequence[bool],
-    front: pd.DataFrame,
-) -> tuple[HypervolumeBasis, np.ndarray, np.ndarray | None]:
-    """The study's basis, its front's objective vectors and the sweep front's (None when no
-    sweep of these objectives is recorded)."""
-    sweep = read_sweep(name)
-    exact = None
-    if sweep is not None and all(n in sweep[1] for n in names) and len(sweep[1]):
-        exact = sweep[1][names].to_numpy(dtype=float)
+    names = list(objectives)
     pts = front[names].to_numpy(dtype=float) if len(front) else np.empty((0, len(names)))
-    basis = hypervolume_basis(
-        thresholds=thresholds, maximize=maximize, front=pts, sweep_front=exact
+    return hypervolume_basis(
+        thresholds=thresholds, maximize=maximize, front=pts, sweep_front=_sweep_front(name, names)
     )
-    return basis, pts, exact
+
+
+def _sweep_front(name: str, names: list[str]) -> np.ndarray | None:
+    """The objectives ``names`` of the study's recorded sweep front; None without one."""
+    sweep = read_sweep(name)
+    if sweep is not None and all(n in sweep[1] for n in names) and len(sweep[1]):
+        return sweep[1][names].to_numpy(dtype=float)
+    return None
 
 
 def igd_plus(points: np.ndarray, front: np.ndarray, maximize: Sequence[bool]) -> float:
@@ -236,7 +228,11 @@ def study_quality(
         if "stale" in df:
             done &= ~df["stale"].astype(bool)
         df = df[done].sort_values("number").reset_index(drop=True)
-    basis, study_pts, exact = _study_points(name, names, thresholds, maximize, front)
+    exact = _sweep_front(name, names)
+    study_pts = front[names].to_numpy(dtype=float) if len(front) else np.empty((0, len(names)))
+    basis = hypervolume_basis(
+        thresholds=thresholds, maximize=maximize, front=study_pts, sweep_front=exact
+    )
     ref = basis.reference
     raw = front_hypervolume(study_pts, ref, maximize)
     hv = float(basis.normalised(raw))
