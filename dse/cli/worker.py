@@ -45,7 +45,7 @@ def worker_command(
     from dse import api
     from dse.cli.console import note, optuna_logging, progress_line, verbosity
     from dse.search.study.recovery import finished_count
-    from dse.search.study.workers import WorkerProgress, progress_hooks
+    from dse.search.study.workers import WorkerProgress
 
     optuna_logging()
     if parent is not None:
@@ -58,6 +58,7 @@ def worker_command(
     # Progress lines on stderr (hidden by -q); --jobs workers leave it to their parent.
     quiet = verbosity.quiet or parent is not None
     progress = None if quiet else WorkerProgress(emit=progress_line)
+    hooks = {"on_begin": progress.begin, "on_progress": progress} if progress is not None else {}
     study, target = api.run_worker(
         spec,
         storage=storage,
@@ -68,7 +69,7 @@ def worker_command(
         records=records,
         robust=(robust, statistic.value) if robust is not None else None,
         parent=parent,
-        **progress_hooks(progress),
+        **hooks,
     )
     if progress is not None:
         progress.end()

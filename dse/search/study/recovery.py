@@ -171,11 +171,6 @@ def claim_trial(study: optuna.Study) -> int:
     return storage_of(study).create_new_trial(study_id(study), template_trial=template)
 
 
-def claim_trials(study: optuna.Study, n: int) -> list[int]:
-    """``n`` trials for this worker (:func:`claim_trial` each)."""
-    return [claim_trial(study) for _ in range(n)]
-
-
 def enqueue_trials(study: optuna.Study, designs: list[dict[str, Any]]) -> None:
     """Queue designs not already in the study (``enqueue_trial(..., skip_if_exists=True)``)."""
     for p in designs:

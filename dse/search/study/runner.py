@@ -35,7 +35,6 @@ from dse.search.study.batch import BatchPlanner, run_batch
 from dse.search.study.recovery import (
     FINISHED,
     claim_trial,
-    claim_trials,
     finished_count,
     give_back_trial,
     recover_stale_trials,
@@ -271,4 +270,5 @@ def _claim(
     free = trials - finished - running
     if finished >= trials or free <= 0:
         return [], finished
-    return claim_trials(study, planner.size(study, free) if batch else 1), finished
+    n = planner.size(study, free) if batch else 1
+    return [claim_trial(study) for _ in range(n)], finished
