@@ -57,15 +57,10 @@ __all__ = [
 ]
 
 
-def _dominating(points: np.ndarray, ref: np.ndarray, maximize: Sequence[bool]) -> np.ndarray:
-    """Rows that strictly dominate the reference point (the only ones with volume)."""
-    return np.all(as_min(points, maximize) < as_min(ref, maximize), axis=1)
-
-
 def front_hypervolume(points: np.ndarray, ref: np.ndarray, maximize: Sequence[bool]) -> float:
     pts = np.asarray(points, dtype=float).reshape(-1, len(maximize))
     pts = pts[np.all(np.isfinite(pts), axis=1)]
-    pts = pts[_dominating(pts, ref, maximize)]
+    pts = pts[np.all(as_min(pts, maximize) < as_min(ref, maximize), axis=1)]  # those with volume
     return hypervolume(pts, [float(v) for v in ref], maximize) if len(pts) else 0.0
 
 
