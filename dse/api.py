@@ -251,6 +251,8 @@ def trial_design(
     """A recorded trial as a fixed design (``dse evaluate STUDY --trial N``): the study's
     resolved spec from its lock and the trial's parameters, ready for :func:`evaluate`, so
     a front design is re-examined without copying its values by hand."""
+    import json
+
     import yaml
 
     from dse.spec.schema import StudySpec
@@ -283,16 +285,10 @@ def trial_design(
     text = yaml.safe_dump(spec, sort_keys=False)
     model, _ = _load.load_for_evaluate(
         Path(f"studies/{name}/spec.lock.yaml"),
-        [f"{k}={json_value}" for k, json_value in _json_items(params)],
+        [f"{k}={json.dumps(v)}" for k, v in params.items()],
         text=text,
     )
     return model, params
-
-
-def _json_items(params: Mapping[str, Any]) -> list[tuple[str, str]]:
-    import json
-
-    return [(k, json.dumps(v)) for k, v in params.items()]
 
 
 def validate(spec: str | Path) -> tuple[StudyModel | None, list[Problem]]:

@@ -22,9 +22,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -124,14 +124,8 @@ class Domain:
             return obj
         names = ("name", *DOMAIN_HOOKS)
         try:  # a property or __getattr__ of the user's object runs here
-            unknown = sorted(
-                k for k in getattr(obj, "__dict__", {}) if not k.startswith("_") and k not in names
-            )
-            if unknown:
-                raise EvaluatorError(
-                    f"domain of {origin}: unknown attribute {unknown[0]!r} "
-                    f"({did_you_mean(unknown[0], names)}the hooks are: {', '.join(names)})"
-                )
+            public = sorted(k for k in getattr(obj, "__dict__", {}) if not k.startswith("_"))
+            _refuse_unknown(f"domain of {origin}: unknown attribute", public, names)
             hooks = {h: getattr(obj, h) for h in names if getattr(obj, h, None) is not None}
         except EvaluatorError:
             raise
@@ -204,12 +198,7 @@ class Evaluator:
         **domain_hooks: Any,
     ) -> None:
         where = f"evaluator {name!r} ({origin})"
-        unknown = [h for h in domain_hooks if h not in DOMAIN_HOOKS]
-        if unknown:
-            raise TypeError(
-                f"Evaluator() got an unknown hook {unknown[0]!r} "
-                f"({did_you_mean(unknown[0], HOOKS)}the hooks are: {', '.join(HOOKS)})"
-            )
+        _refuse_unknown("Evaluator() got an unknown hook", domain_hooks, HOOKS, TypeError)
         if not callable(fn):
             raise EvaluatorError(f"{where} is not callable")
         own = {h: v for h, v in domain_hooks.items() if v is not None}
@@ -252,11 +241,7 @@ class Evaluator:
 
     def renamed(self, name: str, origin: str) -> Evaluator:
         """This evaluator under another name and origin (as a spec or entry point loads it)."""
-        return Evaluator(
-            **{f.name: getattr(self, f.name) for f in fields(self)}
-            | {"name": name}
-            | {"origin": origin}
-        )
+        return replace(self, name=name, origin=origin)
 
     @classmethod
     def wrap(cls, name: str, fn: Any, origin: str) -> Evaluator:
@@ -266,8 +251,9 @@ class Evaluator:
             return fn.renamed(name, origin)
         if not callable(fn):
             raise EvaluatorError(f"evaluator {name!r} ({origin}) is not callable")
-        if inspect.isfunction(fn):
-            _check_attributes(name, origin, fn)
+        if inspect.isfunction(fn):  # a public attribute that is no hook is a typo
+            public = sorted(k for k in vars(fn) if not k.startswith("_"))
+            _refuse_unknown(f"evaluator {name!r} ({origin}): unknown attribute", public, HOOKS)
         try:  # a property or __getattr__ of the user's object runs here
             hooks = {h: getattr(fn, h) for h in HOOKS if getattr(fn, h, None) is not None}
         except Exception as exc:  # noqa: BLE001 - one line naming the evaluator, not a traceback
@@ -322,14 +308,16 @@ def _metric_infos(
     return metrics
 
 
-def _check_attributes(name: str, origin: str, fn: Callable[..., Any]) -> None:
-    """A public attribute of a function evaluator that is no hook is a typo (or a hook of
-    another version): one line naming it and the closest hook."""
-    unknown = sorted(k for k in vars(fn) if not k.startswith("_") and k not in HOOKS)
+def _refuse_unknown(
+    what: str, keys: Iterable[str], names: Sequence[str], error: type[Exception] = EvaluatorError
+) -> None:
+    """A name that is no hook is a typo (or a hook of another version): one line naming the
+    first and the closest hook."""
+    unknown = [k for k in keys if k not in names]
     if unknown:
-        raise EvaluatorError(
-            f"evaluator {name!r} ({origin}): unknown attribute {unknown[0]!r} "
-            f"({did_you_mean(unknown[0], HOOKS)}the hooks are: {', '.join(HOOKS)})"
+        raise error(
+            f"{what} {unknown[0]!r} ({did_you_mean(unknown[0], names)}the hooks are: "
+            f"{', '.join(names)})"
         )
 
 
@@ -347,12 +335,7 @@ def evaluator(
     the built-in presets when the spec runs without them. ``check_value(param, value)`` says
     why a value is physically impossible (None when it is fine).
     """
-    unknown = [h for h in hooks if h not in HOOKS]
-    if unknown:
-        raise TypeError(
-            f"evaluator() got an unknown hook {unknown[0]!r} "
-            f"({did_you_mean(unknown[0], HOOKS)}the hooks are: {', '.join(HOOKS)})"
-        )
+    _refuse_unknown("evaluator() got an unknown hook", hooks, HOOKS, TypeError)
 
     def wrap(fn: F) -> F:
         if metrics is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -167,10 +167,9 @@ def pareto(
     else:
         print_front(front, objectives, title=f"Pareto front of {study} ({len(front)} trials)")
         print_bound_notes(front, lock.get("space") or {})
-        from dse.model import catalogs
+        from dse.cli.catalog import print_headlines
 
-        for text in catalogs.headlines(lock.get("fixed") or {}):  # as `dse run` printed it
-            out.print(text, markup=False, highlight=False)
+        print_headlines(lock.get("fixed") or {})  # as `dse run` printed them
     if quality:
         print_quality(study, storage=storage, console=out if fmt is OutputFormat.table else err)
 
@@ -227,38 +226,33 @@ def main() -> None:
     except typer.TyperException as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare 'dse': the help, as before
             exc.show()  # type: ignore[attr-defined]
-        else:
-            err.print(f"error: {usage_line(exc)}", markup=False, highlight=False)
-        sys.exit(getattr(exc, "exit_code", 2))
-    except typer.Abort:
-        err.print(INTERRUPTED)
-        sys.exit(130)
+            sys.exit(getattr(exc, "exit_code", 2))
+        _fail(f"error: {usage_line(exc)}", getattr(exc, "exit_code", 2))
+    except (typer.Abort, KeyboardInterrupt):
+        _fail(INTERRUPTED, 130)
     except SpecError as exc:
-        for p in exc.problems:
-            err.print(str(p), markup=False, highlight=False)
-        sys.exit(2)
+        _fail("\n".join(str(p) for p in exc.problems), 2)
     except DseError as exc:
-        err.print(f"error: {shorten(str(exc))}", markup=False, highlight=False)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        err.print(INTERRUPTED)
-        sys.exit(130)
+        _fail(f"error: {shorten(str(exc))}", 2)
     except OSError as exc:  # a full or read-only disk: the storage is left as it was
-        err.print(f"error: {os_error_line(exc)}", markup=False, highlight=False)
-        sys.exit(1)
+        _fail(f"error: {os_error_line(exc)}", 1)
     except RuntimeError as exc:
         if not str(exc).startswith("Symlink loop from"):  # Path.resolve (Python < 3.13)
             raise
-        err.print(f"error: {exc}: a path points back to itself", markup=False, highlight=False)
-        sys.exit(2)
+        _fail(f"error: {exc}: a path points back to itself", 2)
     except Exception as exc:
         if _is_evaluation_error(exc):  # a user's design failed to evaluate (dse evaluate)
-            err.print(f"error: {shorten(str(exc))}", markup=False, highlight=False)
-            sys.exit(2)
+            _fail(f"error: {shorten(str(exc))}", 2)
         raise
     if code == 130:  # typer turns a KeyboardInterrupt in any command into a silent Exit(130)
         err.print(INTERRUPTED)
     sys.exit(code if type(code) is int else 0)  # typer.Exit(n) comes back as n
+
+
+def _fail(text: str, code: int) -> NoReturn:
+    """Print a user-facing error (never a traceback) on stderr and exit with ``code``."""
+    err.print(text, markup=False, highlight=False)
+    sys.exit(code)
 
 
 #: Options of ``dse`` itself, which a user also writes after the command (``dse run SPEC -q``).

@@ -164,9 +164,10 @@ def plausibility_notes(model: Any) -> None:
         err.print(f"warning: {text}", markup=False, highlight=False)
 
 
-def print_headlines(model: Any) -> None:
-    """The catalogs' headline assumptions of a result (the price basis), above the numbers."""
+def print_headlines(context: Any) -> None:
+    """The catalogs' headline assumptions of a result (the price basis) in its resolved
+    ``fixed`` context, above the numbers."""
     from dse.model import catalogs
 
-    for text in catalogs.headlines(model.context):
+    for text in catalogs.headlines(context):
         out.print(text, markup=False, highlight=False)

@@ -106,7 +106,7 @@ def evaluate_command(
     from dse.cli.catalog import print_headlines
     from dse.cli.design_view import print_design  # rich tables: not for --json
 
-    print_headlines(model)
+    print_headlines(model.context)
     print_design(model, view)
 
 

@@ -11,7 +11,7 @@ import importlib.util
 
 from dse.errors import MissingExtra
 
-__all__ = ["MissingExtra", "require"]
+__all__ = ["MissingExtra", "require", "require_storage_driver"]
 
 
 def require(extra: str, module: str, what: str) -> None:
@@ -25,3 +25,9 @@ def require(extra: str, module: str, what: str) -> None:
             f"{what} needs the optional '{extra}' dependencies ({module} is not installed): "
             f"pip install 'litegpu-dse[{extra}]'"
         )
+
+
+def require_storage_driver(url: str | None) -> None:
+    """A ``postgresql://`` storage needs the 'postgres' extra's driver."""
+    if url and url.startswith("postgres"):
+        require("postgres", "psycopg", "a postgresql:// storage")

@@ -55,10 +55,9 @@ def run_command(
     from dse.cli.catalog import plausibility_notes
 
     plausibility_notes(model)
-    if str(storage or model.spec.storage or "").startswith("postgres"):
-        from dse.cli.extras import require
+    from dse.cli.extras import require_storage_driver
 
-        require("postgres", "psycopg", "a postgresql:// storage")
+    require_storage_driver(storage or model.spec.storage)
     target = trials if trials is not None else model.spec.search.trials
     bar, begin = _progress(model.spec.study, target, shown=progress and not as_json)
     stop = GracefulStop()
@@ -147,7 +146,7 @@ def _print_result(model: StudyModel, result: RunResult) -> None:
     print_bound_notes(result.front, space)
     from dse.cli.catalog import print_headlines
 
-    print_headlines(model)
+    print_headlines(model.context)
     failed = result.trials[result.trials["state"] == "FAIL"]
     if "stale" in failed:
         failed = failed[~failed["stale"].astype(bool)]

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from dse.cli.console import note, out
-from dse.cli.options import JsonOpt, SensitivityMethod, SetOpt
+from dse.cli.options import JsonOpt, SensitivityMethod, SetOpt, SpecArg
 
 #: A swing or index below this (relative to the nominal / absolute) is printed as "no effect".
 NO_EFFECT = 1e-9
@@ -22,7 +21,7 @@ def _fmt(v: float | None) -> str:
 
 
 def sensitivity_command(
-    spec: Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)],
+    spec: SpecArg,
     set_: SetOpt = None,
     design: Annotated[
         list[str] | None,
@@ -82,80 +81,61 @@ def sensitivity_command(
     if as_json:
         print(json.dumps(payload, indent=2))
         return
-    if method is SensitivityMethod.tornado:
-        _print_tornado(payload, top=top)
-    else:
-        _print_global(payload, top=top)
+    _print_tables(payload, top=top)
 
 
-def _print_tornado(payload: dict[str, Any], *, top: int) -> None:
+#: The tornado table's columns after "assumption": (heading, key of the row).
+_TORNADO = (("low", "low"), ("high", "high"), ("{m} @ low", "metric_at_low"),
+            ("{m} @ high", "metric_at_high"), ("swing", "swing"))  # fmt: skip
+
+
+def _print_tables(payload: dict[str, Any], *, top: int) -> None:
+    """Per metric, the assumptions that move it (largest effect first), then how many do not."""
     from rich.markup import escape
     from rich.table import Table
 
-    source = payload["swings_from"]
+    from dse.inspect.global_sensitivity import COLUMNS
+
+    method = payload["method"]
+    tornado = method == "tornado"
+    columns = _TORNADO if tornado else COLUMNS[method]
+    what = {
+        "tornado": f"swings from {payload.get('swings_from')}",
+        "sobol": "Sobol indices (95 % confidence half-widths)",
+        "morris": "Morris elementary effects (mu* in the metric's unit per full range)",
+    }[method]
     for m, rows in payload["metrics"].items():
-        unit = payload["units"].get(m, "")
-        nominal = rows[0]["nominal"] if rows else float("nan")
-        title = f"{m} [{unit}]: nominal {_fmt(nominal)}; swings from {source}"
-        moving = [r for r in rows if abs(r["swing"]) > NO_EFFECT * max(abs(nominal), 1e-300)]
+        head = f"{m} [{payload['units'].get(m, '')}]: "
+        if tornado:
+            nominal = rows[0]["nominal"] if rows else float("nan")
+            title = f"{head}nominal {_fmt(nominal)}; {what}"
+            floor = NO_EFFECT * max(abs(nominal), 1e-300)
+            moving = [r for r in rows if abs(r["swing"]) > floor]
+        else:
+            title = f"{head}{what}; assumptions from {payload['assumptions_from']}"
+            effect = "ST" if method == "sobol" else "mu_star"
+            moving = [r for r in rows if abs(r[effect] or 0.0) > NO_EFFECT]
         if not moving:
             out.print(escape(f"{title}: no assumption has an effect"), highlight=False)
             continue
         # escape: a unit such as "[1/J]" would otherwise be read as rich markup and vanish
         t = Table(title=escape(title))
-        for c in ("assumption", "low", "high", f"{m} @ low", f"{m} @ high", "swing", "swing %"):
-            t.add_column(c, justify="left" if c == "assumption" else "right", no_wrap=True)
-        for s in moving[: top or None]:
-            t.add_row(
-                s["assumption"],
-                _fmt(s["low"]),
-                _fmt(s["high"]),
-                _fmt(s["metric_at_low"]),
-                _fmt(s["metric_at_high"]),
-                _fmt(s["swing"]),
-                f"{100 * s['swing'] / abs(nominal):.2f}" if nominal else "inf",
-            )
-        out.print(t)
-        _no_effect_line(m, len(rows) - len(moving))
-
-
-def _no_effect_line(metric: str, count: int) -> None:
-    """The assumptions that do not move a metric, as one count (--json names them)."""
-    from rich.markup import escape
-
-    if count:
-        what = "assumption has" if count == 1 else "assumptions have"
-        out.print(escape(f"{count} other {what} no effect on {metric} (--json lists them)"),
-                  highlight=False)  # fmt: skip
-
-
-def _print_global(payload: dict[str, Any], *, top: int) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    method, source = payload["method"], payload["assumptions_from"]
-    sobol = method == "sobol"
-    what = (
-        "Sobol indices (95 % confidence half-widths)"
-        if sobol
-        else "Morris elementary effects (mu* in the metric's unit per full range)"
-    )
-    keys = ("S1", "S1_conf", "ST", "ST_conf") if sobol else ("mu_star", "mu_star_conf", "sigma")
-    effect = "ST" if sobol else "mu_star"
-    for m, rows in payload["metrics"].items():
-        unit = payload["units"].get(m, "")
-        title = f"{m} [{unit}]: {what}; assumptions from {source}"
-        moving = [r for r in rows if abs(r[effect] or 0.0) > NO_EFFECT]
-        if not moving:
-            out.print(escape(f"{title}: no assumption has an effect"), highlight=False)
-            continue
-        t = Table(title=escape(title))
         t.add_column("assumption", no_wrap=True)
-        for c in ("S1", "S1 ±", "ST", "ST ±") if sobol else ("mu*", "mu* ±", "sigma"):
-            t.add_column(c, justify="right", no_wrap=True)
+        for heading, _ in columns:
+            t.add_column(heading.format(m=m), justify="right", no_wrap=True)
+        if tornado:
+            t.add_column("swing %", justify="right", no_wrap=True)
         for r in moving[: top or None]:
-            t.add_row(r["assumption"], *(_fmt(r[k]) for k in keys))
+            cells = [_fmt(r[key]) for _, key in columns]
+            if tornado:
+                cells.append(f"{100 * r['swing'] / abs(nominal):.2f}" if nominal else "inf")
+            t.add_row(r["assumption"], *cells)
         out.print(t)
-        _no_effect_line(m, len(rows) - len(moving))
-    out.print(f"recorded in {payload['recorded']} (shown by dse report)", markup=False,
-              highlight=False)  # fmt: skip
+        if len(rows) > len(moving):  # the others as one count (--json names them)
+            count = len(rows) - len(moving)
+            have = "assumption has" if count == 1 else "assumptions have"
+            out.print(escape(f"{count} other {have} no effect on {m} (--json lists them)"),
+                      highlight=False)  # fmt: skip
+    if not tornado:
+        out.print(f"recorded in {payload['recorded']} (shown by dse report)", markup=False,
+                  highlight=False)  # fmt: skip

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from dse.cli.options import JsonOpt, ProgressOpt
+from dse.cli.options import JsonOpt, ProgressOpt, SpecArg
 
 if TYPE_CHECKING:
     from dse.search.sweep.sweep import SweepResult
@@ -21,7 +20,7 @@ DEFAULT_CHUNK = 1 << 17
 
 
 def sweep_command(
-    spec: Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)],
+    spec: SpecArg,
     grid: Annotated[
         bool, typer.Option("--grid", help="Every step/choice combination (the default)")
     ] = False,

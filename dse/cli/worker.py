@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from dse.cli.options import RobustOpt, Statistic, StatisticOpt
+from dse.cli.options import RobustOpt, SpecArg, Statistic, StatisticOpt
 
 __all__ = ["worker_command"]
 
 
 def worker_command(
-    spec: Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)],
+    spec: SpecArg,
     storage: Annotated[
         str | None,
         typer.Option(help="Optuna storage URL shared by all workers, e.g. postgresql://..."),
@@ -46,20 +45,20 @@ def worker_command(
     from dse import api
     from dse.cli.console import note, optuna_logging, progress_line, verbosity
     from dse.search.study.recovery import finished_count
-    from dse.search.study.workers import WorkerProgress, progress_hooks
+    from dse.search.study.workers import WorkerProgress
 
     optuna_logging()
     if parent is not None:
         _interrupted_once()
-    if storage is not None and storage.startswith("postgres"):
-        from dse.cli.extras import require
+    from dse.cli.extras import require_storage_driver
 
-        require("postgres", "psycopg", "a postgresql:// storage")
+    require_storage_driver(storage)
     if parent is None:
         note(f"worker on {spec}: running trials until the study holds its total")
     # Progress lines on stderr (hidden by -q); --jobs workers leave it to their parent.
     quiet = verbosity.quiet or parent is not None
     progress = None if quiet else WorkerProgress(emit=progress_line)
+    hooks = {"on_begin": progress.begin, "on_progress": progress} if progress is not None else {}
     study, target = api.run_worker(
         spec,
         storage=storage,
@@ -70,7 +69,7 @@ def worker_command(
         records=records,
         robust=(robust, statistic.value) if robust is not None else None,
         parent=parent,
-        **progress_hooks(progress),
+        **hooks,
     )
     if progress is not None:
         progress.end()

@@ -226,12 +226,16 @@ def annotate(view: StudyView) -> Annotation:
     )
 
 
-def _check_port(host: str, port: int) -> None:
+def _addresses(host: str, port: int | None) -> list[Any]:
+    """``socket.getaddrinfo`` of ``host``, or one line saying it does not resolve."""
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise DseError(f"--host {host!r}: cannot resolve it ({exc})") from None
-    family, _, _, _, addr = infos[0]
+
+
+def _check_port(host: str, port: int) -> None:
+    family, _, _, _, addr = _addresses(host, port)[0]
     with socket.socket(family, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -276,10 +280,7 @@ def read_only_app(app: Callable[..., Any]) -> Callable[..., Any]:
 
 def is_loopback(host: str) -> bool:
     """Whether every address ``host`` resolves to is a loopback one (reachable only here)."""
-    try:
-        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        raise DseError(f"--host {host!r}: cannot resolve it ({exc})") from None
+    infos = _addresses(host, None)
     try:
         return all(ipaddress.ip_address(str(i[4][0]).split("%")[0]).is_loopback for i in infos)
     except ValueError:

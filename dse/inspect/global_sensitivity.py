@@ -29,9 +29,11 @@ import numpy as np
 from dse.errors import DseError
 from dse.model.robust import Uncertain, evaluate_under, vectorizable
 from dse.model.study_model import StudyModel
+from dse.spec.atomic import write_text_atomic
 from dse.spec.messages import choices_text
 
 __all__ = [
+    "COLUMNS",
     "METHODS",
     "Index",
     "global_html",
@@ -41,6 +43,11 @@ __all__ = [
 ]
 
 METHODS = ("sobol", "morris")
+#: Each method's indices as tables show them: (heading, key of :class:`Index`).
+COLUMNS = {
+    "sobol": (("S1", "S1"), ("S1 ±", "S1_conf"), ("ST", "ST"), ("ST ±", "ST_conf")),
+    "morris": (("mu*", "mu_star"), ("mu* ±", "mu_star_conf"), ("sigma", "sigma")),
+}
 #: Quantiles are kept this far inside (0, 1): the normal and lognormal tails are unbounded.
 _Q_EPS = 1e-6
 _CONF = 0.95
@@ -155,14 +162,11 @@ def global_sensitivity(
     """Sobol or Morris indices of one design's metrics (default: the objectives) over the
     spec's uncertain assumptions (the evaluators' default assumptions +/-20 % when it
     declares none)."""
-    from dse.inspect.sensitivity import assumptions_of, checked_metrics
+    from dse.inspect.sensitivity import assumptions_of, checked_metrics, scenario_model_of
 
     metrics = checked_metrics(model, metrics)
     assumptions = [u for u, _, _ in assumptions_of(model)]
-    scenario_model = StudyModel(
-        **{k: getattr(model, k) for k in StudyModel.__dataclass_fields__ if k != "uncertain"},
-        uncertain=assumptions,
-    )
+    scenario_model = scenario_model_of(model, assumptions)
     fast: list[bool] = []
 
     def fn(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -183,9 +187,7 @@ def _record_path(study: str, method: str) -> Path:
 def record_global(study: str, payload: dict[str, Any]) -> Path:
     """Keep the last Sobol/Morris result in the study folder (``dse report`` shows it)."""
     path = _record_path(study, payload["method"])
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(payload, indent=2) + "\n")
     return path
 
 
@@ -198,10 +200,6 @@ def global_html(study: str) -> list[str]:
             continue
         data = json.loads(path.read_text(encoding="utf-8"))
         sobol = method == "sobol"
-        cols = (
-            ["S1", "S1_conf", "ST", "ST_conf"] if sobol else ["mu_star", "mu_star_conf", "sigma"]
-        )
-        heads = ["S1", "S1 ±", "ST", "ST ±"] if sobol else ["mu*", "mu* ±", "sigma"]
         title = "Sobol indices" if sobol else "Morris elementary effects"
         parts.append(
             f"<h2>Global sensitivity: {title}</h2><p>Design "
@@ -222,13 +220,15 @@ def global_html(study: str) -> list[str]:
                 "<tr><td>"
                 + html.escape(r["assumption"])
                 + "</td>"
-                + "".join(f"<td>{'' if r[c] is None else f'{r[c]:.3f}'}</td>" for c in cols)
+                + "".join(
+                    f"<td>{'' if r[c] is None else f'{r[c]:.3f}'}</td>" for _, c in COLUMNS[method]
+                )
                 + "</tr>"
                 for r in rows
             )
             parts.append(
                 f"<h3>{html.escape(metric)}</h3><table><tr><th>assumption</th>"
-                + "".join(f"<th>{h}</th>" for h in heads)
+                + "".join(f"<th>{h}</th>" for h, _ in COLUMNS[method])
                 + f"</tr>{body}</table>"
             )
     return parts

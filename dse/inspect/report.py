@@ -53,6 +53,8 @@ FIGURES_DIR = "figures"
 def front_figure(view: StudyView, *, height: int = 650) -> go.Figure:
     """Scatter matrix of all objective pairs: infeasible, dominated and front trials apart;
     the front filled by the spec's first searched parameter (a drop-down picks another)."""
+    if len(view.objectives) == 1:
+        return _front_1d(view)
     df = view.trials
     cats = category(view)
     fig = go.Figure()
@@ -105,8 +107,6 @@ def front_figure(view: StudyView, *, height: int = 650) -> go.Figure:
         legend={"orientation": "h", "y": -0.3, "yanchor": "top"},
         dragmode="select",
     )
-    if len(dims_of) == 1:
-        fig = _front_1d(view)
     return fig
 
 

@@ -148,7 +148,6 @@ def pareto_pairs_png(view: StudyView, path: Path) -> Path:
     if shade is not None and colour_by is not None:
         _colour_bar(fig, shade, colour_by, view, left=right + 0.1 / fig.get_figwidth())
     _save(fig, path)
-    plt.close(fig)
     return path
 
 
@@ -209,7 +208,6 @@ def front_by_parameter_png(view: StudyView, path: Path) -> Path | None:
     )
     fig.tight_layout(rect=(0, 0.04, 1, 0.97))
     _save(fig, path, dpi=120)
-    plt.close(fig)
     return path
 
 
@@ -226,7 +224,6 @@ def hypervolume_png(hist: pd.DataFrame, view: StudyView, path: Path) -> Path:
     ax.grid(alpha=0.3)
     fig.tight_layout()
     _save(fig, path)
-    plt.close(fig)
     return path
 
 
@@ -246,14 +243,15 @@ def importances_png(imps: dict[str, dict[str, float] | str], path: Path) -> Path
     ax.legend(fontsize=8)
     fig.tight_layout()
     _save(fig, path)
-    plt.close(fig)
     return path
 
 
 def _save(fig: plt.Figure, path: Path, *, dpi: int = 150) -> None:
-    """A figure written whole, replacing (never writing through) a symlink at ``path``."""
+    """A figure written whole, replacing (never writing through) a symlink at ``path``, then
+    closed."""
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=dpi, format="png")
+    plt.close(fig)
 
 
 def write_pngs(
@@ -264,13 +262,10 @@ def write_pngs(
     imps: dict[str, dict[str, float] | str],
 ) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
-    out = [pareto_pairs_png(view, directory / "pareto_pairs.png")]
-    by_param = front_by_parameter_png(view, directory / "front_by_parameter.png")
-    if by_param is not None:
-        out.append(by_param)
-    if len(hist):
-        out.append(hypervolume_png(hist, view, directory / "hypervolume.png"))
-    p = importances_png(imps, directory / "importances.png")
-    if p is not None:
-        out.append(p)
-    return out
+    written = [
+        pareto_pairs_png(view, directory / "pareto_pairs.png"),
+        front_by_parameter_png(view, directory / "front_by_parameter.png"),
+        hypervolume_png(hist, view, directory / "hypervolume.png") if len(hist) else None,
+        importances_png(imps, directory / "importances.png"),
+    ]
+    return [p for p in written if p is not None]

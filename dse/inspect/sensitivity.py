@@ -241,9 +241,7 @@ def sensitivity(
         col = np.full(n, u.nominal)
         col[1 + 2 * i], col[2 + 2 * i] = lo, hi
         values[u.name] = col
-    probe = dict(model.__dict__)
-    probe["uncertain"] = [u for u, _, _ in rows]
-    scenario_model = StudyModel(**{k: probe[k] for k in StudyModel.__dataclass_fields__})
+    scenario_model = scenario_model_of(model, [u for u, _, _ in rows])
     fast = vectorizable(scenario_model, params, values)
     out = evaluate_under(scenario_model, params, values, vectorized=fast, strict=False)
     table: dict[str, list[Swing]] = {}
@@ -255,3 +253,10 @@ def sensitivity(
         ]
         table[m] = sorted(swings, key=lambda s: (-s.swing, s.assumption))
     return table
+
+
+def scenario_model_of(model: StudyModel, assumptions: list[Uncertain]) -> StudyModel:
+    """``model`` (a plain StudyModel, even of a robust study) whose uncertain assumptions are
+    ``assumptions``: what both sensitivity methods evaluate their scenarios with."""
+    fields = {k: getattr(model, k) for k in StudyModel.__dataclass_fields__}
+    return StudyModel(**{**fields, "uncertain": assumptions})

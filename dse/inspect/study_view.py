@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,12 +171,13 @@ def normalised_hypervolume_history(view: StudyView) -> pd.DataFrame:
     """The normalised hypervolume of the feasible front after each trial number
     (:func:`dse.results.quality.hypervolume_history` divided by the basis' box)."""
     df = view.trials
+    empty = pd.DataFrame({"number": [], "hypervolume": [], "feasible_trials": []})
     if df.empty or view.feasible.empty:
-        return pd.DataFrame({"number": [], "hypervolume": [], "feasible_trials": []})
+        return empty
     try:
         basis = view_basis(view)
     except DseError:
-        return pd.DataFrame({"number": [], "hypervolume": [], "feasible_trials": []})
+        return empty
     df = df.sort_values("number")
     feas = df["number"].isin(set(view.feasible["number"])).to_numpy()
     pts = df[view.objectives].to_numpy(dtype=float)
@@ -215,7 +215,8 @@ def param_importances(view: StudyView) -> dict[str, dict[str, float] | str]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                imp = optuna.importance.get_param_importances(sub, target=_objective(i))
+                target = lambda t, i=i: float(t.values[i])  # noqa: E731 - the i-th objective
+                imp = optuna.importance.get_param_importances(sub, target=target)
             out[obj] = {k: float(v) for k, v in imp.items()}
         except (ValueError, RuntimeError, ZeroDivisionError) as exc:
             out[obj] = f"importances unavailable: {exc}"
@@ -238,15 +239,6 @@ def param_values(frame: pd.DataFrame, column: str, ticks: list[str] | None) -> n
         return frame[column].to_numpy(dtype=float)
     where = {t: float(i) for i, t in enumerate(ticks)}
     return np.array([where.get(str(v), np.nan) for v in frame[column]], dtype=float)
-
-
-def _objective(i: int) -> Callable[[optuna.trial.FrozenTrial], float]:
-    """The ``i``-th objective of a trial (an importance target)."""
-
-    def value(trial: optuna.trial.FrozenTrial) -> float:
-        return float(trial.values[i])
-
-    return value
 
 
 def front_table(view: StudyView) -> pd.DataFrame:

@@ -23,8 +23,9 @@ from dse.model.study_model import StudyModel
 Result = Outcome | EvaluationError
 
 
-def _column(values: list[Any]) -> np.ndarray:
-    """One parameter across the batch; mixed-type choices stay Python objects."""
+def as_column(values: Sequence[Any]) -> np.ndarray:
+    """One parameter's values as an array (a batch's designs, a grid's choices); mixed types
+    (``[0.5, "big", 2]``) stay Python objects, since numpy would make them all strings."""
     if len({type(v) for v in values}) <= 1:
         return np.asarray(values)
     out = np.empty(len(values), dtype=object)
@@ -63,7 +64,7 @@ def evaluate_trials(
     names = list(designs[0])
     if any(list(d) != names for d in designs):
         return [_one(model, d, evaluate) for d in designs]
-    arrays = {n: _column([d[n] for d in designs]) for n in names}
+    arrays = {n: as_column([d[n] for d in designs]) for n in names}
     n = len(designs)
     try:
         with np.errstate(all="ignore"):

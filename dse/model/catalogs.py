@@ -67,12 +67,14 @@ def _each(hook: str) -> list[Any]:
     return [getattr(c, hook) for c in installed_catalogs().values() if hasattr(c, hook)]
 
 
+def _merged(hook: str) -> dict[str, str]:
+    """Every catalog's ``hook()`` mapping, merged in catalog order."""
+    return {k: v for fn in _each(hook) for k, v in fn().items()}
+
+
 def preset_kinds() -> dict[str, str]:
     """Kind -> where a spec names a preset of that kind."""
-    out: dict[str, str] = {}
-    for kinds in _each("kinds"):
-        out.update(kinds())
-    return out
+    return _merged("kinds")
 
 
 def _kind(kind: str) -> str:
@@ -125,10 +127,7 @@ def params() -> list[dict[str, Any]]:
 
 def examples() -> dict[str, str]:
     """Example specs (name -> YAML text) of every catalog."""
-    out: dict[str, str] = {}
-    for fn in _each("examples"):
-        out.update(fn())
-    return out
+    return _merged("examples")
 
 
 def starter() -> str | None:

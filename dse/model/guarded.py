@@ -81,10 +81,7 @@ def trial_evaluator(
 ) -> tuple[Callable[[Mapping[str, Any]], Outcome], Callable[[], None]]:
     """The function a runner evaluates each trial's design with, and how to close it:
     in-process without ``search.trial_timeout_s``, in a deadline child with it."""
-    timeout = model.spec.search.trial_timeout_s
-    if timeout is None:
-        return (lambda params: evaluate_trial(model, params)), (lambda: None)
-    isolated = Isolated(partial(evaluate_trial, model), timeout)
+    isolated = Isolated(partial(evaluate_trial, model), model.spec.search.trial_timeout_s)
 
     def evaluate(params: Mapping[str, Any]) -> Outcome:
         try:

@@ -93,21 +93,19 @@ def _hook_problem(hooks: Mapping[str, Any]) -> str | None:
     version = hooks.get("version")
     if version is not None and not isinstance(version, str):
         return f"'version' must be a string, got {_kind(version)}"
-    params = hooks.get("params")
-    if params is not None:
-        # A list, set or mapping, never a one-shot iterator (read twice) nor an endless one.
-        if isinstance(params, str | bytes) or not isinstance(params, Sequence | Set | Mapping):
-            return f"'params' must be a list of design keys, got {_kind(params)}"
-        bad = [p for p in params if not isinstance(p, str)]
+    # Lists of strings: a list, set or mapping of design keys, a list of constraints; never a
+    # one-shot iterator (read twice) nor an endless one.
+    lists = (("params", "design keys", Sequence | Set | Mapping),
+             ("default_constraints", "constraints", Sequence))  # fmt: skip
+    for hook, what, kinds in lists:
+        value = hooks.get(hook)
+        if value is None:
+            continue
+        if isinstance(value, str | bytes) or not isinstance(value, kinds):
+            return f"'{hook}' must be a list of {what}, got {_kind(value)}"
+        bad = [v for v in value if not isinstance(v, str)]
         if bad:
-            return f"'params' must hold design keys (strings), got {_kind(bad[0])}"
-    defaults = hooks.get("default_constraints")
-    if defaults is not None:
-        if isinstance(defaults, str | bytes) or not isinstance(defaults, Sequence):
-            return f"'default_constraints' must be a list of constraints, got {_kind(defaults)}"
-        bad = [c for c in defaults if not isinstance(c, str)]
-        if bad:
-            return f"'default_constraints' must hold constraints (strings), got {_kind(bad[0])}"
+            return f"'{hook}' must hold {what} (strings), got {_kind(bad[0])}"
     for hook, value in hooks.items():
         if hook not in _DATA_HOOKS and value is not None and not callable(value):
             return f"'{hook}' must be a function, got {_kind(value)}"

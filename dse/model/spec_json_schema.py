@@ -46,13 +46,12 @@ def _allow_distributions(props: dict[str, Any], schema: dict[str, Any]) -> None:
             return
         if not isinstance(node, dict):
             return
-        for key in ("properties",):
-            for name, sub in list(node.get(key, {}).items()):
-                if isinstance(sub, dict) and sub.get("type") in ("number", "integer"):
-                    about = {k: sub[k] for k in ("description", "default") if k in sub}
-                    node[key][name] = {**about, "anyOf": [sub, dist]}
-                else:
-                    walk(sub)
+        for name, sub in list(node.get("properties", {}).items()):
+            if isinstance(sub, dict) and sub.get("type") in ("number", "integer"):
+                about = {k: sub[k] for k in ("description", "default") if k in sub}
+                node["properties"][name] = {**about, "anyOf": [sub, dist]}
+            else:
+                walk(sub)
         for key in ("anyOf", "oneOf", "allOf", "items", "additionalProperties"):
             if key in node:
                 walk(node[key])

@@ -13,36 +13,34 @@ from typing import Any
 BUCKETS = ("finished", "complete", "feasible", "failed", "pruned", "running", "waiting", "stale")
 
 
+#: The buckets that are one trial state each (``STALE``: a FAIL retired after a lost worker).
+_STATES = {
+    "complete": "COMPLETE",
+    "failed": "FAIL",
+    "pruned": "PRUNED",
+    "running": "RUNNING",
+    "waiting": "WAITING",
+    "stale": "STALE",
+}
+
+
 def trial_counts(trials: Any) -> dict[str, int]:
     """Counts of a trials frame (``dse.results.records.trials_frame``), one bucket per trial."""
-    counts = dict.fromkeys(BUCKETS, 0)
     if len(trials) == 0:
-        return counts
+        return dict.fromkeys(BUCKETS, 0)
     state = trials["state"].astype(str)
     stale = trials["stale"].astype(bool) if "stale" in trials else state == ""
-    counts["stale"] = int((stale & (state == "FAIL")).sum())
-    counts["complete"] = int((state == "COMPLETE").sum())
-    counts["feasible"] = int(((state == "COMPLETE") & trials["feasible"].astype(bool)).sum())
-    counts["failed"] = int(((state == "FAIL") & ~stale).sum())
-    counts["pruned"] = int((state == "PRUNED").sum())
-    counts["running"] = int((state == "RUNNING").sum())
-    counts["waiting"] = int((state == "WAITING").sum())
-    counts["finished"] = counts["complete"] + counts["failed"] + counts["pruned"]
-    return counts
+    state = state.mask(stale & (state == "FAIL"), "STALE")
+    feasible = int(((state == "COMPLETE") & trials["feasible"].astype(bool)).sum())
+    return counts_from_states(state.value_counts().to_dict(), feasible=feasible)
 
 
 def counts_from_states(states: dict[str, int], *, feasible: int) -> dict[str, int]:
     """The same buckets from a ``{STATE: n}`` tally (``dse status``; ``STALE`` counted apart)."""
-    counts = dict.fromkeys(BUCKETS, 0)
-    counts["complete"] = states.get("COMPLETE", 0)
-    counts["failed"] = states.get("FAIL", 0)
-    counts["pruned"] = states.get("PRUNED", 0)
-    counts["running"] = states.get("RUNNING", 0)
-    counts["waiting"] = states.get("WAITING", 0)
-    counts["stale"] = states.get("STALE", 0)
+    counts = {b: int(states.get(s, 0)) for b, s in _STATES.items()}
     counts["feasible"] = feasible
     counts["finished"] = counts["complete"] + counts["failed"] + counts["pruned"]
-    return counts
+    return {b: counts[b] for b in BUCKETS}
 
 
 def counts_line(counts: dict[str, int]) -> str:

@@ -57,15 +57,10 @@ __all__ = [
 ]
 
 
-def _dominating(points: np.ndarray, ref: np.ndarray, maximize: Sequence[bool]) -> np.ndarray:
-    """Rows that strictly dominate the reference point (the only ones with volume)."""
-    return np.all(as_min(points, maximize) < as_min(ref, maximize), axis=1)
-
-
 def front_hypervolume(points: np.ndarray, ref: np.ndarray, maximize: Sequence[bool]) -> float:
     pts = np.asarray(points, dtype=float).reshape(-1, len(maximize))
     pts = pts[np.all(np.isfinite(pts), axis=1)]
-    pts = pts[_dominating(pts, ref, maximize)]
+    pts = pts[np.all(as_min(pts, maximize) < as_min(ref, maximize), axis=1)]  # those with volume
     return hypervolume(pts, [float(v) for v in ref], maximize) if len(pts) else 0.0
 
 
@@ -133,14 +128,18 @@ def study_basis(
 ) -> HypervolumeBasis:
     """:func:`hypervolume_basis` of a recorded study (its sweep front read when recorded)."""
     names = list(objectives)
-    sweep = read_sweep(name)
-    exact = None
-    if sweep is not None and all(n in sweep[1] for n in names) and len(sweep[1]):
-        exact = sweep[1][names].to_numpy(dtype=float)
     pts = front[names].to_numpy(dtype=float) if len(front) else np.empty((0, len(names)))
     return hypervolume_basis(
-        thresholds=thresholds, maximize=maximize, front=pts, sweep_front=exact
+        thresholds=thresholds, maximize=maximize, front=pts, sweep_front=_sweep_front(name, names)
     )
+
+
+def _sweep_front(name: str, names: list[str]) -> np.ndarray | None:
+    """The objectives ``names`` of the study's recorded sweep front; None without one."""
+    sweep = read_sweep(name)
+    if sweep is not None and all(n in sweep[1] for n in names) and len(sweep[1]):
+        return sweep[1][names].to_numpy(dtype=float)
+    return None
 
 
 def igd_plus(points: np.ndarray, front: np.ndarray, maximize: Sequence[bool]) -> float:
@@ -224,10 +223,7 @@ def study_quality(
         if "stale" in df:
             done &= ~df["stale"].astype(bool)
         df = df[done].sort_values("number").reset_index(drop=True)
-    sweep = read_sweep(name)
-    exact = None
-    if sweep is not None and all(n in sweep[1] for n in names) and len(sweep[1]):
-        exact = sweep[1][names].to_numpy(dtype=float)
+    exact = _sweep_front(name, names)
     study_pts = front[names].to_numpy(dtype=float) if len(front) else np.empty((0, len(names)))
     basis = hypervolume_basis(
         thresholds=thresholds, maximize=maximize, front=study_pts, sweep_front=exact

@@ -91,17 +91,12 @@ def plain(obj: Any) -> Any:
     return obj
 
 
-def write_lock(path: Path, lock: dict[str, Any]) -> None:
-    """Write a lock file whole or not at all (several workers write it; a kill mid-write
-    must not leave half of one)."""
-    lock = {"dse_version": __version__, **lock}
-    write_text_atomic(path, yaml.safe_dump(plain(lock), sort_keys=False))
-
-
 def write_lock_atomic(directory: Path, lock: dict[str, Any]) -> None:
-    """``directory/spec.lock.yaml``, creating the folder."""
+    """``directory/spec.lock.yaml``, creating the folder, written whole or not at all (several
+    workers write it; a kill mid-write must not leave half of one)."""
     directory.mkdir(parents=True, exist_ok=True)
-    write_lock(directory / LOCK_FILE, lock)
+    lock = {"dse_version": __version__, **lock}
+    write_text_atomic(directory / LOCK_FILE, yaml.safe_dump(plain(lock), sort_keys=False))
 
 
 def read_lock(name: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from dse.spec.messages import choices_text
 from dse.spec.pydantic_errors import pydantic_problems
 from dse.spec.ranges import range_problems
 from dse.spec.schema import LoadedSpec, StudySpec
-from dse.spec.yamlio import load_yaml, loads_yaml
+from dse.spec.yamlio import loads_yaml
 
 #: Top-level fields whose bad items can be dropped one by one so the rest is still checked.
 _ITEM_FIELDS = ("space", "evaluators", "objectives")
@@ -66,7 +66,7 @@ def collect_spec(
     """
     path = Path(path)
     try:
-        raw, lines = load_yaml(path) if text is None else loads_yaml(text, filename=str(path))
+        raw, lines = loads_yaml(text, filename=str(path))
     except SpecError as exc:
         return None, list(exc.problems)
     holder = LoadedSpec.__new__(LoadedSpec)

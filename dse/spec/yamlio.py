@@ -9,28 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from dse.errors import Problem, SpecError, YamlReadError
-from dse.spec.safe_yaml import YamlDoc, parse, read_yaml
+from dse.spec.safe_yaml import Loc, YamlDoc, parse, read_yaml
 
-Loc = tuple[str | int, ...]
-
-
-def problem(exc: YamlReadError) -> Problem:
-    return Problem(exc.file, exc.line, exc.field, exc.message)
+__all__ = ["Loc", "load_yaml", "loads_yaml"]
 
 
 def load_yaml(path: Path) -> tuple[Any, YamlDoc]:
     """Read a YAML file with every guard; raise SpecError (file, line) when it cannot be used."""
-    try:
-        doc = read_yaml(path)
-    except YamlReadError as exc:
-        raise SpecError([problem(exc)]) from None
-    return doc.data, doc
+    return loads_yaml(None, filename=str(path))
 
 
-def loads_yaml(text: str, *, filename: str) -> tuple[Any, YamlDoc]:
-    """YAML text (already read) with the same guards."""
+def loads_yaml(text: str | None, *, filename: str) -> tuple[Any, YamlDoc]:
+    """YAML text (already read; None: read ``filename``) with the same guards."""
     try:
-        doc = parse(text, filename)
+        doc = read_yaml(filename) if text is None else parse(text, filename)
     except YamlReadError as exc:
-        raise SpecError([problem(exc)]) from None
+        raise SpecError([Problem(exc.file, exc.line, exc.field, exc.message)]) from None
     return doc.data, doc

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ import optuna
 from dse.errors import EvaluatorError
 from dse.model.study_model import StudyModel
 from dse.plugin import import_object
-from dse.spec.entry_points import installed_entry_points, load_entry_point, wrap_plugin
+from dse.spec.entry_points import load_entry_point, wrap_plugin
 from dse.spec.schema import SAMPLER_GROUP, ParamSpec, SearchSpec
 
 _EXPECTED = (
@@ -79,11 +78,6 @@ class Sampler:
         return wrap_plugin(
             cls, obj, origin, field="build", expected=_EXPECTED, error=EvaluatorError
         )
-
-
-def installed() -> dict[str, EntryPoint]:
-    """The entry points of the ``dse.samplers`` group by name (loaded on first use)."""
-    return installed_entry_points(SAMPLER_GROUP)
 
 
 @cache

@@ -22,7 +22,7 @@ from optuna.trial import FrozenTrial
 
 from dse.errors import ConformanceError, Problem, SpecError
 from dse.search.samplers.factory import build_sampler, distribution
-from dse.search.samplers.plugin import Sampler, installed, load_sampler
+from dse.search.samplers.plugin import Sampler, load_sampler
 from dse.search.study.batch import BatchPlanner
 from dse.spec.schema import (
     CategoricalParam,
@@ -30,6 +30,7 @@ from dse.spec.schema import (
     IntParam,
     ParamSpec,
     SearchSpec,
+    installed_samplers,
 )
 
 #: The default space: a stepped float (so a grid can search it too), an int and a categorical.
@@ -66,7 +67,7 @@ def check_sampler(
     with ``options`` on ``space``; return it as the engine wraps it. Raises
     :class:`ConformanceError` naming the rule it breaks."""
     if isinstance(sampler, str):
-        if sampler not in installed():
+        if sampler not in installed_samplers():
             raise ConformanceError(f"no sampler {sampler!r} is installed under 'dse.samplers'")
         plugin = load_sampler(SearchSpec(sampler=sampler))
     else:

@@ -278,13 +278,6 @@ def set_trials_user_attrs(
         raise error
 
 
-def set_trial_user_attrs(
-    storage: optuna.storages.BaseStorage, trial_id: int, attrs: dict[str, Any]
-) -> None:
-    """Many user attributes of one trial (one journal append on a journal)."""
-    set_trials_user_attrs(storage, {trial_id: attrs})
-
-
 register_builtin("journal", open_journal)
 register_builtin("grpc", open_grpc)
 register_builtin("rdb", open_rdb)

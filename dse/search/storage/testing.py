@@ -15,7 +15,7 @@ from dse.search.storage._open import open_storage, storage_problem
 from dse.search.storage._plugin import backend_for
 from dse.search.stored import METRICS_ATTR, WORKER_ATTR
 from dse.search.study.batch import suggest
-from dse.search.study.recovery import FINISHED, claim_trials, enqueue_trials, study_load
+from dse.search.study.recovery import FINISHED, claim_trial, enqueue_trials, study_load
 
 
 def check_storage(url: str, *, study: str = "dse-storage-check") -> None:
@@ -40,7 +40,7 @@ def check_storage(url: str, *, study: str = "dse-storage-check") -> None:
     directions = [StudyDirection.MINIMIZE, StudyDirection.MAXIMIZE]
     s = optuna.create_study(storage=storage, study_name=study, directions=directions)
     enqueue_trials(s, [{"x": 0.25}])
-    ids = claim_trials(s, 3)
+    ids = [claim_trial(s) for _ in range(3)]
     _expect(len(set(ids)) == 3, f"3 claimed trials, got ids {ids}")
     claimed = [storage_of(s).get_trial(i) for i in ids]
     _expect(

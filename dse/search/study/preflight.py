@@ -35,20 +35,19 @@ def preflight(model: StudyModel, *, storage: str | None = None, ready: bool = Tr
     except SpecError as exc:
         problems += exc.problems
     spec = model.spec
-    if spec.storage is not None:
-        why = storage_problem(
-            absolute_url(spec.storage), journal_outside_studies=spec.journal_outside_studies
-        ) or _folder_problem(spec.storage)
-        if why:
-            problems.append(model.loaded.problem(("storage",), why))
+
+    def url_problem(url: str) -> str | None:
+        outside = spec.journal_outside_studies
+        return storage_problem(absolute_url(url), journal_outside_studies=outside) or (
+            _folder_problem(url)
+        )
+
+    if spec.storage is not None and (why := url_problem(spec.storage)):
+        problems.append(model.loaded.problem(("storage",), why))
     if problems:
         raise SpecError(problems)
-    if storage is not None:
-        why = storage_problem(
-            absolute_url(storage), journal_outside_studies=spec.journal_outside_studies
-        ) or _folder_problem(storage)
-        if why:
-            raise StorageError(f"--storage {shorten(storage, 200)!r}: {why}")
+    if storage is not None and (why := url_problem(storage)):
+        raise StorageError(f"--storage {shorten(storage, 200)!r}: {why}")
     if not ready:
         return
     root = studies_root()

@@ -26,7 +26,7 @@ from dse.search.optuna_private import (
     study_id,
 )
 from dse.search.optuna_private import trial_id as private_trial_id
-from dse.search.storage import set_trial_user_attrs
+from dse.search.storage import set_trials_user_attrs
 from dse.search.stored import FAIL_ATTR, STALE_ATTR, WORKER_ATTR
 from dse.spec.atomic import pid_alive
 
@@ -153,7 +153,7 @@ def claim_trial(study: optuna.Study) -> int:
     tags = _owner_tags()
     waiting = pop_waiting_trial_id(study)
     if waiting is not None:
-        set_trial_user_attrs(storage_of(study), waiting, tags)
+        set_trials_user_attrs(storage_of(study), {waiting: tags})  # one journal append
         return waiting
     template = FrozenTrial(
         number=0,
@@ -169,11 +169,6 @@ def claim_trial(study: optuna.Study) -> int:
         trial_id=0,
     )
     return storage_of(study).create_new_trial(study_id(study), template_trial=template)
-
-
-def claim_trials(study: optuna.Study, n: int) -> list[int]:
-    """``n`` trials for this worker (:func:`claim_trial` each)."""
-    return [claim_trial(study) for _ in range(n)]
 
 
 def enqueue_trials(study: optuna.Study, designs: list[dict[str, Any]]) -> None:

@@ -35,7 +35,6 @@ from dse.search.study.batch import BatchPlanner, run_batch
 from dse.search.study.recovery import (
     FINISHED,
     claim_trial,
-    claim_trials,
     finished_count,
     give_back_trial,
     recover_stale_trials,
@@ -212,20 +211,51 @@ def run_study(
         enqueue_warm_start(model, study)
     evaluate, close_evaluator = trial_evaluator(model)
     reseed = seed_offset is None and model.spec.search.seed is not None
-    try:
-        _loop(
-            model,
-            study,
-            dists,
-            tracker,
-            trials,
-            evaluate,
-            on_progress,
-            timeout_s,
-            should_stop,
-            reseed=reseed,
-            batch=batch,
-        )
+    start = recovered = time.monotonic()  # stale trials were just recovered
+    planner = BatchPlanner(sampler_of(model))
+    # With a time limit every design runs alone in the deadline child (dse.model.guarded).
+    vectorized = model.spec.search.trial_timeout_s is None
+    mine = 0
+    try:  # claim, evaluate and tell trials until the study-wide total (see above)
+        while True:
+            if timeout_s is not None and time.monotonic() - start > timeout_s:
+                break
+            if should_stop is not None and should_stop():
+                break
+            if time.monotonic() - recovered >= RECOVER_S:
+                recover_stale_trials(study)
+                recovered = time.monotonic()
+            trial_ids, finished = _claim(study, planner, trials, batch=batch)
+            if finished >= trials:
+                break
+            if not trial_ids:
+                time.sleep(POLL_S)  # the last trials run elsewhere
+                continue
+            if reseed:
+                reseed = False
+                number = storage_of(study).get_trial_number_from_id(trial_ids[0])
+                if number:
+                    study.sampler = make_sampler(model, _offset_seed(model, number))
+            try:
+                told = run_batch(
+                    model, study, dists, trial_ids, evaluate=evaluate, vectorized=vectorized
+                )
+            except BaseException:
+                for trial_id in trial_ids:
+                    if not storage_of(study).get_trial(trial_id).state.is_finished():
+                        give_back_trial(study, trial_id, "interrupted; parameters re-queued")
+                raise
+            for trial in told:
+                if trial is not None:
+                    tracker.add_trial(trial)
+                    mine += 1
+            if on_progress and any(trial is not None for trial in told):
+                done = finished_count(study)
+                on_progress(
+                    Progress(
+                        done, trials, tracker.feasible, tracker.front_size(), tracker.failed, mine
+                    )
+                )
     finally:
         close_evaluator()
     return study
@@ -240,66 +270,5 @@ def _claim(
     free = trials - finished - running
     if finished >= trials or free <= 0:
         return [], finished
-    return claim_trials(study, planner.size(study, free) if batch else 1), finished
-
-
-def _loop(
-    model: StudyModel,
-    study: optuna.Study,
-    dists: dict[str, BaseDistribution],
-    tracker: FrontTracker,
-    trials: int,
-    evaluate: Callable[[Mapping[str, Any]], Outcome],
-    on_progress: Callable[[Progress], None] | None,
-    timeout_s: float | None,
-    should_stop: Callable[[], bool] | None,
-    *,
-    reseed: bool,
-    batch: bool = True,
-) -> None:
-    """Claim, evaluate and tell trials until the study-wide total (see ``run_study``)."""
-    start = time.monotonic()
-    planner = BatchPlanner(sampler_of(model))
-    # With a time limit every design runs alone in the deadline child (dse.model.guarded).
-    vectorized = model.spec.search.trial_timeout_s is None
-    recovered = time.monotonic()  # run_study just did
-    mine = 0
-    while True:
-        if timeout_s is not None and time.monotonic() - start > timeout_s:
-            break
-        if should_stop is not None and should_stop():
-            break
-        if time.monotonic() - recovered >= RECOVER_S:
-            recover_stale_trials(study)
-            recovered = time.monotonic()
-        trial_ids, finished = _claim(study, planner, trials, batch=batch)
-        if finished >= trials:
-            break
-        if not trial_ids:
-            time.sleep(POLL_S)  # the last trials run elsewhere
-            continue
-        if reseed:
-            reseed = False
-            number = storage_of(study).get_trial_number_from_id(trial_ids[0])
-            if number:
-                study.sampler = make_sampler(model, _offset_seed(model, number))
-        try:
-            told = run_batch(
-                model, study, dists, trial_ids, evaluate=evaluate, vectorized=vectorized
-            )
-        except BaseException:
-            for trial_id in trial_ids:
-                if not storage_of(study).get_trial(trial_id).state.is_finished():
-                    give_back_trial(study, trial_id, "interrupted; parameters re-queued")
-            raise
-        for t in told:
-            if t is not None:
-                tracker.add_trial(t)
-                mine += 1
-        if on_progress and any(t is not None for t in told):
-            done = finished_count(study)
-            on_progress(
-                Progress(
-                    done, trials, tracker.feasible, tracker.front_size(), tracker.failed, mine
-                )
-            )
+    n = planner.size(study, free) if batch else 1
+    return [claim_trial(study) for _ in range(n)], finished

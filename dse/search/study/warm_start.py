@@ -84,7 +84,7 @@ def enqueue_warm_start(model: StudyModel, study: optuna.Study) -> None:
         k = int(options.get("population_size", 50))
         try:
             samples = warm_start_samples(model)
-            designs = plain(warm_start_designs(model, samples=samples, k=k, seed=search.seed))
+            designs = warm_start_designs(model, samples=samples, k=k, seed=search.seed)
         except EvaluationError:
             if search.warm_start is not None:
                 raise
@@ -122,7 +122,7 @@ def warm_start_designs(
         contrib = moocore.hv_contributions(pts[idx], ref=r)
         idx = np.delete(idx, int(np.argmin(contrib)))
     cols = {n: front[f"params.{n}"].to_numpy() for n in model.spec.space}
-    return [{n: _plain(v[i]) for n, v in cols.items()} for i in sorted(idx)]
+    return plain([{n: v[i] for n, v in cols.items()} for i in sorted(idx)])
 
 
 def _coarse_front(model: StudyModel, *, samples: int, seed: int | None) -> pd.DataFrame:
@@ -133,8 +133,3 @@ def _coarse_front(model: StudyModel, *, samples: int, seed: int | None) -> pd.Da
     for index in range(plan.n_chunks):
         tally.add(evaluate_chunk(model, plan, index))
     return front_frame(tally, model.objective_names)
-
-
-def _plain(v: Any) -> Any:
-    """numpy scalars -> Python values (Optuna checks enqueued params against distributions)."""
-    return v.item() if isinstance(v, np.generic) else v

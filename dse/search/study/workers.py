@@ -107,13 +107,6 @@ class WorkerProgress:
             print(text, file=sys.stderr, flush=True)
 
 
-def progress_hooks(progress: WorkerProgress | None) -> dict[str, Any]:
-    """``run_worker``'s ``on_begin``/``on_progress`` for ``progress`` (none if None)."""
-    if progress is None:
-        return {}
-    return {"on_begin": progress.begin, "on_progress": progress}
-
-
 def _parent_gone(parent: int | None) -> Callable[[], bool] | None:
     if parent is None:
         return None

@@ -48,11 +48,6 @@ def _evaluate(digest: str, blob: bytes, indices: tuple[int, ...]) -> list[ChunkF
     return [evaluate_chunk(model, plan, index) for index in indices]
 
 
-def _cpu_s() -> float:
-    """CPU seconds (user + system) of the calling process so far."""
-    return time.process_time()
-
-
 def run_chunks_dask(
     model: StudyModel,
     plan: SweepPlan,
@@ -71,11 +66,11 @@ def run_chunks_dask(
     pending = iter(todo)
     with ExitStack() as stack:
         client = _connect(stack, scheduler, connect_timeout_s)
-        cpu_before = client.run(_cpu_s)
+        cpu_before = client.run(time.process_time)  # each worker's CPU s
         workers = len(client.nthreads())
         startup_s = time.perf_counter() - t0
         _evaluate_on(client, model, plan, list(pending), on_chunk, key=key)
-        cpu_after = client.run(_cpu_s)
+        cpu_after = client.run(time.process_time)
         cpu = sum(v - cpu_before.get(k, 0.0) for k, v in cpu_after.items())
         return {"workers": workers, "startup_s": startup_s, "worker_cpu_s": cpu}
 

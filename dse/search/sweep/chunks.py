@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dse.errors import DseError
+from dse.model.batched import as_column
 from dse.model.outcome import Outcome
 from dse.model.pareto import ParetoArchive, nondominated_mask
 from dse.model.study_model import StudyModel
@@ -44,16 +45,6 @@ DEFAULT_CHUNK = 1 << 17
 # -- design generators (numpy only, index-addressable) ---------------------------------------
 
 
-def _choices(p: CategoricalParam) -> np.ndarray:
-    """The choices as an array; mixed types (``[0.5, big, 2]``) stay Python objects, since
-    numpy would turn them all into strings."""
-    if len({type(c) for c in p.choices}) == 1:
-        return np.asarray(p.choices)
-    out = np.empty(len(p.choices), dtype=object)
-    out[:] = p.choices
-    return out
-
-
 def axis_length(p: ParamSpec) -> float:
     """How many grid values a parameter has, counted without making them (inf: a float
     without ``step``)."""
@@ -69,7 +60,7 @@ def grid_axis(p: ParamSpec) -> np.ndarray | None:
     """Every grid value of a parameter (the grid sampler's and the sweep's); None for a float
     without ``step``."""
     if isinstance(p, CategoricalParam):
-        return _choices(p)
+        return as_column(p.choices)
     n = axis_length(p)
     if not math.isfinite(n):
         return None
@@ -146,7 +137,7 @@ def halton(start: int, n: int, dim: int, *, seed: int | None) -> np.ndarray:
 def _from_unit(p: ParamSpec, u: np.ndarray) -> np.ndarray:
     """Map uniform ``u`` to a parameter the way Optuna's distributions sample it."""
     if isinstance(p, CategoricalParam):
-        choices = _choices(p)
+        choices = as_column(p.choices)
         return choices[np.minimum((u * len(choices)).astype(np.int64), len(choices) - 1)]
     if isinstance(p, IntParam):
         if p.log:

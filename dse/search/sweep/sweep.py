@@ -137,10 +137,8 @@ def _sample_chunks(
 
 
 def space_size(space: dict[str, ParamSpec]) -> int | None:
-    """Number of grid points, or None when a float has no step or the grid is over the cap
-    (counted, never allocated)."""
-    if any(isinstance(p, FloatParam) and p.step is None for p in space.values()):
-        return None
+    """Number of grid points, or None when a float has no step (an infinite axis) or the grid
+    is over the cap (counted, never allocated)."""
     size = grid_size(space)
     return int(size) if size <= MAX_GRID_DESIGNS else None
 
