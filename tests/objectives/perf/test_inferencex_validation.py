@@ -251,23 +251,22 @@ def test_sample_a_figures_are_the_declared_rows_alone(vi, res) -> None:
     _kept({k[1:]: v for k, v in g.items() if k[0] == "A"}, KEPT)
 
 
-def test_sample_b_family_figures_kept(vi, res, res_mixed) -> None:
-    b = vi.groups(vi.of_sample(res, "B"))
-    _kept(b, KEPT_B)
-    n = {fam: b[("family", fam)]["out_tps_gpu"]["n"] for fam in KEPT_B}
-    assert n == {"Hopper": 3, "Blackwell": 13, "AMD": 3}
-    _kept(vi.groups(vi.of_sample(res_mixed, "B")), KEPT_B_MIXED)
-
-
-def test_sample_c_family_figures_kept(vi, res, res_mixed) -> None:
-    c = vi.groups(vi.of_sample(res, "C"))
-    _kept(c, KEPT_C)
-    n = {fam: c[("family", fam)]["out_tps_gpu"]["n"] for fam in KEPT_C}
-    assert n == {"Hopper": 3, "Blackwell": 26, "AMD": 19}
-    _kept(vi.groups(vi.of_sample(res_mixed, "C")), KEPT_C_MIXED)
-    # the per-sample table carries C's figures too, unmoved by A and B
-    g = vi.sample_groups(res)
-    _kept({k[1:]: v for k, v in g.items() if k[0] == "C"}, KEPT_C)
+@pytest.mark.parametrize(
+    ("sample", "rows"),
+    [
+        ("B", {"Hopper": 3, "Blackwell": 13, "AMD": 3}),
+        ("C", {"Hopper": 3, "Blackwell": 26, "AMD": 19}),
+    ],
+)
+def test_out_of_sample_family_figures_kept(vi, res, res_mixed, sample, rows) -> None:
+    """Samples B and C (declared before their rows were read): per family as declared and with
+    every step mixed, and in the per-sample table, unmoved by the other samples."""
+    kept, mixed = {"B": (KEPT_B, KEPT_B_MIXED), "C": (KEPT_C, KEPT_C_MIXED)}[sample]
+    g = vi.groups(vi.of_sample(res, sample))
+    _kept(g, kept)
+    assert {fam: g[("family", fam)]["out_tps_gpu"]["n"] for fam in kept} == rows
+    _kept(vi.groups(vi.of_sample(res_mixed, sample)), mixed)
+    _kept({k[1:]: v for k, v in vi.sample_groups(res).items() if k[0] == sample}, kept)
 
 
 def test_sample_c_misses_the_targets(vi, res) -> None:
