@@ -15,7 +15,8 @@ Topology rules (each one a documented approximation, vectorized over designs):
   switch trays and a copper spine; liquid-cooled).
 - mesh: a switched domain without switches: every GPU of the domain has a link of its own to
   every other (AMD Instinct's Infinity Fabric, 7 links among 8 OAMs on one baseboard). Timed
-  and powered as ``switched``; priced without switch ports (objectives.fabric.cost).
+  as ``switched``; no switch power (objectives.perf.power) and no switch ports
+  (objectives.fabric.cost).
 - packet: non-blocking, 2t - 1 switch traversals for t tiers; every group is feasible.
 - direct with copper links reaches one rack of compute silicon (``rack_silicon_mm2``); beyond
   it is infeasible. Reach is counted in silicon, never in GPUs: a cluster of small dies reaches

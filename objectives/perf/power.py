@@ -14,7 +14,7 @@ import numpy as np
 
 from objectives._evaluator import tech, value
 from objectives.fabric.cost import ocs_ports
-from objectives.fabric.topology import OCS, PACKET, SWITCHED
+from objectives.fabric.topology import OCS, PACKET, SWITCHED, is_mesh_domain
 from objectives.perf.hardware import compute_w_per_mm2
 
 
@@ -69,7 +69,8 @@ def fabric_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.n
     Switched and packet fabrics: every bit crosses ``fabric_hops`` switch chips, each costing
     the switch's pJ/bit (ASIC power / per-direction capacity) plus a switch-side transceiver
     for optical links. An OCS is passive optics: a fixed power per port in use. A direct torus
-    has no switch. Always on, like the links.
+    has no switch, nor has a ``mesh`` domain (each GPU wired to every other, as AMD's Infinity
+    Fabric): its links' power is in the package. Always on, like the links.
     """
     code = hw["fabric_code"]
     if code.ndim == 1 and code.size > 1 and code.strides == (0,):
@@ -78,6 +79,7 @@ def fabric_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.n
     electrical, packet = (tech(d, f"{k}_switch_pj_per_bit") for k in ("electrical", "packet"))
     switch = np.where(code == SWITCHED, electrical, packet)
     through = hw["net_gbps_per_gpu"] * 1e9 * hw["fabric_hops"] * (switch + side) * 1e-12
+    through = np.where(is_mesh_domain(d), 0.0, through)  # no switch chip to cross
     if not np.any(code == OCS):
         return np.where((code == SWITCHED) | (code == PACKET), through, 0.0)
     ports = ocs_ports(
