@@ -203,7 +203,9 @@ def plausibility(context: Mapping[str, Any]) -> list[str]:
 
 def headline(context: Mapping[str, Any]) -> str | None:
     """The assumptions every figure rests on, said above the numbers: the price basis
-    (``price_basis``: at manufacturing cost, or at each vendor's market margin), and under
+    (``price_basis``: at manufacturing cost, or at each vendor's market margin), a shipped
+    product's own host bill where it carries one (``host_usd_per_gpu``: a designed GPU's host
+    is sized by its power, which can decide a close comparison with a product), and under
     Poisson arrivals how requests reach the replicas (``workload.dispatch``: it can decide
     between few large replicas and many small ones)."""
     basis = context.get("price_basis")
@@ -217,6 +219,12 @@ def headline(context: Mapping[str, Any]) -> str | None:
         parts.append(
             "prices at market: each GPU vendor's and each class of network gear's cited "
             "gross margin on its cost (price_basis=market)"
+        )
+    host = context.get("host_usd_per_gpu")
+    if isinstance(host, int | float) and host > 0:
+        parts.append(
+            f"host: the platform's own bill, ${host:,.0f} per GPU (host_usd_per_gpu; "
+            "0 sizes it by GPU power at technology.host_usd_per_gpu_kw, as a designed GPU's)"
         )
     wl = context.get("workload")
     if isinstance(wl, Mapping) and wl.get("arrivals") == "poisson":

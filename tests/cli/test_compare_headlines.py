@@ -57,6 +57,18 @@ def test_poisson_arrivals_say_how_requests_reach_the_replicas():
     assert "poisson" not in " ".join(headline_lines(saturated))
 
 
+def test_a_products_own_host_bill_is_said():
+    """A shipped product carrying its platform's host bill (host_usd_per_gpu) against a design
+    whose host is sized by its power: the two rest on different host rules, so each is named."""
+    designs, _ = compare([f"{H100}", f"{H100}::gpu=b200"], labels=["h100", "b200"])
+    lines = headline_lines(designs)
+    assert len(lines) == 2
+    assert "host:" not in lines[0]
+    assert lines[1].startswith("b200: ") and "host: the platform's own bill, $2,638 per GPU" in lines[1]
+    same, _ = compare([f"{H100}::gpu=b200", f"{H100}::gpu=mi355x"])
+    assert len(headline_lines(same)) == 1  # both on the same platform bill: said once
+
+
 @pytest.mark.slow
 def test_cli_prints_the_basis_under_the_table_and_in_json():
     r = run_dse("compare", f"{H100}::gpu=b200", f"{H100}::gpu=mi355x", "--metric", "cost.*")
