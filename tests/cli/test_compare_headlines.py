@@ -64,7 +64,10 @@ def test_a_products_own_host_bill_is_said():
     lines = headline_lines(designs)
     assert len(lines) == 2
     assert "host:" not in lines[0]
-    assert lines[1].startswith("b200: ") and "host: the platform's own bill, $2,638 per GPU" in lines[1]
+    assert (
+        lines[1].startswith("b200: ")
+        and "host: the platform's own bill, $2,638 per GPU" in lines[1]
+    )
     same, _ = compare([f"{H100}::gpu=b200", f"{H100}::gpu=mi355x"])
     assert len(headline_lines(same)) == 1  # both on the same platform bill: said once
 
