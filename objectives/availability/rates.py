@@ -107,7 +107,10 @@ def component_fit(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """FIT per GPU of each component class in the design's kind of fleet (see the preset for
     which Llama 3 row sets which, and which study scales them for the other kinds)."""
     scale = fleet_scales(design)
-    return {k: v * scale[k] for k, v in _dedicated_fit(design).items()}
+    fit = _dedicated_fit(design)
+    if all(isinstance(f, float) and f == 1.0 for f in scale.values()):
+        return fit  # a dedicated fleet: the rates as measured (each times 1, exactly)
+    return {k: v * scale[k] for k, v in fit.items()}
 
 
 def _dedicated_fit(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
