@@ -23,7 +23,18 @@ def checked(raw: Any, choices: tuple[str, ...], path: str, what: str) -> np.ndar
     """:func:`compact` of ``raw``, each name one of ``choices`` (else the spec field ``path``
     is named with a did-you-mean)."""
     arr = compact(raw)
-    bad = ~np.isin(arr, choices)
-    if bad.any():
-        raise unknown_name(path, str(arr[bad].flat[0]), choices, what=what)
+    check_in(arr, choices, path, what)
     return arr
+
+
+def check_in(names: np.ndarray, choices: tuple[str, ...], path: str, what: str) -> None:
+    """Raise ``unknown_name`` (the spec field ``path``) for the first of ``names`` not among
+    ``choices``. One name, as a batch that shares it has, is looked up in the tuple:
+    ``np.isin`` costs ~15 us a call, and one evaluation of all three evaluators checks ~25."""
+    if names.size == 1:
+        if names.item() not in choices:
+            raise unknown_name(path, str(names.item()), choices, what=what)
+        return
+    bad = ~np.isin(names, choices)
+    if bad.any():
+        raise unknown_name(path, str(names[bad].flat[0]), choices, what=what)

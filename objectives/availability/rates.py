@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from objectives._evaluator import tech, value
-from objectives.errors import unknown_name
+from objectives.choices import check_in
 from objectives.params import LINK_TYPES
 from objectives.units import FIT_PER_HOUR
 
@@ -37,11 +37,7 @@ def fleet_scales(design: Mapping[str, Any]) -> dict[str, Any]:
     """Factor on each component's FIT for the design's ``technology.fleet_kind`` (1 for
     ``dedicated``, the kind the component rates were measured in)."""
     kind = np.asarray(design["technology"].get("fleet_kind", "dedicated"))
-    bad = ~np.isin(kind, FLEET_KINDS)
-    if bad.any():
-        raise unknown_name(
-            "technology.fleet_kind", kind[bad].ravel()[0], FLEET_KINDS, what="fleet kind"
-        )
+    check_in(kind, FLEET_KINDS, "technology.fleet_kind", "fleet kind")
     out: dict[str, Any] = {}
     for cls, members in FLEET_CLASSES.items():
         if kind.ndim == 0:
@@ -67,9 +63,7 @@ def lane_fit(design: Mapping[str, Any]) -> np.ndarray:
     plus the GPU's share of the copper fabric.
     """
     kind = np.asarray(design["link_type"])
-    bad = ~np.isin(kind, LINK_TYPES)
-    if bad.any():
-        raise unknown_name("link_type", kind[bad].ravel()[0], LINK_TYPES, what="link type")
+    check_in(kind, LINK_TYPES, "link_type", "link type")
     laser = tech(design, "laser_fit")
     electronics = tech(design, "optical_lane_electronics_fit")
     pluggable = (
@@ -113,7 +107,10 @@ def component_fit(design: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """FIT per GPU of each component class in the design's kind of fleet (see the preset for
     which Llama 3 row sets which, and which study scales them for the other kinds)."""
     scale = fleet_scales(design)
-    return {k: v * scale[k] for k, v in _dedicated_fit(design).items()}
+    fit = _dedicated_fit(design)
+    if all(isinstance(f, float) and f == 1.0 for f in scale.values()):
+        return fit  # a dedicated fleet: the rates as measured (each times 1, exactly)
+    return {k: v * scale[k] for k, v in fit.items()}
 
 
 def _dedicated_fit(design: Mapping[str, Any]) -> dict[str, np.ndarray]:

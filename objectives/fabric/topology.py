@@ -158,17 +158,19 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
     link = compact(link_type)
     elec = link == "electrical"
     silicon = value(d, "die_area_mm2") * value(d, "dies_per_gpu")
-    domain = switched_domain_gpus(
-        link_gbps,
-        silicon,
-        elec,
-        switch_gbps=tech(d, "electrical_switch_gbps"),
-        domain_silicon_mm2=domain_silicon_mm2(d),
-    )
-    if "scaleup_domain_gpus" in d:  # a product's own copper domain (HGX 8, NVL72 72)
-        declared = value(d, "scaleup_domain_gpus")
-        if np.any(declared > 0):
-            domain = np.where(declared > 0, declared, domain)
+    domain: Any = np.inf  # read only where the fabric is a switched one
+    if np.any(code == SWITCHED):
+        domain = switched_domain_gpus(
+            link_gbps,
+            silicon,
+            elec,
+            switch_gbps=tech(d, "electrical_switch_gbps"),
+            domain_silicon_mm2=domain_silicon_mm2(d),
+        )
+        if "scaleup_domain_gpus" in d:  # a product's own copper domain (HGX 8, NVL72 72)
+            declared = value(d, "scaleup_domain_gpus")
+            if np.any(declared > 0):
+                domain = np.where(declared > 0, declared, domain)
     tiers: Any = 1.0  # read only where the fabric is a packet one
     if np.any(code == PACKET):
         radix = packet_radix(

@@ -13,6 +13,7 @@ import numpy as np
 
 from objectives._evaluator import tech, value
 from objectives._groups import DEDUP_MIN, dedup
+from objectives.choices import check_in
 from objectives.errors import ContextError
 from objectives.package import Package, optional
 from objectives.params import COOLING, LINK_TYPES
@@ -35,11 +36,7 @@ def _choose(design: Mapping[str, Any], name: str, choices: tuple[str, ...]) -> n
     raw = np.asarray(design.get(name, choices[0]))
     if raw.ndim == 1 and raw.size > 1 and raw.strides == (0,):
         raw = raw[:1]
-    bad = ~np.isin(raw, choices)
-    if bad.any():
-        from objectives.errors import unknown_name
-
-        raise unknown_name(name, raw[bad].flat[0], choices, what=name.replace("_", " "))
+    check_in(raw, choices, name, name.replace("_", " "))
     return raw
 
 

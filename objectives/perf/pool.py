@@ -60,8 +60,9 @@ def used(d: Mapping[str, Any]) -> bool:
 
 
 def _flags(kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    w = np.isin(kind, ("weights", "both")).astype(float)
-    k = np.isin(kind, ("kv", "both")).astype(float)
+    both = kind == "both"  # two comparisons: np.isin costs ~15 us a call
+    w = ((kind == "weights") | both).astype(float)
+    k = ((kind == "kv") | both).astype(float)
     return w, k
 
 

@@ -75,13 +75,16 @@ def fabric_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.n
     code = hw["fabric_code"]
     if code.ndim == 1 and code.size > 1 and code.strides == (0,):
         code = code[:1]  # one fabric broadcast over the batch: compared once (same values)
-    side = hw["switch_side_pj_per_bit"]
-    electrical, packet = (tech(d, f"{k}_switch_pj_per_bit") for k in ("electrical", "packet"))
-    switch = np.where(code == SWITCHED, electrical, packet)
-    through = hw["net_gbps_per_gpu"] * 1e9 * hw["fabric_hops"] * (switch + side) * 1e-12
-    through = np.where(is_mesh_domain(d), 0.0, through)  # no switch chip to cross
+    switched_or_packet = (code == SWITCHED) | (code == PACKET)
+    through: Any = 0.0  # read only where a fabric has switches
+    if np.any(switched_or_packet):
+        side = hw["switch_side_pj_per_bit"]
+        electrical, packet = (tech(d, f"{k}_switch_pj_per_bit") for k in ("electrical", "packet"))
+        switch = np.where(code == SWITCHED, electrical, packet)
+        through = hw["net_gbps_per_gpu"] * 1e9 * hw["fabric_hops"] * (switch + side) * 1e-12
+        through = np.where(is_mesh_domain(d), 0.0, through)  # no switch chip to cross
     if not np.any(code == OCS):
-        return np.where((code == SWITCHED) | (code == PACKET), through, 0.0)
+        return np.where(switched_or_packet, through, 0.0)
     ports = ocs_ports(
         cluster=value(d, "cluster_size"),
         links_per_gpu=value(d, "links_per_gpu"),
@@ -93,5 +96,4 @@ def fabric_w_per_gpu(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.n
         },
     )
     ocs = ports * tech(d, "ocs_w_per_port")
-    switched_or_packet = (code == SWITCHED) | (code == PACKET)
     return np.where(switched_or_packet, through, np.where(code == OCS, ocs, 0.0))

@@ -389,10 +389,11 @@ def _argmax(
         z, top = np.take(t["z_which"], cols, axis=1), t["top_which"]
         top = top if top is None else np.take(top, cols, axis=1)
     replicas = np.floor(cluster[None, :] / g)
+    # throughput (z x replicas) where top, the fallback score z (z x 1, exactly) elsewhere: one
+    # product, not a product and a copy over it
+    factor = replicas if top is None else np.where(top, replicas, 1.0)
     with np.errstate(invalid="ignore"):  # 0 replicas x an infinite z: NaN, replaced just below
-        score = replicas * z
-    if top is not None:  # throughput where top, the fallback score z elsewhere
-        np.copyto(score, z, where=~top)
+        score = z * factor
     few = replicas < 1
     if few.any():
         if which is None:
