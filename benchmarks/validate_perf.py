@@ -1510,6 +1510,56 @@ ROUND15: tuple[Row, ...] = (
     ),
 )  # fmt: skip
 
+#: Round 18 (declared 2026-12-04 before evaluation, validation only, nothing fitted; issue 36
+#: item 6). Tree: mlcommons/inference_results_v5.1 @ 965182b0 (``M51_REPO``), closed division.
+#: Rows: the partner submissions that ran NVIDIA's v5.1 harness (HarnessType.Custom, TensorRT
+#: engines; the system's measurements/<system>/<benchmark>/<scenario>/README.md runs
+#: closed/NVIDIA's make run_harness and user.conf's target_qps is the Custom entry's) on a GPU
+#: with a preset, for
+#: (GPU, GPU count, benchmark, scenario) cases no v5.1 row of the file holds:
+#:
+#: * Nebius H200-SXM-141GBx8_TRT (h200 x 8; NVIDIA did not submit H200 in v5.1, so these are the
+#:   v5.1 release of the v5.0 Hopper cases 155, 158-159, 190-191 plus a new one):
+#:   601-603 llama2-70b-99 Offline / Server / Interactive, TP1 x 8, fp8 (FP8 KV): config classes
+#:   closed/Nebius/configs/H200-SXM-141GBx8/{Offline,Server,Interactive}/llama2-70b.py, Custom,
+#:   AccuracyTarget 0.99, MaxP: gpu_batch_size 2048 / 2048 / 512, runtime max_num_tokens 1536 /
+#:   1536 / 256, kvcache_free_gpu_mem_frac 0.9; 604-606 llama3.1-405b Offline (TP4 x PP2, 512,
+#:   1536 runtime, 0.95), Server (TP8, runtime max_batch_size 64, 2560, 0.9), Interactive (TP8, 64,
+#:   2560, 0.9; new case: H200 405B Interactive), .../llama3_1-405b.py.
+#: * 4 x GB200 llama3.1-405b (new case: the file holds 405B on 72 GB200 only), fp4 weights, FP8
+#:   KV: 607-608 Nebius GB200-NVL72_GB200-186GB_aarch64x4_TRT Offline (TP2 x PP2, gpu_batch_size
+#:   2048, max_num_tokens 1536, 0.95) / Server (TP4, 256, 2048, 0.95); 609-610 Azure ND_GB200_v6
+#:   (systems/ND_GB200_v6.json: 4 GB200, one node) Offline (TP2 x PP2, 2048, 1536, 0.95) / Server
+#:   (TP4, 2048, 2048, 0.95); configs closed/{Nebius,Azure}/configs/<system>/{Offline,Server}/
+#:   llama3_1-405b.py, the Custom MaxP entry.
+#:
+#: Engine limits: cb_max_batch = the runtime max_batch_size where the config sets one, else
+#: gpu_batch_size; cb_max_num_tokens = the runtime max_num_tokens; kv_cache_free_fraction =
+#: kvcache_free_gpu_mem_frac (the round-5/round-12 reading, ``_engine``). Mapping: the existing
+#: fields and rules only: source ``M51`` (TensorRT engines, the default FP4 factor; the round-16
+#: shortest_queue dispatch on Server/Interactive, which these submissions' code/llmlib/config.py
+#: sets as NVIDIA's does), the round-12 rules for outputs (each row's own log: tokens/s over
+#: samples/s, ``_osl``), inputs (MLPERF_IN, MLPERF405_IN), SLOs (the log's ttft/tpot latency
+#: limits) and arrivals (MLPERF_SERVER / OPEN_ORCA / SET_405B_*), the round-13 length spreads
+#: (``dataset_lengths``). Figure: results/<system>/<benchmark>/<scenario>/performance/run_1/
+#: mlperf_log_summary.txt, "Tokens per second" (Offline) or "Completed tokens per second".
+#: Section: H200 rows in the continuous group (Hopper, as 190-191), GB200 rows blackwell_moe.
+#:
+#: Not taken, with the reason (LEFT_OUT once evaluated): Cisco C885A_M8_H200_SXM_141GBx16_TRT (no
+#: config class in the submission: limits unpublished); H200 NVL systems (Dell XE7745, ASUSTeK
+#: ESC8000, QCT D75E, Cisco C845A: no H200 NVL preset); every MI325X system (no preset);
+#: llama3.1-8b (B200, H200) and mixtral-8x7b (H200, MI300X, MI325X): their data sets' mean
+#: lengths and spreads are not in the file (``dataset_lengths`` would need a new set: a new
+#: mapping entry, not this round's); MI355X: the only v5.1 rows are open/AMD llama2-70b Offline
+#: (row 304, held), llama3_1-405b pruned / finetuned (modified models, no preset) and
+#: open/AMD_MangoBoost 32/64 x MI355X (the LLMboost stack, not the ROCm vLLM stack of
+#: cb_stack_gemm_efficiency_rocm_vllm, and multi-node); other partners' repeats of v5.1 cases
+#: the file holds or this round takes (B200 llama2-70b / 405B / deepseek-r1 by Dell, Google,
+#: GigaComputing, Lambda, Lenovo, Nebius, Oracle, Supermicro; GB200 x 4 llama2-70b by Azure and
+#: Nebius; H200 llama2-70b / 405B by ASUSTeK, Cisco, Dell, Dell_Broadcom, Google, HPE, QCT;
+#: MI300X llama2-70b by Dell): one measurement per case and release; MangoBoost MI300X rows
+#: (LLMboost stack). MLPerf v6.0 (B300): no stored copy of its result logs (``LEFT_OUT``).
+#: Declared, not yet evaluated: the rows join ROWS in the next commit.
 #: Every row, with the engine limits of trtllm-bench's heuristic on the T013-T017 rows.
 ROWS: tuple[Row, ...] = tuple(
     replace(r, tech=trtllm_bench_tuned(r)) if r.src in TUNED_SOURCES else r
