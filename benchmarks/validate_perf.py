@@ -104,8 +104,9 @@ GPUS gpustack/gpustack @ 72aee9dd docs/performance-lab/gpt-oss-120b/h100.md (vLL
 gpt-oss-120b's MXFP4 experts on H100: weight-only FP4, ROUND15);
 M51A mlcommons/inference_results_v5.1 @ 965182b0 (AMD); M51 / M51P the same tree's
 closed/NVIDIA and closed/CoreWeave Blackwell rows (round 12: TensorRT engines / PyTorch
-backend); M40-PWR the MaxQ power logs of M40
-(PTDaemon server.json); MLE ML.ENERGY leaderboard v3 (vLLM 0.11.1; mean answer length:
+backend), and (M51, round 18) the closed/Nebius and closed/Azure rows run on NVIDIA's
+harness; M40-PWR the MaxQ power logs of M40 (PTDaemon server.json); MLE ML.ENERGY
+leaderboard v3 (vLLM 0.11.1; mean answer length:
 ml-energy/leaderboard @ 0cd52da public/data/models/
 meta-llama__Llama-3.1-8B-Instruct__lm-arena-chat.json, avg_output_len 395.54 at max_num_seqs 64;
 the mean prompt length is not published there, in ml-energy/data or in ml-energy/benchmark).
@@ -1078,6 +1079,20 @@ LEFT_OUT = (
     "DeepSeek-R1 min-latency rows 129 and 132 (concurrency 1 with multi-token prediction): "
     "MTP is modelled (workload.mtp_tokens, mtp_acceptance) but the acceptance those runs saw "
     "is not published, and row 132 does not give its draft count; not used.",
+    "Round 18 (" + M51_REPO + ", closed and open), not taken, as declared: Cisco "
+    "C885A_M8_H200_SXM_141GBx16_TRT (2 nodes; no config class in the submission, so its "
+    "limits are unpublished); the H200 NVL systems (Dell XE7745, ASUSTeK ESC8000, QCT D75E, "
+    "Cisco C845A: no H200 NVL preset); every MI325X system (AMD, ASUSTeK, GigaComputing, MiTAC, "
+    "QCT, Supermicro, MangoBoost: no preset); llama3.1-8b (B200, H200) and mixtral-8x7b (H200, "
+    "MI300X, MI325X): their data sets' mean lengths and spreads are not held (a new data-set "
+    "entry, not an existing mapping); MI355X: the only v5.1 rows are open/AMD llama2-70b "
+    "Offline (row 304), llama3_1-405b pruned / finetuned (modified models) and "
+    "open/AMD_MangoBoost 32 / 64 x MI355X (LLMboost, not the ROCm vLLM stack, multi-node); "
+    "other partners' repeats of cases held in v5.1 (B200 llama2-70b / 405B / DeepSeek-R1 by "
+    "Dell, Google, GigaComputing, Lambda, Lenovo, Nebius, Oracle, Supermicro; 4 x GB200 "
+    "llama2-70b by Azure and Nebius; H200 llama2-70b / 405B by ASUSTeK, Cisco, Dell, "
+    "Dell_Broadcom, Google, HPE, QCT; MI300X llama2-70b by Dell): one measurement per case "
+    "and release; MangoBoost MI300X rows (LLMboost stack).",
     "Llama-2-7B, GPT-J, Falcon-180B, Mistral-7B, Mixtral-8x22B rows: no model preset.",
     "SGLang/vLLM rows 171-176: the mean prompt length of the ShareGPT sample their commands "
     "draw is not published (outputs: 194.3 tokens, derived from the published rates).",
@@ -1149,6 +1164,23 @@ DEVIATIONS = (
     "this leaves (row 17: 1,511 sequences, H200 2,833) is that reserve. Paged occupancy "
     "without a reserve (vLLM, v0.10's max_utilization rows 1-6) would raise both batches and "
     "the predictions.",
+    "Round 18 rows 601-610 (issue 36 item 6; MLPerf v5.1 closed partner submissions on "
+    "NVIDIA's harness, " + M51_REPO + "; the rule was committed before any result was read, "
+    "nothing fitted, no model change). Nebius 8 x H200 (continuous group, Hopper): llama2-70b "
+    "Offline 601 -13.5 %, Server 602 -11.9 %, Interactive 603 +16.3 % (its v5.0 counterparts "
+    "190 / 191 / 155 read -14.1 / -9.5 / +29.5 %: v5.1 measured 23,080 tok/s Interactive "
+    "against v5.0's 19,424, and 603 runs with the v5.1 harness's shortest-queue dispatch over "
+    "its 8 TP1 instances); Llama-3.1-405B Offline (TP4 x PP2) 604 -12.9 % (158: -13.8 %), "
+    "Server (TP8) 605 -50.8 % (159: -50.2 %) and the new Interactive case 606 -61.5 %: one "
+    "TP8 instance, so no dispatch, and the model's prefill queue at the TTFT p99 (4.5-6 s) "
+    "admits 0.12-0.22 queries/s where Nebius ran 0.31-0.45, the open-system prefill miss "
+    "of row 159 (Published conditions, below) on a second submitter's system. 4 x GB200 "
+    "Llama-3.1-405B (new case, blackwell_moe): Offline TP2 x PP2 607 -2.6 % (Nebius), 609 "
+    "-1.8 % (Azure ND_GB200_v6), Server TP4 608 -12.8 % (Nebius, gpu_batch_size 256), 610 "
+    "-11.0 % (Azure, 2,048): the row-156 TensorRT FP4 factor holds on the 4-GPU GB200 too; "
+    "the two submitters agree within 1-2 % and so does the model. Families: Hopper median "
+    "13.0 -> 13.5 %, p90 45.2 -> 45.8 % (45 -> 51 rows); Blackwell 11.4 -> 11.0 %, 35.7 -> "
+    "35.6 % (24 -> 28); AMD unchanged (no new AMD row could be taken: Rows not used).",
     "Round 12 rows 401-415 (MLPerf v5.1 closed Blackwell, " + M51_REPO + "; declared before "
     "they were evaluated, nothing fitted, no model constant changed). Llama-2-70B on 4 GB200 "
     "(TP1 x 4; 414, 415) is -5.2 % / -0.6 %: the TensorRT FP4 path row 156 set holds on the "
@@ -1559,11 +1591,43 @@ ROUND15: tuple[Row, ...] = (
 #: Nebius; H200 llama2-70b / 405B by ASUSTeK, Cisco, Dell, Dell_Broadcom, Google, HPE, QCT;
 #: MI300X llama2-70b by Dell): one measurement per case and release; MangoBoost MI300X rows
 #: (LLMboost stack). MLPerf v6.0 (B300): no stored copy of its result logs (``LEFT_OUT``).
-#: Declared, not yet evaluated: the rows join ROWS in the next commit.
+#: Evaluated after the declaration above was committed (rows and errors: ``DEVIATIONS``).
+# fmt: off
+ROUND18: tuple[Row, ...] = tuple(
+    Row(row, "M51", gpu, gpus, tp, model, prec, isl, _osl(tps, sps), tps, wl=wl,
+        note=f"{note} (v5.1, {system})", tech=_engine(*limits),
+        section="" if gpu == H2 else "blackwell_moe")
+    for row, system, gpu, gpus, tp, model, prec, isl, tps, sps, wl, limits, note in (
+        (601, "Nebius H200-SXM-141GBx8_TRT", H2, 8, 1, L2, "fp8", MLPERF_IN, 34812.1, 118.653,
+         {}, (2048, 1536, 0.9), "Offline, TP1 x 8"),
+        (602, "Nebius H200-SXM-141GBx8_TRT", H2, 8, 1, L2, "fp8", MLPERF_IN, 34029.38, 115.59,
+         MLPERF_SERVER, (2048, 1536, 0.9), "Server: TTFT 2 s, TPOT 200 ms; TP1 x 8"),
+        (603, "Nebius H200-SXM-141GBx8_TRT", H2, 8, 1, L2, "fp8", MLPERF_IN, 23079.95, 79.16,
+         {**OPEN_ORCA, "ttft_slo_s": 0.45, "tpot_slo_s": 0.04}, (512, 256, 0.9),
+         "Interactive: TTFT 450 ms, TPOT 40 ms; TP1 x 8"),
+        (604, "Nebius H200-SXM-141GBx8_TRT", H2, 8, 4, L405, "fp8", MLPERF405_IN, 552.749,
+         0.856236, {"pp": 2}, (512, 1536, 0.95), "Offline, TP4 x PP2"),
+        (605, "Nebius H200-SXM-141GBx8_TRT", H2, 8, 8, L405, "fp8", MLPERF405_IN, 295.36, 0.45,
+         SET_405B_SERVER, (64, 2560, 0.9), "Server: TTFT 6 s, TPOT 175 ms; TP8"),
+        (606, "Nebius H200-SXM-141GBx8_TRT", H2, 8, 8, L405, "fp8", MLPERF405_IN, 202.78, 0.31,
+         SET_405B_INTERACTIVE, (64, 2560, 0.9), "Interactive: TTFT 4.5 s, TPOT 80 ms; TP8"),
+        (607, "Nebius GB200-NVL72_GB200-186GB_aarch64x4_TRT", G2, 4, 2, L405, "fp4",
+         MLPERF405_IN, 855.82, 1.30864, {"pp": 2}, (2048, 1536, 0.95), "Offline, TP2 x PP2"),
+        (608, "Nebius GB200-NVL72_GB200-186GB_aarch64x4_TRT", G2, 4, 4, L405, "fp4",
+         MLPERF405_IN, 596.11, 0.91, SET_405B_SERVER, (256, 2048, 0.95),
+         "Server: TTFT 6 s, TPOT 175 ms; TP4"),
+        (609, "Azure ND_GB200_v6", G2, 4, 2, L405, "fp4", MLPERF405_IN, 847.233, 1.29825,
+         {"pp": 2}, (2048, 1536, 0.95), "Offline, TP2 x PP2"),
+        (610, "Azure ND_GB200_v6", G2, 4, 4, L405, "fp4", MLPERF405_IN, 584.01, 0.89,
+         SET_405B_SERVER, (2048, 2048, 0.95), "Server: TTFT 6 s, TPOT 175 ms; TP4"),
+    )
+)
+# fmt: on
+
 #: Every row, with the engine limits of trtllm-bench's heuristic on the T013-T017 rows.
 ROWS: tuple[Row, ...] = tuple(
     replace(r, tech=trtllm_bench_tuned(r)) if r.src in TUNED_SOURCES else r
-    for r in (*_ROWS, *ROUND12, *ROUND15)
+    for r in (*_ROWS, *ROUND12, *ROUND15, *ROUND18)
 )
 
 
