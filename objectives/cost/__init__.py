@@ -220,7 +220,7 @@ def _system(d: Mapping[str, Any], perf: Mapping[str, Any], n: Any, life: Any) ->
         lifetime_years=life,
         facility_lifetime_years=tech(d, "facility_lifetime_years"),
     )
-    own = np.asarray(d.get("host_usd_per_gpu", 0.0), float)  # a product's own platform bill
+    own = optional(d, "host_usd_per_gpu")  # a product's own platform bill (0: none)
     return np.where(own > 0, own, host), facility
 
 

@@ -53,7 +53,7 @@ MAX_TORUS_DIMS = 3  # the torus collectives use at most 3 dimensions (TPU v4: 3D
 def resolve_fabric(d: Mapping[str, Any]) -> np.ndarray:
     """The fabric name of every design: ``scaleup_fabric``, or for ``auto`` the NVSwitch-like
     domain for copper links and ``technology.optical_fabric`` (circuit -> ocs) for optics."""
-    choice = checked(d.get("scaleup_fabric", "auto"), CHOICES, "scaleup_fabric", "fabric")
+    choice = _choice(d)
     link = compact(d.get("link_type", "electrical"))
     optical = checked(
         d["technology"].get("optical_fabric", "circuit"),
@@ -66,15 +66,20 @@ def resolve_fabric(d: Mapping[str, Any]) -> np.ndarray:
     return np.where(choice == "auto", auto, choice)
 
 
+def _choice(d: Mapping[str, Any]) -> np.ndarray:
+    """The design's ``scaleup_fabric`` names, each checked against ``CHOICES``."""
+    return checked(d.get("scaleup_fabric", "auto"), CHOICES, "scaleup_fabric", "fabric")
+
+
 def is_rack_domain(d: Mapping[str, Any]) -> np.ndarray:
     """True where the design's switched copper domain is a rack (``scaleup_fabric: rack``)."""
-    return checked(d.get("scaleup_fabric", "auto"), CHOICES, "scaleup_fabric", "fabric") == RACK
+    return _choice(d) == RACK
 
 
 def is_mesh_domain(d: Mapping[str, Any]) -> np.ndarray:
     """True where the design's switched domain is a switchless full mesh (``scaleup_fabric:
     mesh``)."""
-    return checked(d.get("scaleup_fabric", "auto"), CHOICES, "scaleup_fabric", "fabric") == MESH
+    return _choice(d) == MESH
 
 
 def reach_gpus(reach_silicon_mm2: ArrayLike, silicon_mm2: ArrayLike) -> np.ndarray:
