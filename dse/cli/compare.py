@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from dse.cli.options import JsonOpt, SetOpt
+from dse.cli.options import JsonOpt, MetricOpt, SetOpt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -37,10 +37,7 @@ def compare_command(
         ),
     ],
     set_: SetOpt = None,
-    metric: Annotated[
-        list[str] | None,
-        typer.Option("--metric", help="Only these metrics (name, evaluator prefix or glob)"),
-    ] = None,
+    metric: MetricOpt = None,
     csv_path: Annotated[
         Path | None, typer.Option("--csv", help="Also write the table as CSV here ('-': stdout)")
     ] = None,

@@ -9,10 +9,10 @@ from typing import Annotated, Any
 import typer
 
 from dse.cli.console import out
-from dse.cli.options import JsonOpt, SetOpt, SpecArg
+from dse.cli.options import JsonOpt, MetricOpt, SetOpt, SpecArg
 from dse.errors import DseError
 
-__all__ = ["MAX_RUNS", "MAX_YEARS", "MetricOpt", "evaluate_command"]
+__all__ = ["MAX_RUNS", "MAX_YEARS", "evaluate_command"]
 
 #: Bounded work for --simulate: runs are vectorized, so memory grows with runs x years.
 MAX_RUNS = 1_000_000
@@ -32,17 +32,6 @@ def _count_parser(option: str, cap: int) -> Any:
         return int(value)
 
     return parse
-
-
-MetricOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--metric",
-        help="Only these metrics (repeatable; a name, an evaluator prefix such as cost., "
-        "or a glob such as '*watt*')",
-        metavar="METRIC",
-    ),
-]
 
 
 def evaluate_command(

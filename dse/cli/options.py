@@ -15,6 +15,7 @@ import typer
 
 __all__ = [
     "JsonOpt",
+    "MetricOpt",
     "OutputFormat",
     "ProgressOpt",
     "RobustOpt",
@@ -51,6 +52,15 @@ class SensitivityMethod(StrEnum):
 
 SpecArg = Annotated[Path, typer.Argument(help="Study spec (YAML)", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output (JSON)")]
+MetricOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metric",
+        help="Only these metrics (repeatable; a name, an evaluator prefix such as cost., "
+        "or a glob such as '*watt*')",
+        metavar="METRIC",
+    ),
+]
 StorageOpt = Annotated[str | None, typer.Option(help="Override the recorded storage URL")]
 SetOpt = Annotated[
     list[str] | None,

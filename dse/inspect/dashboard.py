@@ -1,19 +1,9 @@
 """``dse dashboard STUDY``: optuna-dashboard on the study's storage, carrying the true front.
 
-optuna-dashboard 0.21 reads constraints only in Optuna's old storage format, so on its own it
-shows no constraint values for trials told with ``trial.set_constraint`` and its Pareto-front
-plot and "Best Trials" ignore feasibility; :mod:`dse.inspect.dashboard_front` serves it with
-both put right. Before serving, we also store in the study, through the dashboard's own API for
-user figures and notes:
-
-- a plotly figure of the feasible Pareto front (id ``dse-feasible-pareto-front``), the front
-  filled by a searched parameter, and one of each objective against a searched parameter (id
-  ``dse-objectives-by-parameter``), both with axis titles and units,
-- a study note: summary, objectives, the front table with its knee, hypervolume, the spec,
-- a note on every trial: feasible or not, each constraint's value, on the front or not.
-
-Everything written is derived from the same records ``dse pareto`` prints, and is rewritten
-only when it changed, so running ``dse dashboard`` again does not grow the storage.
+Its own panels are served with the feasible front put right (:mod:`dse.inspect.dashboard_front`);
+before serving, our front figures, a study note and a note per trial are stored through the
+dashboard's own API for user figures and notes, derived from the records ``dse pareto`` prints
+and rewritten only when they changed (docs/dashboard.md lists what each shows).
 """
 
 from __future__ import annotations
@@ -353,7 +343,11 @@ def serve(
     print(f"optuna-dashboard: {url}  (study note: {url}/note)", flush=True)
     # Its Pareto plot and "Best Trials" see each trial's constraints and the feasible front.
     app = feasible_front_app(
-        wsgi(storage_of(view.study)), view.study, list(view.lock.get("constraints") or [])
+        wsgi(storage_of(view.study)),
+        view.study,
+        list(view.lock.get("constraints") or []),
+        objectives=view.objectives,
+        maximize=view.maximize,
     )
     if not writable:
         print("read-only: POST/PUT/PATCH/DELETE are refused (405)", flush=True)

@@ -1,25 +1,17 @@
 """optuna-dashboard's own panels, told the feasible truth (``dse dashboard``).
 
-optuna-dashboard 0.21 reads a trial's constraints only from the list-form system attribute
-``constraints`` (Optuna's old format); trials told with ``trial.set_constraint`` show none, so
-its Pareto-front plot marks no trial infeasible, and its "Best Trials" card lists the
-unconstrained front, infeasible designs included. Writing the list form into the storage as
-well would make Optuna itself see every constraint twice (``trial.constraints`` merges both
-forms), so instead the dashboard is served through :func:`feasible_front_app`, a WSGI layer
-around optuna-dashboard's public ``wsgi()`` app that rewrites one JSON answer, the study
-detail (``GET /api/studies/<id>``):
-
-- every trial carries its constraint values in the list form the dashboard reads (spec
-  order), so its Pareto plot draws infeasible trials apart and computes its front from the
-  feasible ones;
-- ``best_trials`` is the project's feasible front (``dse.results.records.front_frame``, the
-  trials of ``pareto.csv``), recomputed from the live storage on every request.
+optuna-dashboard 0.21 reads a trial's constraints only in Optuna's old list form, so on its own
+its Pareto plot and "Best Trials" ignore feasibility (docs/dashboard.md). Writing the list form
+into the storage would make Optuna itself count every constraint twice, so instead
+:func:`feasible_front_app` wraps the dashboard's public ``wsgi()`` app and rewrites one answer,
+the study detail (``GET /api/studies/<id>``): each trial carries its constraint values in that
+list form, and ``best_trials`` is the feasible front of ``pareto.csv``, recomputed from the live
+storage on every request.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -34,24 +26,18 @@ _STUDY_DETAIL = re.compile(r"/api/studies/(\d+)/?")
 
 
 def constraint_lists(
-    study: optuna.Study, constraints: list[str]
+    study: optuna.Study, constraints: list[str], *, objectives: list[str], maximize: list[bool]
 ) -> tuple[dict[int, list[float]], list[int]]:
-    """Per trial number, its constraint values in spec order; and the feasible front."""
-    directions = study.directions
-    maximize = [d == optuna.study.StudyDirection.MAXIMIZE for d in directions]
-    names = [f"obj{i}" for i in range(len(directions))]
-    df = trials_frame(study, objectives=names, maximize=maximize)
-    values = {t.number: t.values for t in study.get_trials(deepcopy=False)}
-    for i, name in enumerate(names):
-        df[name] = [
-            (values[n][i] if values.get(n) is not None else math.nan) for n in df["number"]
+    """Per trial number, its constraint values in spec order; and the feasible front (the
+    trials of ``pareto.csv``: :func:`dse.results.records.front_frame`)."""
+    lists = {
+        t.number: [
+            float(v) for c in constraints if (v := t.constraints.get(c)) is not None and v == v
         ]
-    front = front_frame(df, objectives=names, maximize=maximize)
-    lists: dict[int, list[float]] = {}
-    cols = [f"constraint.{c}" for c in constraints]
-    for row in df.to_dict("records"):
-        got = [row.get(c) for c in cols if c in row]
-        lists[int(row["number"])] = [float(v) for v in got if v is not None and v == v]
+        for t in study.get_trials(deepcopy=False)
+    }
+    df = trials_frame(study, objectives=objectives, maximize=maximize)
+    front = front_frame(df, objectives=objectives, maximize=maximize)
     return lists, [int(n) for n in front["number"]]
 
 
@@ -59,6 +45,9 @@ def feasible_front_app(
     app: Callable[..., Iterable[bytes]],
     study: optuna.Study,
     constraints: list[str],
+    *,
+    objectives: list[str],
+    maximize: list[bool],
 ) -> Callable[..., Iterable[bytes]]:
     """Wrap optuna-dashboard's WSGI ``app`` so its study detail tells the feasible truth."""
     study_id = private_study_id(study)
@@ -80,7 +69,9 @@ def feasible_front_app(
         status, headers = captured["status"], captured["headers"]
         if status.startswith("200"):
             data = json.loads(body)
-            lists, front = constraint_lists(study, constraints)
+            lists, front = constraint_lists(
+                study, constraints, objectives=objectives, maximize=maximize
+            )
             by_number = {t["number"]: t for t in data.get("trials", [])}
             for t in by_number.values():
                 if not t.get("constraints"):

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import html
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-__all__ = ["fmt"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["fmt", "html_table"]
 
 
 def fmt(v: Any) -> str:
@@ -25,3 +29,15 @@ def fmt(v: Any) -> str:
     if isinstance(v, np.integer):
         return str(int(v))
     return str(v)
+
+
+def html_table(table: pd.DataFrame, *, knee_col: str | None = None) -> str:
+    """``table`` as HTML (``params.`` dropped from the headings); with ``knee_col``, the row
+    whose flag is set is marked ``class='knee'``."""
+    head = "".join(f"<th>{html.escape(str(c).removeprefix('params.'))}</th>" for c in table)
+    rows = []
+    for _, r in table.iterrows():
+        cells = "".join(f"<td>{html.escape(fmt(v))}</td>" for v in r)
+        knee = " class='knee'" if knee_col and r[knee_col] else ""
+        rows.append(f"<tr{knee}>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

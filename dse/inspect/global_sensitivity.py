@@ -4,15 +4,8 @@ assumptions (``dse sensitivity --method sobol|morris``), with SALib.
 Every assumption is sampled in probability space (a uniform q in (0, 1) per assumption, mapped
 through the assumption's own quantile function ``Uncertain.ppf``), so the indices describe the
 metric's variance under the distributions the spec declares; without distributions the
-evaluators' default assumptions swing over a triangular +/-20 % (as the tornado table,
-:mod:`dse.inspect.sensitivity`). All samples are evaluated in one vectorized batch when the
-evaluators broadcast the assumptions (:func:`dse.model.robust.vectorizable`).
-
-- ``sobol``: Saltelli's scheme (N x (d + 2) evaluations), first-order ``S1`` and total ``ST``
-  indices with bootstrap confidence half-widths (95 %).
-- ``morris``: elementary effects (N x (d + 1) evaluations), ``mu_star`` (mean absolute effect
-  of moving an assumption across its whole range, in the metric's unit) with its confidence
-  half-width, and ``sigma`` (interactions / non-linearity).
+evaluators' default assumptions swing over a triangular +/-20 % (as the tornado table). What
+``S1``/``ST`` and ``mu_star``/``sigma`` mean: docs/robust.md.
 """
 
 from __future__ import annotations
@@ -193,6 +186,10 @@ def record_global(study: str, payload: dict[str, Any]) -> Path:
 
 def global_html(study: str) -> list[str]:
     """Report sections for the recorded Sobol/Morris results of a study (none: nothing)."""
+    import pandas as pd
+
+    from dse.inspect.formatting import html_table
+
     parts: list[str] = []
     for method in METHODS:
         path = _record_path(study, method)
@@ -200,6 +197,7 @@ def global_html(study: str) -> list[str]:
             continue
         data = json.loads(path.read_text(encoding="utf-8"))
         sobol = method == "sobol"
+        columns = COLUMNS[method]
         title = "Sobol indices" if sobol else "Morris elementary effects"
         parts.append(
             f"<h2>Global sensitivity: {title}</h2><p>Design "
@@ -216,19 +214,10 @@ def global_html(study: str) -> list[str]:
             + f" Recorded by <code>dse sensitivity --method {method}</code>.</p>"
         )
         for metric, rows in data["metrics"].items():
-            body = "".join(
-                "<tr><td>"
-                + html.escape(r["assumption"])
-                + "</td>"
-                + "".join(
-                    f"<td>{'' if r[c] is None else f'{r[c]:.3f}'}</td>" for _, c in COLUMNS[method]
-                )
-                + "</tr>"
+            cells = [
+                [r["assumption"], *("" if r[c] is None else f"{r[c]:.3f}" for _, c in columns)]
                 for r in rows
-            )
-            parts.append(
-                f"<h3>{html.escape(metric)}</h3><table><tr><th>assumption</th>"
-                + "".join(f"<th>{h}</th>" for h, _ in COLUMNS[method])
-                + f"</tr>{body}</table>"
-            )
+            ]
+            frame = pd.DataFrame(cells, columns=["assumption", *(h for h, _ in columns)])
+            parts.append(f"<h3>{html.escape(metric)}</h3>{html_table(frame)}")
     return parts

@@ -68,15 +68,12 @@ def colour_menu(view: StudyView, trace: int) -> list[dict[str, Any]]:
                 ],
             }
         )
-    return [
-        {
-            "buttons": buttons,
-            "x": 1.0,
-            "xanchor": "right",
-            "y": 1.02,
-            "yanchor": "bottom",
-        }
-    ]
+    return _menu(buttons, y=1.02)
+
+
+def _menu(buttons: list[dict[str, Any]], *, y: float) -> list[dict[str, Any]]:
+    """One drop-down at the figure's top right."""
+    return [{"buttons": buttons, "x": 1.0, "xanchor": "right", "y": y, "yanchor": "bottom"}]
 
 
 def parameter_figure(view: StudyView, *, height: int = 420) -> go.Figure | None:
@@ -132,8 +129,6 @@ def parameter_figure(view: StudyView, *, height: int = 420) -> go.Figure | None:
         margin={"t": 110},
         font={"size": 11},
         legend={"orientation": "h", "y": -0.2, "yanchor": "top"},
-        updatemenus=[
-            {"buttons": buttons, "x": 1.0, "xanchor": "right", "y": 1.04, "yanchor": "bottom"}
-        ],
+        updatemenus=_menu(buttons, y=1.04),
     )
     return fig

@@ -19,7 +19,7 @@ import yaml
 from plotly.offline import get_plotlyjs
 
 from dse.errors import DseError
-from dse.inspect.formatting import fmt
+from dse.inspect.formatting import fmt, html_table
 from dse.inspect.global_sensitivity import global_html
 from dse.inspect.param_figures import (
     STYLE,
@@ -193,16 +193,6 @@ class ReportResult:
     figures: list[Path]
 
 
-def _table_html(table: pd.DataFrame, *, knee_col: str | None = None) -> str:
-    head = "".join(f"<th>{html.escape(str(c).removeprefix('params.'))}</th>" for c in table)
-    rows = []
-    for _, r in table.iterrows():
-        is_knee = bool(knee_col and r[knee_col])
-        cells = "".join(f"<td>{html.escape(fmt(v))}</td>" for v in r)
-        rows.append(f"<tr class='knee'>{cells}</tr>" if is_knee else f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1400px;color:#222}
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;
@@ -280,7 +270,7 @@ def write_report(
         f"<h2 id='front'>Feasible Pareto front ({len(table)} trials)</h2>"
         "<p>The highlighted row is the knee: the front point closest to the ideal point after "
         "min-max normalising each objective over the front.</p>"
-        + _table_html(table, knee_col="knee")
+        + html_table(table, knee_col="knee")
     )
     parts.extend(robust_sections(name, view, storage=storage))
     parts.extend(global_html(name))

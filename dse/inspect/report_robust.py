@@ -15,7 +15,7 @@ import itertools
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dse.inspect.formatting import fmt
+from dse.inspect.formatting import html_table
 from dse.inspect.study_view import StudyView, load_view
 from dse.search.spec_lock import LOCK_FILE
 from dse.search.storage import studies_root
@@ -84,11 +84,6 @@ def robust_section(nominal: StudyView, robust: StudyView, *, div_id: str) -> str
     objs = nominal.objectives
     cols = ["number", *objs, *(NOMINAL_PREFIX + o for o in objs), *robust.params]
     table = robust.front[[c for c in cols if c in robust.front.columns]]
-    head = "".join(f"<th>{html.escape(str(c).removeprefix('params.'))}</th>" for c in table)
-    rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in r) + "</tr>"
-        for r in table.itertuples(index=False)
-    )
     div = robust_figure(nominal, robust).to_html(
         full_html=False, include_plotlyjs=False, div_id=div_id
     )
@@ -104,8 +99,7 @@ def robust_section(nominal: StudyView, robust: StudyView, *, div_id: str) -> str
         + ". Objectives of the robust study are the robust statistic over the sampled "
         "assumptions; <code>nominal.*</code> columns are the same designs under the nominal "
         "assumptions.</p>"
-        f"<div class='figure'>{div}</div>"
-        f"<table><tr>{head}</tr>{rows}</table>"
+        f"<div class='figure'>{div}</div>" + html_table(table)
     )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -145,15 +146,10 @@ def field_bounds(model: StudyModel, path: tuple[str, ...]) -> Bounds:
     return Bounds()
 
 
-_SCHEMAS: dict[int, dict[str, Any]] = {}
-
-
+@cache
 def _fixed_schema(hook: Any) -> dict[str, Any]:
     """One evaluator's ``fixed_schema()``, built once per process (it is pure)."""
-    key = id(hook)
-    if key not in _SCHEMAS:
-        _SCHEMAS[key] = dict(hook())
-    return _SCHEMAS[key]
+    return dict(hook())
 
 
 def default_range(v: float, bounds: Bounds) -> tuple[float, float]:

@@ -3,14 +3,8 @@
 Shared by ``dse report`` and ``dse dashboard`` so both show exactly the front ``dse pareto``
 prints: the trials and front come from ``records.trials_frame``/``front_frame``, nothing else.
 
-Definitions (also in docs/dashboard.md):
-
-- **Hypervolume**: the one definition of :mod:`dse.results.quality` (``dse pareto --quality``
-  prints the same number): reference point from the spec's thresholds, else the nadir of the
-  sweep front (when recorded) or of the study's front pushed 10 % of its range outwards;
-  normalised so that the ideal point is 0 and the reference point 1 on every axis.
-- **Knee**: the front point closest (Euclidean) to the ideal point after min-max normalising
-  each objective over the front, oriented so 0 is best.
+The hypervolume (:mod:`dse.results.quality`'s one definition, as ``dse pareto --quality``) and
+the knee are defined in docs/dashboard.md.
 """
 
 from __future__ import annotations
