@@ -220,11 +220,11 @@ def write_report(
     """Write ``report.html`` and ``figures/*.png`` for a recorded study; ``on_stage`` is told
     each stage as it starts (a long report's progress)."""
     stage = on_stage or (lambda _text: None)
-    _check_outputs(existing_study_dir(name))  # before anything is read or written
+    directory = existing_study_dir(name)
+    _check_outputs(directory)  # before anything is read or written
     stage("reading the study")
     view = load_view(name, storage=storage)
     stage(f"{len(view.trials)} trials read; importances and the HTML figures")
-    directory = existing_study_dir(name)
     hist = normalised_hypervolume_history(view)
     imps = param_importances(view)
     ref, ref_src = view_reference_point(view)
@@ -272,7 +272,7 @@ def write_report(
         "min-max normalising each objective over the front.</p>"
         + html_table(table, knee_col="knee")
     )
-    parts.extend(robust_sections(name, view, storage=storage))
+    parts.extend(robust_sections(name, view))
     parts.extend(global_html(name))
     assumptions = yaml.safe_dump(view.lock, sort_keys=False)
     parts.append(

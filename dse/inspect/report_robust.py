@@ -103,12 +103,12 @@ def robust_section(nominal: StudyView, robust: StudyView, *, div_id: str) -> str
     )
 
 
-def robust_sections(name: str, nominal: StudyView, *, storage: str | None = None) -> list[str]:
-    del storage  # each robust study is read from the storage recorded in its own lock
-    out = []
-    for k, sibling in enumerate(robust_siblings(name)):
-        out.append(robust_section(nominal, load_view(sibling), div_id=f"robust{k}"))
-    return out
+def robust_sections(name: str, nominal: StudyView) -> list[str]:
+    """A section per robust sibling, each read from the storage recorded in its own lock."""
+    return [
+        robust_section(nominal, load_view(sibling), div_id=f"robust{k}")
+        for k, sibling in enumerate(robust_siblings(name))
+    ]
 
 
 __all__ = ["robust_figure", "robust_section", "robust_sections", "robust_siblings"]
