@@ -97,8 +97,6 @@ def as_sets(sets: object, name: str = "sets") -> list[str]:
     ``"name=value"`` strings."""
     import json
 
-    if sets is None:
-        return []
     if isinstance(sets, Mapping):
         items = []
         for key, value in sets.items():
