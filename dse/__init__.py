@@ -19,19 +19,14 @@ _SIBLINGS = ("objectives",)
 
 def _check_siblings() -> None:
     import os
-    import sys
     from importlib.util import find_spec
 
     home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for name in _SIBLINGS:
-        module = sys.modules.get(name)
-        origin = getattr(module, "__file__", None) if module is not None else None
-        if module is None:
-            try:
-                spec = find_spec(name)
-            except (ImportError, ValueError):
-                continue
-            origin = spec.origin if spec is not None else None
+        try:  # an imported module's own spec, else where an import would find it
+            origin = getattr(find_spec(name), "origin", None)
+        except (ImportError, ValueError):
+            continue
         if not origin:
             continue
         where = os.path.dirname(os.path.abspath(origin))

@@ -16,15 +16,20 @@ state: no log levels, no allocator settings (``dse.heap`` is an explicit call).
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from annotated_types import Ge, Interval
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from dse.errors import ArgumentError, DesignError, DseError, Problem, SpecError
 from dse.model import load as _load
 from dse.model.study_model import StudyModel
 from dse.results.counts import counts_line, trial_counts
 from dse.results.run_result import NothingToRun, RunResult, write_run_records
+from dse.spec.messages import short_repr
 
 if TYPE_CHECKING:
     import optuna
@@ -37,51 +42,37 @@ if TYPE_CHECKING:
     from dse.search.sweep.sweep import SweepResult
 
 
-# -- argument checks: the CLI's checks, in the Python idiom ------------------------------------
+# -- argument checks: pydantic's strict ones, each failure one ArgumentError line ----------
 
 #: Most Monte Carlo runs and years of :func:`simulate` (``dse evaluate --simulate``'s bounds).
 MAX_RUNS = 1_000_000
 MAX_YEARS = 1000.0
 
-
-def _spec_arg(spec: object, name: str = "spec") -> str | Path:
-    if isinstance(spec, str | Path):
-        return spec
-    raise ArgumentError(f"{name}: expected a spec path (str or Path), got {type(spec).__name__}")
-
-
-def _count(value: object, name: str, *, low: int = 1, high: int | None = None) -> int:
-    """A whole number in [low, high] (bool and float refused, as Python's range() does)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ArgumentError(f"{name}: expected an int, got {type(value).__name__} {value!r}")
-    if value < low or (high is not None and value > high):
-        upper = f" to {high:,}" if high is not None else " or more"
-        raise ArgumentError(f"{name}={value}: expected {low}{upper}")
-    return value
+#: Argument kinds, checked strictly: a bool, a float or "5" is no count.
+SpecPath = str | Path
+Count = Annotated[int, Ge(1)]
+Natural = Annotated[int, Ge(0)]
 
 
-def _optional_count(value: object, name: str, **bounds: Any) -> int | None:
-    return None if value is None else _count(value, name, **bounds)
+@functools.cache
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(kind, config=ConfigDict(strict=True))
 
 
-def _text(value: object, name: str, *, optional: bool = True) -> str | None:
-    if value is None and optional:
-        return None
-    if isinstance(value, str):
-        return value
-    raise ArgumentError(f"{name}: expected a str, got {type(value).__name__}")
+def _arg(name: str, value: object, kind: Any) -> Any:
+    """``value`` as pydantic's strict check against ``kind`` returns it, else an ArgumentError
+    naming the argument."""
+    try:
+        return _adapter(kind).validate_python(value)
+    except ValidationError as exc:
+        msg = exc.errors()[0]["msg"]
+        raise ArgumentError(f"{name}: {msg} (got {short_repr(value)})") from None
 
 
 def _names(value: object, name: str) -> list[str] | None:
     """None, or a list of str (one str is refused: it would be read letter by letter)."""
-    if value is None:
-        return None
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise ArgumentError(f"{name}: expected a list of str, got {type(value).__name__}")
-    bad = [v for v in value if not isinstance(v, str)]
-    if bad:
-        raise ArgumentError(f"{name}: expected a list of str, got an item {bad[0]!r}")
-    return list(value)
+    names = _arg(name, value, Sequence[str] | None)
+    return None if names is None else list(names)
 
 
 def _model(value: object) -> StudyModel:
@@ -95,11 +86,9 @@ def _model(value: object) -> StudyModel:
 
 def _study(name: object) -> str:
     """A study name from a name, its folder or the spec that runs it (as the CLI takes)."""
-    if not isinstance(name, str | Path):
-        raise ArgumentError(f"name: expected a study name (str), got {type(name).__name__}")
     from dse.inspect.study_arg import study_name
 
-    return study_name(str(name))
+    return study_name(str(_arg("name", name, SpecPath)))
 
 
 def as_sets(sets: object, name: str = "sets") -> list[str]:
@@ -108,8 +97,6 @@ def as_sets(sets: object, name: str = "sets") -> list[str]:
     ``"name=value"`` strings."""
     import json
 
-    if sets is None:
-        return []
     if isinstance(sets, Mapping):
         items = []
         for key, value in sets.items():
@@ -183,7 +170,9 @@ def load(
     """Load, validate and compile a spec (:func:`dse.model.load.load`); ``sets`` change fixed
     values, as ``--set`` does (a mapping, or ``"name=value"`` strings). Raises SpecError
     listing every problem of the spec."""
-    return _load.load(_spec_arg(spec), sets=as_sets(sets), robust=robust, nominal=nominal)
+    return _load.load(
+        _arg("spec", spec, SpecPath), sets=as_sets(sets), robust=robust, nominal=nominal
+    )
 
 
 def evaluate(model: StudyModel, params: Mapping[str, Any] | None = None) -> Evaluation:
@@ -228,7 +217,7 @@ def load_for_evaluate(
     """A compiled spec and its fixed design's full parameters (``dse evaluate``): ``spec`` a
     file or a preset name a catalog knows; ``objectives:`` may be left out; ``sets`` set
     searched parameters and change fixed values, as ``--set`` does."""
-    path, text = spec_source(_spec_arg(spec))
+    path, text = spec_source(_arg("spec", spec, SpecPath))
     return _load.load_for_evaluate(path, as_sets(sets), text=text)
 
 
@@ -237,12 +226,12 @@ def check(
 ) -> tuple[StudyModel | None, list[Problem]]:
     """Every problem of a spec in one pass (schema, presets, evaluators, metric names,
     constraints), with the compiled model when the spec got far enough to build one."""
-    return _load.check(_spec_arg(spec), sets=as_sets(sets))
+    return _load.check(_arg("spec", spec, SpecPath), sets=as_sets(sets))
 
 
 def lock_dict(model: StudyModel, url: str) -> dict[str, Any]:
     """The fully resolved spec of ``model`` recorded with storage ``url``."""
-    return _load.lock_dict(_model(model), str(_text(url, "url", optional=False)))
+    return _load.lock_dict(_model(model), _arg("url", url, str))
 
 
 def trial_design(
@@ -255,33 +244,24 @@ def trial_design(
 
     import yaml
 
+    from dse.search.stored import open_study as _open_study
     from dse.spec.schema import StudySpec
 
     name = _study(study)
-    number = _count(number, "trial", low=0)
+    number = _arg("trial", number, Natural)
+    storage = _arg("storage", storage, str | None)
     lock = read_lock(name)
     spec = {k: v for k, v in lock.items() if k in StudySpec.model_fields}
     spec.update(storage=None, journal_outside_studies=False)
-    trials = load_study(name, storage=storage)[0]
-    row = trials[trials["number"] == number]
-    if row.empty:
-        last = int(trials["number"].max()) if len(trials) else -1
+    trials = {t.number: t for t in _open_study(name, storage=storage).study.get_trials()}
+    if number not in trials:
+        last = max(trials, default=-1)
         raise DseError(f"--trial {number}: study {name!r} has trials 0 to {last}")
-    record = row.iloc[0]
-    if record.get("state") != "COMPLETE":
-        raise DseError(f"--trial {number} of {name!r} is {record.get('state')}, not COMPLETE")
-    params: dict[str, Any] = {}
-    for key, p in lock.get("space", {}).items():
-        v: Any = record.get(f"params.{key}")
-        v = v.item() if hasattr(v, "item") else v  # numpy scalar -> Python
-        if p.get("type") == "int" or (
-            isinstance(v, float)
-            and v.is_integer()
-            and p.get("type") == "categorical"
-            and all(isinstance(c, int) for c in p.get("choices", []))
-        ):
-            v = int(v)
-        params[key] = v
+    state = trials[number].state.name
+    if state != "COMPLETE":
+        raise DseError(f"--trial {number} of {name!r} is {state}, not COMPLETE")
+    # Optuna's own values: an int parameter or choice comes back an int, as sampled.
+    params = {key: trials[number].params.get(key) for key in lock.get("space", {})}
     text = yaml.safe_dump(spec, sort_keys=False)
     model, _ = _load.load_for_evaluate(
         Path(f"studies/{name}/spec.lock.yaml"),
@@ -334,13 +314,12 @@ def run(
     from dse.search.study.preflight import preflight
 
     if not isinstance(spec_or_model, StudyModel):
-        _spec_arg(spec_or_model, "spec_or_model")
-    trials = _optional_count(trials, "trials")
-    jobs = _count(jobs, "jobs")
-    _text(storage, "storage")
-    for fn, name in ((on_progress, "on_progress"), (on_begin, "on_begin")):
-        if fn is not None and not callable(fn):
-            raise ArgumentError(f"{name}: expected a callable, got {type(fn).__name__}")
+        _arg("spec_or_model", spec_or_model, SpecPath)
+    trials = _arg("trials", trials, Count | None)
+    jobs = _arg("jobs", jobs, Count)
+    _arg("storage", storage, str | None)
+    _arg("on_progress", on_progress, Callable | None)
+    _arg("on_begin", on_begin, Callable | None)
     known = [n for n in inspect.signature(workers.run_worker).parameters if n != "model"]
     for key in worker:
         if key not in known:
@@ -412,8 +391,8 @@ def run_jobs(
     from dse.search.study import workers
     from dse.search.study.preflight import preflight
 
-    jobs = _count(jobs, "jobs")
-    trials = _optional_count(trials, "trials")
+    jobs = _arg("jobs", jobs, Count)
+    trials = _arg("trials", trials, Count | None)
     model = load(spec, robust=robust)
     preflight(model, storage=storage)
     target = trials if trials is not None else model.spec.search.trials
@@ -445,7 +424,7 @@ def run_worker(
     from dse.search.study import workers
     from dse.search.study.preflight import preflight
 
-    _optional_count(options.get("trials"), "trials")
+    _arg("trials", options.get("trials"), Count | None)
     model = load(spec, robust=robust)
     preflight(model, storage=options.get("storage"))
     done = workers.run_worker(model, **options)
@@ -465,7 +444,7 @@ def open_study(name: str | Path, *, storage: str | None = None) -> RecordedStudy
     """A recorded study opened from the storage in its lock (or ``storage``)."""
     from dse.search.stored import open_study as _open_study
 
-    return _open_study(_study(name), storage=_text(storage, "storage"))
+    return _open_study(_study(name), storage=_arg("storage", storage, str | None))
 
 
 def load_study(
@@ -474,7 +453,7 @@ def load_study(
     """A recorded study's trials and feasible Pareto front, read live from its storage."""
     from dse.results.records import load_study as _load_study
 
-    return _load_study(_study(name), storage=_text(storage, "storage"))
+    return _load_study(_study(name), storage=_arg("storage", storage, str | None))
 
 
 def pareto(name: str | Path, *, storage: str | None = None) -> pd.DataFrame:
@@ -490,7 +469,7 @@ def quality(name: str | Path, *, storage: str | None = None) -> QualityReport:
     """``dse pareto --quality``: hypervolume normalised by the reference point, IGD+."""
     from dse.results.quality import study_quality
 
-    return study_quality(_study(name), storage=_text(storage, "storage"))[0]
+    return study_quality(_study(name), storage=_arg("storage", storage, str | None))[0]
 
 
 def evaluate_design(
@@ -513,11 +492,10 @@ def simulate(
 
     model = _model(model)
     design = check_design(model, params)
-    runs = _count(runs, "runs", high=MAX_RUNS)
-    seed = _count(seed, "seed", low=0)
-    if isinstance(years, bool) or not isinstance(years, int | float) or not 0 < years <= MAX_YEARS:
-        raise ArgumentError(f"years={years!r}: expected a number in (0, {MAX_YEARS:g}]")
-    return simulation_summary(model, design, runs=runs, years=float(years), seed=seed)
+    runs = _arg("runs", runs, Annotated[int, Interval(ge=1, le=MAX_RUNS)])
+    seed = _arg("seed", seed, Natural)
+    years = _arg("years", years, Annotated[float, Interval(gt=0, le=MAX_YEARS)])
+    return simulation_summary(model, design, runs=runs, years=years, seed=seed)
 
 
 def list_evaluators() -> dict[str, dict[str, Any]]:
@@ -564,12 +542,12 @@ def sweep(
     from dse.search.sweep.sweep import sweep as _sweep
 
     if not isinstance(spec, StudyModel):
-        _spec_arg(spec)
-    samples = _optional_count(samples, "samples")
-    chunk = _optional_count(chunk, "chunk")
-    seed = _count(seed, "seed", low=0)
-    jobs = _count(jobs, "jobs")
-    _text(scheduler, "scheduler")
+        _arg("spec", spec, SpecPath)
+    samples = _arg("samples", samples, Count | None)
+    chunk = _arg("chunk", chunk, Count | None)
+    seed = _arg("seed", seed, Natural)
+    jobs = _arg("jobs", jobs, Count)
+    _arg("scheduler", scheduler, str | None)
     model = spec if isinstance(spec, StudyModel) else load(spec, nominal=True)
     return _sweep(
         model,
@@ -599,13 +577,13 @@ def sensitivity_payload(
     from dse.inspect.sensitivity import METHODS, assumptions_source
     from dse.inspect.sensitivity import sensitivity as _tornado
 
-    spec = _spec_arg(spec)
+    spec = _arg("spec", spec, SpecPath)
     metrics = _names(metrics, "metrics")
     only = _names(only, "only")
     if method not in METHODS:
         raise ArgumentError(f"method={method!r}: valid choices: {', '.join(METHODS)}")
-    samples = _count(samples, "samples", low=2)
-    seed = _count(seed, "seed", low=0)
+    samples = _arg("samples", samples, Annotated[int, Ge(2)])
+    seed = _arg("seed", seed, Natural)
     model, params = load_for_evaluate(spec, sets)
     evaluate(model, params)  # the nominal design itself must evaluate (finite metrics)
     source = assumptions_source(model)
@@ -691,9 +669,9 @@ def compare(
     if isinstance(designs, str | Path) or not isinstance(designs, Sequence) or not designs:
         raise ArgumentError("designs: expected a non-empty list of specs or (spec, sets) pairs")
     parsed: list[str | tuple[Path, list[str]]] = [
-        (Path(_spec_arg(d[0], f"designs[{i}][0]")), as_sets(d[1], f"designs[{i}][1]"))
+        (Path(_arg(f"designs[{i}][0]", d[0], SpecPath)), as_sets(d[1], f"designs[{i}][1]"))
         if isinstance(d, tuple) and len(d) == 2
-        else str(_spec_arg(d, f"designs[{i}]"))
+        else str(_arg(f"designs[{i}]", d, SpecPath))
         for i, d in enumerate(designs)
     ]
     labels_, metrics_ = _names(labels, "labels"), _names(metrics, "metrics")
@@ -708,7 +686,9 @@ def report(
     ``on_stage(text)`` is called as each stage starts."""
     from dse.inspect.report import write_report
 
-    return write_report(_study(name), storage=_text(storage, "storage"), on_stage=on_stage)
+    return write_report(
+        _study(name), storage=_arg("storage", storage, str | None), on_stage=on_stage
+    )
 
 
 def status(
@@ -717,9 +697,9 @@ def status(
     """``dse status``: trials by state, recent workers, feasible count and front size."""
     from dse.inspect.status import study_status
 
-    if isinstance(recent_s, bool) or not isinstance(recent_s, int | float) or recent_s < 0:
-        raise ArgumentError(f"recent_s={recent_s!r}: expected a number of seconds >= 0")
-    return study_status(_study(name), storage=_text(storage, "storage"), recent_s=recent_s)
+    recent_s = _arg("recent_s", recent_s, Annotated[float, Ge(0)])
+    storage = _arg("storage", storage, str | None)
+    return study_status(_study(name), storage=storage, recent_s=recent_s)
 
 
 __all__ = [

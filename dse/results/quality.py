@@ -1,25 +1,8 @@
 """Search quality: hypervolume, IGD+ against the exact sweep front, hypervolume history.
 
 One hypervolume, the same in ``dse pareto --quality``, ``quality.json``, the report and the
-dashboard note (:class:`HypervolumeBasis`; all computed with moocore):
-
-- **Reference set**: the study's exact sweep front when ``dse sweep`` has recorded one, else
-  the study's own feasible front, so hypervolumes of different runs are comparable only
-  against the same sweep.
-- **Reference point**, per objective: the spec's ``threshold`` when set, else the reference
-  set's nadir pushed 10 % of its range outwards (every front point, the extremes included,
-  then contributes volume). **Ideal point**: the reference set's best value per objective.
-- **Hypervolume** is *normalised*: the dominated volume divided by the box between the ideal
-  and the reference point, i.e. computed after mapping each objective linearly to ideal = 0,
-  reference = 1 (all minimised). Unitless, 0..1 for points inside the box; the reference
-  and ideal points are printed beside it, the raw volume is kept as ``hypervolume_raw``.
-- **IGD+** (Ishibuchi et al. 2015): mean distance from each exact-front point to the nearest
-  point of the study's front, counting only the directions in which the study is worse. Both
-  sets are first normalised objective-wise by the exact front's ideal and nadir (``(f - ideal) /
-  (nadir - ideal)`` after turning maximised objectives into minimised ones), so dollars and
-  fractions weigh alike; 0 means the exact front was found.
-- **Hypervolume history**: after each trial (in trial-number order) the hypervolume of the
-  feasible front so far; failed and infeasible trials repeat the previous value.
+dashboard note (:class:`HypervolumeBasis`; all computed with moocore). Its reference set and
+point, its normalisation and IGD+'s are set out in docs/search.md, "Quality metrics".
 """
 
 from __future__ import annotations

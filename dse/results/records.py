@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -90,13 +91,6 @@ def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def has_parquet() -> bool:
-    """Whether pandas can write Parquet here (pyarrow: the ``parquet`` extra)."""
-    import importlib.util
-
-    return importlib.util.find_spec("pyarrow") is not None
-
-
 def write_records(
     directory: Path, study: optuna.Study, *, objectives: list[str], maximize: list[bool]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -106,7 +100,7 @@ def write_records(
     remove_stale_temps(directory)
     df = trials_frame(study, objectives=objectives, maximize=maximize)
     front = front_frame(df, objectives=objectives, maximize=maximize)
-    if has_parquet():  # the 'parquet' extra (pyarrow, 170 MB); trials.csv holds the same rows
+    if find_spec("pyarrow"):  # the 'parquet' extra (170 MB); trials.csv holds the same rows
         with atomic_path(directory / TRIALS_PARQUET) as tmp:
             _parquet_safe(df).to_parquet(tmp, index=False)
     with atomic_path(directory / TRIALS_CSV) as tmp:

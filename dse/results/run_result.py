@@ -39,17 +39,14 @@ class RunResult:
     @property
     def note(self) -> str | None:
         """A sentence when the run did less than a reader of ``trials=`` might expect."""
-        if self.before >= self.requested:
-            return nothing_to_run(self.study.study_name, self.before, self.requested)
-        return None
-
-
-def nothing_to_run(name: str, before: int, requested: int) -> str:
-    return (
-        f"study {name!r} already has {before} finished trials, at or above the requested "
-        f"total of {requested}; no new trial was run (trials is the study's total: ask for "
-        f"{before + requested} to add {requested} more)"
-    )
+        before, requested = self.before, self.requested
+        if before < requested:
+            return None
+        return (
+            f"study {self.study.study_name!r} already has {before} finished trials, at or above "
+            f"the requested total of {requested}; no new trial was run (trials is the study's "
+            f"total: ask for {before + requested} to add {requested} more)"
+        )
 
 
 def write_run_records(

@@ -3,7 +3,7 @@ pydantic's union tags, unknown keys with a did-you-mean, and plain words for its
 
 from __future__ import annotations
 
-from typing import Any, get_args, get_origin
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -14,51 +14,39 @@ from dse.spec.schema import (
     DropDefaults,
     FloatParam,
     IntParam,
+    ObjectiveSpec,
+    RobustSpec,
     SamplerRef,
     SearchSpec,
     StudySpec,
 )
 from dse.spec.yamlio import Loc
 
+#: The model at each place of a spec that holds one (an item of a list: ``int``), for the
+#: valid keys an unknown key is matched against; a parameter's model follows its ``type``.
+_MODELS: dict[tuple[object, ...], type[BaseModel]] = {
+    (): StudySpec,
+    ("search",): SearchSpec,
+    ("search", "sampler"): SamplerRef,
+    ("robust",): RobustSpec,
+    ("default_constraints",): DropDefaults,
+    ("objectives", int): ObjectiveSpec,
+}
+_PARAMS: dict[str, type[BaseModel]] = {
+    "float": FloatParam,
+    "int": IntParam,
+    "categorical": CategoricalParam,
+}
 
-def _fields_at(loc: Loc) -> list[str]:
+
+def _fields_at(loc: Loc, raw: dict[str, Any]) -> list[str]:
     """Valid keys of the model at ``loc`` (for did-you-mean on unknown keys)."""
-    model: type[BaseModel] | None = StudySpec
-    in_list = False
-    for part in loc[:-1]:
-        if model is None:
-            return []
-        if in_list:  # an item of a list of models (objectives.1.metrc)
-            in_list = False
-            continue
-        if model is StudySpec and part == "space":
-            return []
-        if model is SearchSpec and part == "sampler":
-            model = SamplerRef
-            continue
-        if model is StudySpec and part == "default_constraints":
-            model = DropDefaults
-            continue
-        f = model.model_fields.get(str(part))
-        if f is None:
-            return []
-        ann = f.annotation
-        if get_origin(ann) is list and get_args(ann):
-            ann, in_list = get_args(ann)[0], True
-        model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
-    if model is None:
-        return []
-    return list(model.model_fields)
-
-
-def _param_fields(raw: Any, loc: Loc) -> list[str]:
-    kind = raw.get("type") if isinstance(raw, dict) else None
-    table: dict[str, type[BaseModel]] = {
-        "float": FloatParam,
-        "int": IntParam,
-        "categorical": CategoricalParam,
-    }
-    model = table.get(str(kind))
+    model: type[BaseModel] | None
+    if len(loc) >= 3 and loc[0] == "space":
+        param = raw.get("space", {}).get(loc[1])
+        model = _PARAMS.get(str(param.get("type"))) if isinstance(param, dict) else None
+    else:
+        model = _MODELS.get(tuple(int if isinstance(p, int) else p for p in loc[:-1]))
     return list(model.model_fields) if model else []
 
 
@@ -86,11 +74,7 @@ def pydantic_problems(exc: ValidationError, raw: dict[str, Any], loaded: Any) ->
             kind = "value_error"
         if kind == "extra_forbidden":
             key = str(loc[-1])
-            if len(loc) >= 3 and loc[0] == "space":
-                sub = raw.get("space", {}).get(loc[1])
-                valid = _param_fields(sub, loc)
-            else:
-                valid = _fields_at(loc)
+            valid = _fields_at(loc, raw)
             msg = f"unknown field {key!r} ({did_you_mean(key, valid)}valid fields: "
             msg += f"{choices_text(valid)})"
         elif kind == "union_tag_invalid" or kind == "union_tag_not_found":
@@ -106,6 +90,3 @@ def pydantic_problems(exc: ValidationError, raw: dict[str, Any], loaded: Any) ->
             msg = f"{msg} (got {short_repr(err.get('input'))})"
         problems.append(loaded.problem(loc, msg))
     return problems
-
-
-#: Integers Optuna keeps exactly: it stores every parameter as a float (and the records as

@@ -18,7 +18,6 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 import yaml
@@ -188,17 +187,13 @@ def _check_bounds(text: str, filename: str) -> None:
 def _walk(
     node: yaml.Node,
     loc: Loc,
-    *,
-    out: dict[Loc, int],
-    filename: str,
-    path: frozenset[int],
+    lines: dict[Loc, int],
     duplicates: list[YamlReadError],
+    filename: str,
 ) -> None:
-    walk = partial(_walk, out=out, filename=filename, duplicates=duplicates)
-    if id(node) in path:  # an alias inside its own anchor: the data would nest forever
-        raise YamlReadError(filename, node.start_mark.line + 1, "invalid YAML: recursive alias")
-    path = path | {id(node)}
-    out.setdefault(loc, node.start_mark.line + 1)
+    """The line of ``node`` and of everything in it (an alias's content at each place it is
+    used), and its duplicate keys; recursive aliases were refused by :func:`_check_bounds`."""
+    lines.setdefault(loc, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key_node, value_node in node.value:
@@ -213,12 +208,11 @@ def _walk(
                     )
                 )
             seen.add(key)
-            out[(*loc, key)] = key_node.start_mark.line + 1
-            walk(value_node, (*loc, key), path=path)
-            out[(*loc, key)] = key_node.start_mark.line + 1
+            lines[(*loc, key)] = key_node.start_mark.line + 1
+            _walk(value_node, (*loc, key), lines, duplicates, filename)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            walk(item, (*loc, i), path=path)
+            _walk(item, (*loc, i), lines, duplicates, filename)
 
 
 def parse(text: str, filename: str) -> YamlDoc:
@@ -248,7 +242,7 @@ def parse(text: str, filename: str) -> YamlDoc:
     lines: dict[Loc, int] = {}
     duplicates: list[YamlReadError] = []
     if node is not None:
-        _walk(node, (), out=lines, filename=filename, path=frozenset(), duplicates=duplicates)
+        _walk(node, (), lines, duplicates, filename)
     return YamlDoc(data, lines, duplicates)
 
 

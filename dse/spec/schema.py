@@ -111,8 +111,24 @@ def _evaluator_list(v: Any) -> Any:
     return out
 
 
+#: One item of the list form, as the JSON Schema says it (the validator turns the list into
+#: the mapping before the model sees it).
+_ListedEvaluator = (
+    Annotated[str, Field(description="An installed evaluator by name")]
+    | Annotated[
+        dict[str, str],
+        Field(
+            description="name: 'module:function', a custom evaluator", min_length=1, max_length=1
+        ),
+    ]
+)
 #: ``name -> 'module:function'`` (a custom evaluator) or ``name -> null`` (an installed one).
-EvaluatorSelection = Annotated[dict[str, ImportPath | None], BeforeValidator(_evaluator_list)]
+EvaluatorSelection = Annotated[
+    dict[str, ImportPath | None],
+    BeforeValidator(
+        _evaluator_list, json_schema_input_type=dict[str, str | None] | list[_ListedEvaluator]
+    ),
+]
 
 
 class CategoricalParam(_Model):
@@ -318,29 +334,6 @@ class LoadedSpec:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a spec, for editors (``dse schema``)."""
     schema = StudySpec.model_json_schema()
-    # The evaluators' list form (README, docs/evaluators.md) is accepted by a validator before
-    # the model sees it, so pydantic's schema knows only the mapping: say both.
-    mapping = schema["properties"]["evaluators"]
-    listed = {
-        "type": "array",
-        "items": {
-            "anyOf": [
-                {"type": "string", "description": "An installed evaluator by name"},
-                {
-                    "type": "object",
-                    "description": "name: 'module:function', a custom evaluator",
-                    "additionalProperties": {"type": "string"},
-                    "minProperties": 1,
-                    "maxProperties": 1,
-                },
-            ]
-        },
-    }
-    description = mapping.pop("description", None)
-    schema["properties"]["evaluators"] = {
-        "description": description,
-        "anyOf": [{k: v for k, v in mapping.items() if k != "title"}, listed],
-    }
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "litegpu-dse study spec"
     return schema
