@@ -13,7 +13,7 @@ import numpy as np
 from dse.errors import EvaluatorError, ExprError, Problem, SpecError
 from dse.model.context import nominal_fixed, resolved_context, resolvers_of
 from dse.model.param_ranges import merge_probe_problems, param_range_problems
-from dse.model.probe import BATCH, ProbeFailed, ProbeTimeout, probe
+from dse.model.probe import BATCH, ProbeFailed, probe
 from dse.model.registry import (
     Evaluator,
     MetricInfo,
@@ -199,13 +199,7 @@ def _name_problems(
     all_declare = all(e.domain.params for e in evaluators.values()) and not broken
     for name in spec.space:
         if all_declare and name not in known_params:
-            problems.append(
-                loaded.problem(
-                    ("space", name),
-                    f"unknown design parameter {name!r} ({did_you_mean(name, known_params)}"
-                    f"valid parameters: {choices_text(known_params)})",
-                )
-            )
+            problems.append(_unknown_param(loaded, ("space", name), known_params))
     if all_declare and not resolvers:
         for key in spec.fixed:
             if key not in known_params:
@@ -233,63 +227,55 @@ def _metric_catalog(
     later. Returns the problems, and the bad values the models rejected on the probe design
     (merged with the range checks'); an evaluator whose probe failed joins ``broken``."""
     spec = loaded.spec
-    evaluators = model.evaluators
     problems: list[Problem] = []
     probe_params = {n: midpoint(p) for n, p in spec.space.items()}
     timeout_s = spec.search.trial_timeout_s
     probed: list[Problem] = []  # bad values the models rejected on the probe design
-    for ev in evaluators.values():
-        if ev.metrics is not None:
-            for k, info in ev.metrics.items():
-                model.metrics[f"{ev.name}.{k}"] = info
-            if not context_ok:
-                continue
-            try:
-                with np.errstate(all="ignore"):  # a bad range's midpoint is reported already
-                    keys = _probe(model, ev, probe_params, timeout_s, inline=inline)
-                missing = [k for k in ev.metrics if k not in keys]
-                if missing:
-                    raise ProbeFailed(
-                        f"returned no {', '.join(map(repr, missing))} on the midpoint design, "
-                        f"though it declares {'them' if len(missing) > 1 else 'it'} in "
-                        f"'metrics' (returned: {', '.join(map(repr, keys))})"
-                    )
-            except (ProbeTimeout, ProbeFailed) as exc:
-                problems.append(_evaluator_problem(loaded, ev, str(exc)))
-            except ValueError as exc:
-                path = getattr(exc, "path", None)
-                if path:
-                    head = path.split(".")[0]
-                    loc = ("space", head) if head in spec.space else ("fixed", *path.split("."))
-                    probed.append(loaded.problem(loc, getattr(exc, "message", str(exc))))
-            except KeyboardInterrupt:
-                raise
-            except BaseException:  # noqa: BLE001 - other failures are per-trial, not spec errors
-                pass
-            continue
+    for ev in model.evaluators.values():
+        declared = ev.metrics is not None
+        for k, info in (ev.metrics or {}).items():
+            model.metrics[f"{ev.name}.{k}"] = info
         if not context_ok:
-            broken.add(ev.name)
+            if not declared:
+                broken.add(ev.name)
             continue
         try:
-            keys = _probe(model, ev, probe_params, timeout_s, inline=inline)
-        except (ProbeTimeout, ProbeFailed) as exc:
+            with np.errstate(all="ignore"):  # a bad range's midpoint is reported already
+                keys = _probe(model, ev, probe_params, timeout_s, inline=inline)
+            missing = [k for k in ev.metrics or {} if k not in keys]
+            if missing:
+                raise ProbeFailed(
+                    f"returned no {', '.join(map(repr, missing))} on the midpoint design, "
+                    f"though it declares {'them' if len(missing) > 1 else 'it'} in "
+                    f"'metrics' (returned: {', '.join(map(repr, keys))})"
+                )
+        except ProbeFailed as exc:
             problems.append(_evaluator_problem(loaded, ev, str(exc)))
-            broken.add(ev.name)
+            if not declared:
+                broken.add(ev.name)
             continue
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a user's model too
-            problems.append(
-                loaded.problem(
-                    ("evaluators", ev.name),
-                    f"probing the evaluator on the midpoint design raised "
-                    f"{getattr(exc, 'kind', type(exc).__name__)}{f': {exc}' if str(exc) else ''}",
+            path = getattr(exc, "path", None) if isinstance(exc, ValueError) else None
+            if declared and path:  # a bad value its model rejects, located in the spec
+                head = path.split(".")[0]
+                loc = ("space", head) if head in spec.space else ("fixed", *path.split("."))
+                probed.append(loaded.problem(loc, getattr(exc, "message", str(exc))))
+            elif not declared:  # a declared one's other failures are per-trial, not the spec's
+                problems.append(
+                    loaded.problem(
+                        ("evaluators", ev.name),
+                        f"probing the evaluator on the midpoint design raised "
+                        f"{getattr(exc, 'kind', type(exc).__name__)}"
+                        f"{f': {exc}' if str(exc) else ''}",
+                    )
                 )
-            )
-            broken.add(ev.name)
+                broken.add(ev.name)
             continue
-        for k in keys:
-            model.metrics[f"{ev.name}.{k}"] = MetricInfo("", "")
+        if not declared:
+            for k in keys:
+                model.metrics[f"{ev.name}.{k}"] = MetricInfo("", "")
     return problems, probed
 
 
@@ -393,13 +379,7 @@ def _derived_problems(
             )
             continue
         if known_params is not None and name not in known_params:
-            problems.append(
-                loaded.problem(
-                    loc,
-                    f"unknown design parameter {name!r} ({did_you_mean(name, known_params)}"
-                    f"valid parameters: {choices_text(known_params)})",
-                )
-            )
+            problems.append(_unknown_param(loaded, loc, known_params))
             continue
         try:
             expr = parse_expr(str(text))
@@ -420,6 +400,15 @@ def _derived_problems(
         model.derived[name] = expr
         names.add(name)
     return problems
+
+
+def _unknown_param(loaded: LoadedSpec, loc: tuple[str, str], known: set[str]) -> Problem:
+    name = loc[1]
+    return loaded.problem(
+        loc,
+        f"unknown design parameter {name!r} ({did_you_mean(name, known)}"
+        f"valid parameters: {choices_text(known)})",
+    )
 
 
 def _evaluator_problem(loaded: LoadedSpec, ev: Evaluator, message: str) -> Problem:

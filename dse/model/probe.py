@@ -36,12 +36,9 @@ MAX_METRIC_NAME = 200
 _DATA_HOOKS = ("metrics", "vectorized", "params", "version", "default_constraints")
 
 
-class ProbeTimeout(Exception):
-    """Probing an evaluator ran past its time limit."""
-
-
 class ProbeFailed(Exception):
-    """The evaluator's answer on the probe design breaks the contract (message says how)."""
+    """The evaluator's answer on the probe design breaks the contract, or it ran past the
+    probe's time limit (the message says which)."""
 
 
 def _kind(value: Any) -> str:
@@ -190,7 +187,7 @@ def probe(
     inline: bool = False,
 ) -> list[str]:
     """The metric names ``fn`` returns on ``design`` (and ``batch``, a vectorized evaluator's
-    batch of two); raises ProbeTimeout, ProbeFailed, or what the evaluator raised (from the
+    batch of two); raises ProbeFailed, or what the evaluator raised (from the
     child: a :class:`~dse.model.isolation.CallFailed` naming it).
 
     ``inline`` calls ``fn`` in this process, without the child and its time limit: for a caller
@@ -204,7 +201,7 @@ def probe(
     except DeadlineExceeded:
         said = "search.trial_timeout_s" if timeout_s is not None else "the probe's limit"
         hint = "" if timeout_s is not None else "; set search.trial_timeout_s for a slower model"
-        raise ProbeTimeout(
+        raise ProbeFailed(
             f"probing the evaluator on the midpoint design timed out after {limit:g} s "
             f"({said}{hint})"
         ) from None

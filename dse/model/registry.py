@@ -96,17 +96,12 @@ def with_needs(
     evaluators it needs (from ``installed``, default the installed ones), with their metrics."""
     if not ev.needs:
         return ev.fn
-    return _AfterNeeds(tuple(run_order({ev.name: ev}, installed=installed)))
+    chain = run_order({ev.name: ev}, installed=installed)
 
-
-class _AfterNeeds:
-    """The last evaluator of ``chain`` after the others, each given the metrics it needs."""
-
-    def __init__(self, chain: tuple[Evaluator, ...]) -> None:
-        self.chain = chain
-
-    def __call__(self, design: Mapping[str, Any]) -> Mapping[str, Any]:
+    def after_needs(design: Mapping[str, Any]) -> Mapping[str, Any]:
         results: dict[str, Mapping[str, Any]] = {}
-        for ev in self.chain:
-            results[ev.name] = ev.fn(design, **{n: results[n] for n in ev.needs})
-        return results[self.chain[-1].name]
+        for each in chain:
+            results[each.name] = each.fn(design, **{n: results[n] for n in each.needs})
+        return results[ev.name]
+
+    return after_needs

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dse.errors import DesignError, DseError, EvaluationError
-from dse.model.study_model import StudyModel, midpoint
+from dse.model.study_model import StudyModel, midpoint, violation
 from dse.model.uncertain import (
     DISTRIBUTIONS,
     Uncertain,
@@ -213,7 +213,7 @@ class RobustStudyModel(StudyModel):
         for i in range(len(next(iter(per.values())))):
             env = self.env(params, {m: float(a[i]) for m, a in per.items()})
             for j, c in enumerate(self.constraints):
-                worst[j] = max(worst[j], float(c.violation(env)))
+                worst[j] = max(worst[j], float(violation(c, env)))
         return worst
 
 

@@ -177,7 +177,18 @@ class StudyModel:
 
     def violations(self, params: Mapping[str, Any], metrics: Mapping[str, Any]) -> list[Any]:
         env = self.env(params, metrics)
-        return [c.violation(env) for c in self.constraints]
+        return [violation(c, env) for c in self.constraints]
+
+
+def violation(constraint: Expr, env: Mapping[str, Any]) -> Any:
+    """``constraint``'s violation in ``env``; what it raises (ZeroDivisionError, ...) is an
+    EvaluationError naming it, which fails the design."""
+    try:
+        return constraint.violation(env)
+    except Exception as exc:  # noqa: BLE001 - the design's values, not the engine
+        raise EvaluationError(
+            f"constraint {constraint.source!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _loop(

@@ -1,21 +1,10 @@
 """Uncertain assumptions: distributions in a spec's ``fixed`` context.
 
-Any numeric value inside ``fixed`` may be written as a distribution instead of a number::
-
-    scale: {dist: uniform, low: 0.5, high: 1.5}
-    group: {preset: name, rate_per_s: {dist: lognormal, median: 0.07, sigma: 0.3}}
-
-Distributions (every parameter is required; the *nominal* value is the one a plain evaluation,
-``dse evaluate`` and a nominal ``dse run`` use, and the one the spec is validated with):
-
-- ``normal``: ``mean``, ``sd`` (> 0); nominal = mean. Not truncated: use lognormal for a
-  quantity that must stay positive.
-- ``lognormal``: ``median`` (> 0), ``sigma`` (> 0, the standard deviation of ln x); nominal =
-  median. p10/p90 = median x exp(-/+1.2816 sigma).
-- ``uniform``: ``low`` < ``high``; nominal = the mean (low + high) / 2.
-- ``triangular``: ``low`` <= ``mode`` <= ``high``, low < high; nominal = mode.
-
-The engine's robust objectives over these assumptions live in :mod:`dse.model.robust`.
+Any numeric value inside ``fixed`` may be written as a distribution instead of a number
+(``scale: {dist: uniform, low: 0.5, high: 1.5}``); the distributions, their parameters and
+nominal values are documented in docs/robust.md. The nominal value is the one a plain
+evaluation, ``dse evaluate`` and a nominal ``dse run`` use, and the one the spec is validated
+with. The engine's robust objectives over these assumptions live in :mod:`dse.model.robust`.
 """
 
 from __future__ import annotations
@@ -72,14 +61,9 @@ class Uncertain:
     @property
     def nominal(self) -> float:
         p = self.params
-        return float(
-            {
-                "normal": lambda: p["mean"],
-                "lognormal": lambda: p["median"],
-                "uniform": lambda: (p["low"] + p["high"]) / 2,
-                "triangular": lambda: p["mode"],
-            }[self.dist]()
-        )
+        if self.dist == "uniform":
+            return float((p["low"] + p["high"]) / 2)
+        return float(p[{"normal": "mean", "lognormal": "median", "triangular": "mode"}[self.dist]])
 
     def ppf(self, q: Any) -> np.ndarray:
         """The quantile function (inverse CDF) at probabilities ``q`` in (0, 1)."""
