@@ -10,14 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from dse.errors import EvaluatorError, ExprError, Problem, SpecError
-from dse.model.context import nominal_fixed, resolved_context, resolvers_of
+from dse.errors import EvaluatorError, ExprError, Problem
+from dse.model.context import nominal_fixed, resolved_context
 from dse.model.param_ranges import merge_probe_problems, param_range_problems
 from dse.model.probe import BATCH, ProbeFailed, probe
 from dse.model.registry import (
     Evaluator,
     MetricInfo,
     builtin_evaluators,
+    domain_hooks,
     domains_of,
     load_import_path,
     run_order,
@@ -99,22 +100,6 @@ def select_evaluators(loaded: LoadedSpec) -> tuple[dict[str, Evaluator], list[Pr
     return evaluators, problems
 
 
-def compile_spec(
-    loaded: LoadedSpec,
-    *,
-    fixed_overrides: Mapping[str, Any] | None = None,
-    inline_probe: bool = False,
-) -> StudyModel:
-    """Check everything that needs the evaluators; raise SpecError listing every problem.
-    ``inline_probe``: probe the evaluators in this process (see :func:`dse.model.probe.probe`)."""
-    model, problems = collect_model(
-        loaded, fixed_overrides=fixed_overrides, inline_probe=inline_probe
-    )
-    if problems or model is None:
-        raise SpecError(problems)
-    return model
-
-
 def collect_model(
     loaded: LoadedSpec,
     *,
@@ -129,6 +114,7 @@ def collect_model(
     The stages: load the evaluators; take the uncertain values out of ``fixed``; resolve the
     context; check the space's and fixed keys' names; probe each evaluator for its metrics
     (and for values its model rejects); check the objectives' and constraints' names.
+    ``inline_probe``: probe the evaluators in this process (see :func:`dse.model.probe.probe`).
     """
     evaluators, problems = select_evaluators(loaded)
     broken = _unloaded(loaded, evaluators)
@@ -136,7 +122,7 @@ def collect_model(
     problems += found
     if nominal is None:
         return None, problems
-    resolvers = resolvers_of(evaluators)
+    resolvers = domain_hooks(evaluators.values(), "resolve")
     context, context_ok, found = resolved_context(loaded, evaluators, resolvers, nominal)
     problems += found
     if context_ok:

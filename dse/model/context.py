@@ -15,7 +15,7 @@ from typing import Any
 
 from dse.errors import Problem, UncertainError
 from dse.model.isolation import user_code
-from dse.model.registry import Evaluator, domains_of
+from dse.model.registry import Evaluator, domain_hooks
 from dse.model.study_model import (
     apply_dotted,
 )
@@ -47,6 +47,11 @@ def _distribution_at(tree: Mapping[str, Any], loc: tuple[str, ...]) -> tuple[str
     return loc
 
 
+def _first_hook(evaluators: Mapping[str, Evaluator], name: str) -> Any:
+    """The first selected evaluator's domain hook ``name`` (a member of dse.plugin.Domain)."""
+    return next(iter(domain_hooks(evaluators.values(), name)), None)
+
+
 #: How often a rejected fixed field is dropped and the context resolved again, so every bad
 #: preset name or field is reported in one pass (each resolver stops at its first problem).
 _MAX_RETRIES = 50
@@ -74,7 +79,7 @@ def nominal_fixed(
     taken out."""
     problems: list[Problem] = []
     fixed = copy.deepcopy(loaded.spec.fixed)
-    as_mapping = first_hook(evaluators, "as_mapping")
+    as_mapping = _first_hook(evaluators, "as_mapping")
     for dotted, value in (fixed_overrides or {}).items():
         apply_dotted(fixed, dotted, value, as_mapping=as_mapping)
     for _ in range(_MAX_RETRIES):
@@ -87,18 +92,10 @@ def nominal_fixed(
                 return None, [], problems
     else:
         return None, [], problems
-    locate = first_hook(evaluators, "context_path")
+    locate = _first_hook(evaluators, "context_path")
     if locate is not None:
         uncertain = [dataclasses.replace(u, landing=tuple(locate(u.path))) for u in uncertain]
     return nominal, uncertain, problems
-
-
-def resolvers_of(
-    evaluators: Mapping[str, Evaluator],
-) -> list[Callable[[Mapping[str, Any]], dict[str, Any]]]:
-    """Each distinct ``resolve`` hook of the evaluators' domains once, in their order."""
-    found = (d.resolve for d in domains_of(evaluators.values()) if d.resolve is not None)
-    return list(dict.fromkeys(found))
 
 
 def resolved_context(
@@ -168,10 +165,3 @@ def _run_resolver(
 def _hook_failed(loaded: LoadedSpec, owner: str, what: str) -> Problem:
     """A resolve hook that broke its contract, at its evaluator's place in the spec."""
     return loaded.problem(("evaluators", owner), f"its 'resolve' hook {shorten(what)}")
-
-
-def first_hook(evaluators: Mapping[str, Evaluator], name: str) -> Any:
-    """The first selected evaluator's domain hook ``name`` (a member of dse.plugin.Domain)."""
-    return next(
-        (getattr(d, name) for d in domains_of(evaluators.values()) if getattr(d, name)), None
-    )

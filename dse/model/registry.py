@@ -22,6 +22,7 @@ __all__ = [
     "Evaluator",
     "MetricInfo",
     "builtin_evaluators",
+    "domain_hooks",
     "domains_of",
     "load_import_path",
     "run_order",
@@ -50,6 +51,14 @@ def domains_of(evaluators: Iterable[Evaluator]) -> list[Domain]:
     """Each distinct domain of ``evaluators`` once, in their order (an evaluator without
     domain hooks has none)."""
     return list(dict.fromkeys(e.domain for e in evaluators if e.domain != NO_DOMAIN))
+
+
+def domain_hooks(evaluators: Iterable[Evaluator], name: str) -> list[Any]:
+    """Each distinct hook ``name`` (a member of :class:`dse.plugin.Domain`) of the evaluators'
+    domains once, in their order: a domain's hook runs once however many of its evaluators
+    a spec selects."""
+    hooks = (getattr(d, name) for d in domains_of(evaluators))
+    return list(dict.fromkeys(h for h in hooks if h is not None))
 
 
 def run_order(

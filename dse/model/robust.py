@@ -1,7 +1,7 @@
 """Robust objectives over a spec's uncertain assumptions (the distributions in ``fixed``,
 documented in :mod:`dse.model.uncertain`).
 
-``compile_spec`` replaces each distribution by its nominal value before the presets are
+``collect_model`` replaces each distribution by its nominal value before the presets are
 resolved and keeps the distributions in ``StudyModel.uncertain``. ``robust_model`` then wraps a
 compiled model so every design is evaluated under K seeded samples of all the assumptions at once
 (one batch call with the samples on the batch axis) and the objectives become a statistic of the
@@ -125,13 +125,9 @@ def reduce(samples: np.ndarray, statistic: str, *, maximize: bool) -> float:
     a = np.asarray(samples, dtype=float)
     if statistic == "mean":
         return float(a.mean())
-    if statistic == "pessimistic":
-        statistic = "p10" if maximize else "p90"
-    elif statistic == "optimistic":
-        statistic = "p90" if maximize else "p10"
-    if statistic in ("p10", "p90"):
-        return float(np.percentile(a, 10 if statistic == "p10" else 90))
-    raise DseError(f"--statistic {statistic!r}: valid choices: {', '.join(STATISTICS)}")
+    low, high = ("p10", "p90") if maximize else ("p90", "p10")
+    tail = {"pessimistic": low, "optimistic": high}.get(statistic, statistic)
+    return float(np.percentile(a, {"p10": 10, "p90": 90}[tail]))  # robust_model checked it
 
 
 # -- the robust study ----------------------------------------------------------------------------
@@ -230,8 +226,7 @@ def robust_model(
             f"{model.loaded.path}: --robust needs uncertain assumptions; write a fixed value as "
             "{dist: normal|lognormal|uniform|triangular, ...} (see docs/robust.md)"
         )
-    seed = model.spec.search.seed if seed is None else seed
-    seed = 0 if seed is None else seed
+    seed = (model.spec.search.seed or 0) if seed is None else seed
     spec = model.spec.model_copy(
         update={"study": robust_study_name(model.spec.study, k, statistic)}
     )
@@ -252,10 +247,6 @@ def robust_model(
         seed=seed,
         samples=sample(model.uncertain, k, seed=seed),
     )
-    probe = _probe_params(model)
+    probe = {n: midpoint(p) for n, p in model.spec.space.items()}
     rm.vectorized = vectorizable(model, probe, rm.samples)
     return rm
-
-
-def _probe_params(model: StudyModel) -> dict[str, Any]:
-    return {n: midpoint(p) for n, p in model.spec.space.items()}
