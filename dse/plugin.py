@@ -191,7 +191,8 @@ class Evaluator:
             raise EvaluatorError(f"{where} is not callable")
         own = {h: v for h, v in domain_hooks.items() if v is not None}
         problem = hook_problem(
-            {"metrics": metrics, "vectorized": vectorized, "version": version, **own}
+            {"metrics": metrics, "vectorized": vectorized, "needs": needs, "version": version}
+            | own
             | {"waterfall": waterfall, "simulate": simulate}
         )
         if problem:
@@ -213,7 +214,7 @@ class Evaluator:
         put(self, "origin", origin)
         put(self, "metrics", None if metrics is None else _metric_infos(metrics))
         put(self, "vectorized", bool(vectorized))
-        put(self, "needs", _needs(where, needs))
+        put(self, "needs", _needs(where, needs or ()))
         put(self, "version", version)
         put(self, "domain", dom)
         put(self, "waterfall", waterfall)
@@ -275,11 +276,7 @@ HOOKS = (
 
 
 def _needs(where: str, raw: Any) -> tuple[str, ...]:
-    if isinstance(raw, str) or not isinstance(raw, tuple | list | frozenset | set):
-        raise EvaluatorError(
-            f"{where}: 'needs' must be a list of evaluator names, got {short_repr(raw)}"
-        )
-    bad = [n for n in raw if not isinstance(n, str) or not n.isidentifier()]
+    bad = [n for n in raw if not n.isidentifier()]  # strings: hook_problem checked them
     if bad:
         raise EvaluatorError(
             f"{where}: 'needs' must name evaluators (identifiers: each is passed as the keyword "

@@ -33,7 +33,7 @@ BATCH = 2
 MAX_METRIC_NAME = 200
 
 #: The hooks that are data; every other hook (``dse.plugin.HOOKS``) is a function.
-_DATA_HOOKS = ("metrics", "vectorized", "params", "version", "default_constraints")
+_DATA_HOOKS = ("metrics", "vectorized", "needs", "params", "version", "default_constraints")
 
 
 class ProbeFailed(Exception):
@@ -93,6 +93,7 @@ def _hook_problem(hooks: Mapping[str, Any]) -> str | None:
     # Lists of strings: a list, set or mapping of design keys, a list of constraints; never a
     # one-shot iterator (read twice) nor an endless one.
     lists = (("params", "design keys", Sequence | Set | Mapping),
+             ("needs", "evaluator names", Sequence | Set),
              ("default_constraints", "constraints", Sequence))  # fmt: skip
     for hook, what, kinds in lists:
         value = hooks.get(hook)
