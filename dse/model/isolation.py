@@ -51,9 +51,9 @@ class DeadlineExceeded(Exception):
 
 
 class CallFailed(Exception):
-    """The call raised in the child, or the child died (``kind`` empty). Plain data comes back,
-    since an exception with its own constructor does not survive pickling: the name of what
-    it raised (``kind``), its text, and the ``path``/``message`` a domain error carries."""
+    """The call raised in the child, or the child died (``kind`` empty). Plain data comes back
+    in it, since an exception with its own constructor does not survive pickling: the name of
+    what it raised (``kind``), its text, and the ``path``/``message`` a domain error carries."""
 
     def __init__(
         self, text: str, *, kind: str = "", path: Any = None, message: Any = None
@@ -66,16 +66,6 @@ class CallFailed(Exception):
 
 class CallFailedValueError(CallFailed, ValueError):
     """The call raised a ValueError in the child (one may locate a bad spec value)."""
-
-
-def _raised(exc: BaseException) -> tuple[str, str, bool, Any, Any]:
-    return (
-        type(exc).__name__,
-        str(exc),
-        isinstance(exc, ValueError),
-        getattr(exc, "path", None),
-        getattr(exc, "message", None),
-    )
 
 
 def _exit(status: int) -> NoReturn:
@@ -154,11 +144,13 @@ def _serve(conn: Connection, fn: Callable[[Any], Any], parent: int) -> None:
         try:
             reply: tuple[str, Any] = ("ok", fn(arg))
         except BaseException as exc:  # noqa: BLE001 - SystemExit from user code too
-            reply = ("error", _raised(exc))
+            cls = CallFailedValueError if isinstance(exc, ValueError) else CallFailed
+            path, message = getattr(exc, "path", None), getattr(exc, "message", None)
+            reply = ("error", cls(str(exc), kind=type(exc).__name__, path=path, message=message))
         try:
             conn.send(reply)
         except Exception as exc:  # noqa: BLE001 - an unpicklable result
-            conn.send(("error", ("", f"the result cannot be sent back: {exc}", False, None, None)))
+            conn.send(("error", CallFailed(f"the result cannot be sent back: {exc}")))
 
 
 class Isolated:
@@ -188,9 +180,7 @@ class Isolated:
             self.close()
             raise CallFailed(f"the evaluation process died (exit code {code})") from None
         if status == "error":
-            kind, text, value_error, path, message = value
-            cls = CallFailedValueError if value_error else CallFailed
-            raise cls(text, kind=kind, path=path, message=message)
+            raise value
         return value
 
     def _start(self) -> Connection:
