@@ -120,8 +120,6 @@ def collect_model(
     broken = _unloaded(loaded, evaluators)
     nominal, uncertain, found = nominal_fixed(loaded, evaluators, fixed_overrides)
     problems += found
-    if nominal is None:
-        return None, problems
     resolvers = domain_hooks(evaluators.values(), "resolve")
     context, context_ok, found = resolved_context(loaded, evaluators, resolvers, nominal)
     problems += found

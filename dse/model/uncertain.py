@@ -122,10 +122,13 @@ def _parse(loc: tuple[str, ...], raw: Mapping[str, Any]) -> Uncertain:
     return Uncertain(path=loc, dist=kind, params=params)
 
 
-def extract_uncertain(fixed: Mapping[str, Any]) -> tuple[dict[str, Any], list[Uncertain]]:
+def extract_uncertain(
+    fixed: Mapping[str, Any], *, errors: list[UncertainError] | None = None
+) -> tuple[dict[str, Any], list[Uncertain]]:
     """``fixed`` with every ``{dist: ...}`` mapping replaced by its nominal value, and the list.
 
-    Raises UncertainError (with the location) for a malformed distribution.
+    A malformed distribution raises UncertainError (with the location); with ``errors``, each
+    one is appended there instead and left out (its field's default takes over).
     """
     found: list[Uncertain] = []
 
@@ -135,7 +138,15 @@ def extract_uncertain(fixed: Mapping[str, Any]) -> tuple[dict[str, Any], list[Un
                 u = _parse(loc, node)
                 found.append(u)
                 return u.nominal
-            return {k: walk(v, (*loc, str(k))) for k, v in node.items()}
+            out = {}
+            for k, v in node.items():
+                try:
+                    out[k] = walk(v, (*loc, str(k)))
+                except UncertainError as exc:  # from the distribution ``v`` itself
+                    if errors is None:
+                        raise
+                    errors.append(exc)
+            return out
         return node
 
     return walk(copy.deepcopy(dict(fixed)), ()), found
