@@ -142,7 +142,11 @@ def collect_model(
     # A parameter the schema rejected is missing from the space: probing without it would only
     # report the evaluator's KeyError, a consequence of the problem already listed.
     found, probed = _metric_catalog(
-        loaded, model, broken, context_ok=context_ok and _space_whole(loaded), inline=inline_probe
+        loaded,
+        model,
+        broken,
+        context_ok=context_ok and _written_space(loaded) <= set(loaded.spec.space),
+        inline=inline_probe,
     )
     problems += found
     problems += merge_probe_problems(ranges, probed)
@@ -150,11 +154,10 @@ def collect_model(
     return model, problems
 
 
-def _space_whole(loaded: LoadedSpec) -> bool:
-    """Every parameter written in the spec's ``space`` survived the schema."""
-    raw = getattr(loaded, "raw", None)
-    space = raw.get("space") if isinstance(raw, dict) else None
-    return not isinstance(space, dict) or {str(k) for k in space} <= set(loaded.spec.space)
+def _written_space(loaded: LoadedSpec) -> set[str]:
+    """The parameters written in the spec's ``space``, those the schema rejected included."""
+    space = loaded.raw.get("space")
+    return {str(k) for k in space} if isinstance(space, dict) else set()
 
 
 def _unloaded(loaded: LoadedSpec, evaluators: Mapping[str, Evaluator]) -> set[str]:
@@ -283,10 +286,8 @@ def _objective_and_constraint_problems(
                     f"available metrics: {choices_text(model.metrics)})",
                 )
             )
-    raw_space = loaded.raw.get("space")
-    names = {*model.metrics, *spec.space, *model.env({}, {})}
-    if isinstance(raw_space, dict):  # parameters rejected by the schema are reported there
-        names |= {str(n) for n in raw_space}
+    # parameters rejected by the schema are reported there
+    names = {*model.metrics, *spec.space, *model.env({}, {}), *_written_space(loaded)}
     for i, text in enumerate(spec.constraints):
         try:
             expr = parse_expr(text)
