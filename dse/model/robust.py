@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -233,14 +233,7 @@ def robust_model(
     loaded = copy.copy(model.loaded)
     object.__setattr__(loaded, "spec", spec)
     rm = RobustStudyModel(
-        loaded=loaded,
-        evaluators=model.evaluators,
-        context=model.context,
-        metrics=model.metrics,
-        constraints=model.constraints,
-        fixed_overrides=model.fixed_overrides,
-        uncertain=model.uncertain,
-        derived=model.derived,
+        **{f.name: getattr(model, f.name) for f in fields(StudyModel)} | {"loaded": loaded},
         k=k,
         statistic=statistic,
         nominal_study=model.spec.study,

@@ -325,12 +325,8 @@ def check_params(space: Mapping[str, ParamSpec], params: Mapping[str, Any]) -> N
     """A fixed design must set every searched parameter, within its range."""
     missing = [n for n in space if n not in params]
     if missing:
-        raise DesignError(
-            "the spec searches "
-            + ", ".join(missing)
-            + "; give a value with "
-            + " ".join(f"--set {n}=..." for n in missing)
-        )
+        given = " ".join(f"--set {n}=..." for n in missing)
+        raise DesignError(f"the spec searches {', '.join(missing)}; give a value with {given}")
     for name, p in space.items():
         problem = value_problem(p, params[name])
         if problem:
