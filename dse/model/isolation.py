@@ -33,8 +33,7 @@ _LOCK = threading.Lock()
 _REAL_EXIT = os._exit
 _depth = 0
 _owner: int | None = None  # the pid inside user code, whose os._exit raises
-_fd1: int | None = None  # descriptor 1 as the outermost entry found it
-_redirect: contextlib.redirect_stdout[Any] | None = None  # the outermost entry's
+_undo = contextlib.ExitStack()  # what the outermost entry restores on its way out
 
 
 class ExitCalled(BaseException):
@@ -82,7 +81,7 @@ def _flush() -> None:
 
 
 def _enter() -> None:
-    global _depth, _owner, _fd1, _redirect
+    global _depth, _owner
     with _LOCK:
         _depth += 1
         if _depth > 1:
@@ -91,31 +90,27 @@ def _enter() -> None:
             os._exit = _exit  # type: ignore[assignment]
         _owner = os.getpid()
         _flush()  # the tool's own text stays before the model's
-        try:
-            _fd1 = os.dup(1)
+        with contextlib.suppress(OSError):  # descriptor 1 or 2 closed (dse >&-): nothing to do
+            _undo.callback(_restore_fd1, os.dup(1))
             os.dup2(2, 1)
-        except OSError:  # descriptor 1 or 2 closed (dse >&-): nothing to protect there
-            _fd1 = None
-        _redirect = contextlib.redirect_stdout(sys.stderr)
-        _redirect.__enter__()
+        _undo.enter_context(contextlib.redirect_stdout(sys.stderr))
+
+
+def _restore_fd1(saved: int) -> None:
+    with contextlib.suppress(OSError):
+        os.dup2(saved, 1)
+    os.close(saved)
 
 
 def _leave() -> None:
-    global _depth, _owner, _fd1, _redirect
+    global _depth, _owner
     with _LOCK:
         _depth -= 1
         if _depth:
             return
         _owner = None
         _flush()  # what the model queued in sys.__stdout__ goes where it was written
-        if _redirect is not None:
-            _redirect.__exit__(None, None, None)
-            _redirect = None
-        if _fd1 is not None:
-            with contextlib.suppress(OSError):
-                os.dup2(_fd1, 1)
-            os.close(_fd1)
-            _fd1 = None
+        _undo.close()  # sys.stdout first, then descriptor 1
 
 
 @contextlib.contextmanager
