@@ -41,7 +41,7 @@ def _referenced_evaluators(loaded: LoadedSpec) -> list[str]:
         try:
             names += sorted(parse_expr(text).names)
         except ExprError:
-            continue  # reported with its location by compile_spec
+            continue  # reported with its location by collect_model
     return [n.split(".", 1)[0] for n in names if "." in n]
 
 
