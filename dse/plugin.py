@@ -122,19 +122,7 @@ class Domain:
         (a public attribute that is no hook is an error naming the closest)."""
         if isinstance(obj, Domain):
             return obj
-        names = ("name", *DOMAIN_HOOKS)
-        try:  # a property or __getattr__ of the user's object runs here
-            public = sorted(k for k in getattr(obj, "__dict__", {}) if not k.startswith("_"))
-            _refuse_unknown(f"domain of {origin}: unknown attribute", public, names)
-            hooks = {h: getattr(obj, h) for h in names if getattr(obj, h, None) is not None}
-        except EvaluatorError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - one line naming the plug-in, not a traceback
-            raise EvaluatorError(
-                f"domain of {origin}: reading its hooks raised "
-                f"{type(exc).__name__}: {short_repr(str(exc))}"
-            ) from None
-        return cls(**hooks)
+        return cls(**_read_hooks(obj, ("name", *DOMAIN_HOOKS), f"domain of {origin}", True))
 
 
 #: The hooks a :class:`Domain` declares (its members but ``name``).
@@ -203,7 +191,8 @@ class Evaluator:
             raise EvaluatorError(f"{where} is not callable")
         own = {h: v for h, v in domain_hooks.items() if v is not None}
         problem = hook_problem(
-            {"metrics": metrics, "vectorized": vectorized, "version": version, **own}
+            {"metrics": metrics, "vectorized": vectorized, "needs": needs, "version": version}
+            | own
             | {"waterfall": waterfall, "simulate": simulate}
         )
         if problem:
@@ -223,9 +212,9 @@ class Evaluator:
         put(self, "fn", fn)
         put(self, "name", name)
         put(self, "origin", origin)
-        put(self, "metrics", None if metrics is None else _metric_infos(name, metrics))
+        put(self, "metrics", None if metrics is None else _metric_infos(metrics))
         put(self, "vectorized", bool(vectorized))
-        put(self, "needs", _needs(where, needs))
+        put(self, "needs", _needs(where, needs or ()))
         put(self, "version", version)
         put(self, "domain", dom)
         put(self, "waterfall", waterfall)
@@ -251,17 +240,25 @@ class Evaluator:
             return fn.renamed(name, origin)
         if not callable(fn):
             raise EvaluatorError(f"evaluator {name!r} ({origin}) is not callable")
-        if inspect.isfunction(fn):  # a public attribute that is no hook is a typo
-            public = sorted(k for k in vars(fn) if not k.startswith("_"))
-            _refuse_unknown(f"evaluator {name!r} ({origin}): unknown attribute", public, HOOKS)
-        try:  # a property or __getattr__ of the user's object runs here
-            hooks = {h: getattr(fn, h) for h in HOOKS if getattr(fn, h, None) is not None}
-        except Exception as exc:  # noqa: BLE001 - one line naming the evaluator, not a traceback
-            raise EvaluatorError(
-                f"evaluator {name!r} ({origin}): reading its hooks raised "
-                f"{type(exc).__name__}: {short_repr(str(exc))}"
-            ) from None
+        hooks = _read_hooks(fn, HOOKS, f"evaluator {name!r} ({origin})", inspect.isfunction(fn))
         return cls(fn=fn, name=name, origin=origin, **hooks)
+
+
+def _read_hooks(obj: Any, names: Sequence[str], where: str, public: bool) -> dict[str, Any]:
+    """The hooks ``obj`` carries as attributes; with ``public``, any other public attribute
+    of its own is a typo. A property or ``__getattr__`` of the user's object runs here: what
+    it raises is one line naming the plug-in, not a traceback."""
+    try:
+        if public:
+            own = sorted(k for k in getattr(obj, "__dict__", {}) if not k.startswith("_"))
+            _refuse_unknown(f"{where}: unknown attribute", own, names)
+        return {h: getattr(obj, h) for h in names if getattr(obj, h, None) is not None}
+    except EvaluatorError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise EvaluatorError(
+            f"{where}: reading its hooks raised {type(exc).__name__}: {short_repr(str(exc))}"
+        ) from None
 
 
 #: The optional hooks, by the attribute name a function evaluator carries them under: the
@@ -279,11 +276,7 @@ HOOKS = (
 
 
 def _needs(where: str, raw: Any) -> tuple[str, ...]:
-    if isinstance(raw, str) or not isinstance(raw, tuple | list | frozenset | set):
-        raise EvaluatorError(
-            f"{where}: 'needs' must be a list of evaluator names, got {short_repr(raw)}"
-        )
-    bad = [n for n in raw if not isinstance(n, str) or not n.isidentifier()]
+    bad = [n for n in raw if not n.isidentifier()]  # strings: hook_problem checked them
     if bad:
         raise EvaluatorError(
             f"{where}: 'needs' must name evaluators (identifiers: each is passed as the keyword "
@@ -292,20 +285,12 @@ def _needs(where: str, raw: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(raw))
 
 
-def _metric_infos(
-    name: str, raw: Mapping[str, MetricInfo | tuple[str, str]]
-) -> dict[str, MetricInfo]:
-    metrics = {}
-    for key, info in dict(raw).items():
-        if isinstance(info, MetricInfo):
-            metrics[key] = info
-        elif isinstance(info, tuple | list) and len(info) == 2:
-            metrics[key] = MetricInfo(str(info[0]), str(info[1]))
-        else:
-            raise EvaluatorError(
-                f"evaluator {name!r}: metrics[{key!r}] must be (unit, description)"
-            )
-    return metrics
+def _metric_infos(raw: Mapping[str, Any]) -> dict[str, MetricInfo]:
+    """Each metric's ``(unit, meaning)`` as a MetricInfo (``hook_problem`` checked them)."""
+    return {
+        k: MetricInfo(*i) if isinstance(i, tuple | list) else MetricInfo(i.unit, i.description)
+        for k, i in dict(raw).items()
+    }
 
 
 def _refuse_unknown(

@@ -10,14 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from dse.errors import EvaluatorError, ExprError, Problem, SpecError
-from dse.model.context import nominal_fixed, resolved_context, resolvers_of
+from dse.errors import EvaluatorError, ExprError, Problem
+from dse.model.context import nominal_fixed, resolved_context
 from dse.model.param_ranges import merge_probe_problems, param_range_problems
-from dse.model.probe import BATCH, ProbeFailed, ProbeTimeout, probe
+from dse.model.probe import BATCH, ProbeFailed, probe
 from dse.model.registry import (
     Evaluator,
     MetricInfo,
     builtin_evaluators,
+    domain_hooks,
     domains_of,
     load_import_path,
     run_order,
@@ -40,7 +41,7 @@ def _referenced_evaluators(loaded: LoadedSpec) -> list[str]:
         try:
             names += sorted(parse_expr(text).names)
         except ExprError:
-            continue  # reported with its location by compile_spec
+            continue  # reported with its location by collect_model
     return [n.split(".", 1)[0] for n in names if "." in n]
 
 
@@ -99,22 +100,6 @@ def select_evaluators(loaded: LoadedSpec) -> tuple[dict[str, Evaluator], list[Pr
     return evaluators, problems
 
 
-def compile_spec(
-    loaded: LoadedSpec,
-    *,
-    fixed_overrides: Mapping[str, Any] | None = None,
-    inline_probe: bool = False,
-) -> StudyModel:
-    """Check everything that needs the evaluators; raise SpecError listing every problem.
-    ``inline_probe``: probe the evaluators in this process (see :func:`dse.model.probe.probe`)."""
-    model, problems = collect_model(
-        loaded, fixed_overrides=fixed_overrides, inline_probe=inline_probe
-    )
-    if problems or model is None:
-        raise SpecError(problems)
-    return model
-
-
 def collect_model(
     loaded: LoadedSpec,
     *,
@@ -129,14 +114,13 @@ def collect_model(
     The stages: load the evaluators; take the uncertain values out of ``fixed``; resolve the
     context; check the space's and fixed keys' names; probe each evaluator for its metrics
     (and for values its model rejects); check the objectives' and constraints' names.
+    ``inline_probe``: probe the evaluators in this process (see :func:`dse.model.probe.probe`).
     """
     evaluators, problems = select_evaluators(loaded)
     broken = _unloaded(loaded, evaluators)
     nominal, uncertain, found = nominal_fixed(loaded, evaluators, fixed_overrides)
     problems += found
-    if nominal is None:
-        return None, problems
-    resolvers = resolvers_of(evaluators)
+    resolvers = domain_hooks(evaluators.values(), "resolve")
     context, context_ok, found = resolved_context(loaded, evaluators, resolvers, nominal)
     problems += found
     if context_ok:
@@ -158,7 +142,11 @@ def collect_model(
     # A parameter the schema rejected is missing from the space: probing without it would only
     # report the evaluator's KeyError, a consequence of the problem already listed.
     found, probed = _metric_catalog(
-        loaded, model, broken, context_ok=context_ok and _space_whole(loaded), inline=inline_probe
+        loaded,
+        model,
+        broken,
+        context_ok=context_ok and _written_space(loaded) <= set(loaded.spec.space),
+        inline=inline_probe,
     )
     problems += found
     problems += merge_probe_problems(ranges, probed)
@@ -166,11 +154,10 @@ def collect_model(
     return model, problems
 
 
-def _space_whole(loaded: LoadedSpec) -> bool:
-    """Every parameter written in the spec's ``space`` survived the schema."""
-    raw = getattr(loaded, "raw", None)
-    space = raw.get("space") if isinstance(raw, dict) else None
-    return not isinstance(space, dict) or {str(k) for k in space} <= set(loaded.spec.space)
+def _written_space(loaded: LoadedSpec) -> set[str]:
+    """The parameters written in the spec's ``space``, those the schema rejected included."""
+    space = loaded.raw.get("space")
+    return {str(k) for k in space} if isinstance(space, dict) else set()
 
 
 def _unloaded(loaded: LoadedSpec, evaluators: Mapping[str, Evaluator]) -> set[str]:
@@ -199,13 +186,7 @@ def _name_problems(
     all_declare = all(e.domain.params for e in evaluators.values()) and not broken
     for name in spec.space:
         if all_declare and name not in known_params:
-            problems.append(
-                loaded.problem(
-                    ("space", name),
-                    f"unknown design parameter {name!r} ({did_you_mean(name, known_params)}"
-                    f"valid parameters: {choices_text(known_params)})",
-                )
-            )
+            problems.append(_unknown_param(loaded, ("space", name), known_params))
     if all_declare and not resolvers:
         for key in spec.fixed:
             if key not in known_params:
@@ -233,63 +214,55 @@ def _metric_catalog(
     later. Returns the problems, and the bad values the models rejected on the probe design
     (merged with the range checks'); an evaluator whose probe failed joins ``broken``."""
     spec = loaded.spec
-    evaluators = model.evaluators
     problems: list[Problem] = []
     probe_params = {n: midpoint(p) for n, p in spec.space.items()}
     timeout_s = spec.search.trial_timeout_s
     probed: list[Problem] = []  # bad values the models rejected on the probe design
-    for ev in evaluators.values():
-        if ev.metrics is not None:
-            for k, info in ev.metrics.items():
-                model.metrics[f"{ev.name}.{k}"] = info
-            if not context_ok:
-                continue
-            try:
-                with np.errstate(all="ignore"):  # a bad range's midpoint is reported already
-                    keys = _probe(model, ev, probe_params, timeout_s, inline=inline)
-                missing = [k for k in ev.metrics if k not in keys]
-                if missing:
-                    raise ProbeFailed(
-                        f"returned no {', '.join(map(repr, missing))} on the midpoint design, "
-                        f"though it declares {'them' if len(missing) > 1 else 'it'} in "
-                        f"'metrics' (returned: {', '.join(map(repr, keys))})"
-                    )
-            except (ProbeTimeout, ProbeFailed) as exc:
-                problems.append(_evaluator_problem(loaded, ev, str(exc)))
-            except ValueError as exc:
-                path = getattr(exc, "path", None)
-                if path:
-                    head = path.split(".")[0]
-                    loc = ("space", head) if head in spec.space else ("fixed", *path.split("."))
-                    probed.append(loaded.problem(loc, getattr(exc, "message", str(exc))))
-            except KeyboardInterrupt:
-                raise
-            except BaseException:  # noqa: BLE001 - other failures are per-trial, not spec errors
-                pass
-            continue
+    for ev in model.evaluators.values():
+        declared = ev.metrics is not None
+        for k, info in (ev.metrics or {}).items():
+            model.metrics[f"{ev.name}.{k}"] = info
         if not context_ok:
-            broken.add(ev.name)
+            if not declared:
+                broken.add(ev.name)
             continue
         try:
-            keys = _probe(model, ev, probe_params, timeout_s, inline=inline)
-        except (ProbeTimeout, ProbeFailed) as exc:
+            with np.errstate(all="ignore"):  # a bad range's midpoint is reported already
+                keys = _probe(model, ev, probe_params, timeout_s, inline=inline)
+            missing = [k for k in ev.metrics or {} if k not in keys]
+            if missing:
+                raise ProbeFailed(
+                    f"returned no {', '.join(map(repr, missing))} on the midpoint design, "
+                    f"though it declares {'them' if len(missing) > 1 else 'it'} in "
+                    f"'metrics' (returned: {', '.join(map(repr, keys))})"
+                )
+        except ProbeFailed as exc:
             problems.append(_evaluator_problem(loaded, ev, str(exc)))
-            broken.add(ev.name)
+            if not declared:
+                broken.add(ev.name)
             continue
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a user's model too
-            problems.append(
-                loaded.problem(
-                    ("evaluators", ev.name),
-                    f"probing the evaluator on the midpoint design raised "
-                    f"{getattr(exc, 'kind', type(exc).__name__)}{f': {exc}' if str(exc) else ''}",
+            path = getattr(exc, "path", None) if isinstance(exc, ValueError) else None
+            if declared and path:  # a bad value its model rejects, located in the spec
+                head = path.split(".")[0]
+                loc = ("space", head) if head in spec.space else ("fixed", *path.split("."))
+                probed.append(loaded.problem(loc, getattr(exc, "message", str(exc))))
+            elif not declared:  # a declared one's other failures are per-trial, not the spec's
+                problems.append(
+                    loaded.problem(
+                        ("evaluators", ev.name),
+                        f"probing the evaluator on the midpoint design raised "
+                        f"{getattr(exc, 'kind', type(exc).__name__)}"
+                        f"{f': {exc}' if str(exc) else ''}",
+                    )
                 )
-            )
-            broken.add(ev.name)
+                broken.add(ev.name)
             continue
-        for k in keys:
-            model.metrics[f"{ev.name}.{k}"] = MetricInfo("", "")
+        if not declared:
+            for k in keys:
+                model.metrics[f"{ev.name}.{k}"] = MetricInfo("", "")
     return problems, probed
 
 
@@ -313,10 +286,8 @@ def _objective_and_constraint_problems(
                     f"available metrics: {choices_text(model.metrics)})",
                 )
             )
-    raw_space = loaded.raw.get("space")
-    names = {*model.metrics, *spec.space, *model.env({}, {})}
-    if isinstance(raw_space, dict):  # parameters rejected by the schema are reported there
-        names |= {str(n) for n in raw_space}
+    # parameters rejected by the schema are reported there
+    names = {*model.metrics, *spec.space, *model.env({}, {}), *_written_space(loaded)}
     for i, text in enumerate(spec.constraints):
         try:
             expr = parse_expr(text)
@@ -393,13 +364,7 @@ def _derived_problems(
             )
             continue
         if known_params is not None and name not in known_params:
-            problems.append(
-                loaded.problem(
-                    loc,
-                    f"unknown design parameter {name!r} ({did_you_mean(name, known_params)}"
-                    f"valid parameters: {choices_text(known_params)})",
-                )
-            )
+            problems.append(_unknown_param(loaded, loc, known_params))
             continue
         try:
             expr = parse_expr(str(text))
@@ -420,6 +385,15 @@ def _derived_problems(
         model.derived[name] = expr
         names.add(name)
     return problems
+
+
+def _unknown_param(loaded: LoadedSpec, loc: tuple[str, str], known: set[str]) -> Problem:
+    name = loc[1]
+    return loaded.problem(
+        loc,
+        f"unknown design parameter {name!r} ({did_you_mean(name, known)}"
+        f"valid parameters: {choices_text(known)})",
+    )
 
 
 def _evaluator_problem(loaded: LoadedSpec, ev: Evaluator, message: str) -> Problem:

@@ -15,7 +15,7 @@ from typing import Any
 
 from dse.errors import Problem, UncertainError
 from dse.model.isolation import user_code
-from dse.model.registry import Evaluator, domains_of
+from dse.model.registry import Evaluator, domain_hooks
 from dse.model.study_model import (
     apply_dotted,
 )
@@ -37,14 +37,9 @@ def _drop_path(tree: dict[str, Any], path: tuple[str, ...]) -> bool:
     return False
 
 
-def _distribution_at(tree: Mapping[str, Any], loc: tuple[str, ...]) -> tuple[str, ...]:
-    """The path of the ``{dist: ...}`` mapping a distribution problem at ``loc`` is in."""
-    node: Any = tree
-    for i, part in enumerate(loc):
-        if isinstance(node, Mapping) and "dist" in node:
-            return loc[:i]
-        node = node.get(part) if isinstance(node, Mapping) else None
-    return loc
+def _first_hook(evaluators: Mapping[str, Evaluator], name: str) -> Any:
+    """The first selected evaluator's domain hook ``name`` (a member of dse.plugin.Domain)."""
+    return next(iter(domain_hooks(evaluators.values(), name)), None)
 
 
 #: How often a rejected fixed field is dropped and the context resolved again, so every bad
@@ -68,37 +63,21 @@ def nominal_fixed(
     loaded: LoadedSpec,
     evaluators: Mapping[str, Evaluator],
     fixed_overrides: Mapping[str, Any] | None,
-) -> tuple[dict[str, Any] | None, list[Any], list[Problem]]:
+) -> tuple[dict[str, Any], list[Any], list[Problem]]:
     """The spec's ``fixed`` with the overrides applied, as nominal values and the uncertain
-    ones (each located where it lands in the context); None when a distribution could not be
-    taken out."""
-    problems: list[Problem] = []
+    ones (each located where it lands in the context); a malformed distribution is a problem
+    and left out."""
     fixed = copy.deepcopy(loaded.spec.fixed)
-    as_mapping = first_hook(evaluators, "as_mapping")
+    as_mapping = _first_hook(evaluators, "as_mapping")
     for dotted, value in (fixed_overrides or {}).items():
         apply_dotted(fixed, dotted, value, as_mapping=as_mapping)
-    for _ in range(_MAX_RETRIES):
-        try:
-            nominal, uncertain = extract_uncertain(fixed)
-            break
-        except UncertainError as exc:
-            problems.append(loaded.problem(("fixed", *exc.loc), exc.message))
-            if not _drop_path(fixed, _distribution_at(fixed, tuple(exc.loc))):
-                return None, [], problems
-    else:
-        return None, [], problems
-    locate = first_hook(evaluators, "context_path")
+    errors: list[UncertainError] = []
+    nominal, uncertain = extract_uncertain(fixed, errors=errors)
+    problems = [loaded.problem(("fixed", *exc.loc), exc.message) for exc in errors]
+    locate = _first_hook(evaluators, "context_path")
     if locate is not None:
         uncertain = [dataclasses.replace(u, landing=tuple(locate(u.path))) for u in uncertain]
     return nominal, uncertain, problems
-
-
-def resolvers_of(
-    evaluators: Mapping[str, Evaluator],
-) -> list[Callable[[Mapping[str, Any]], dict[str, Any]]]:
-    """Each distinct ``resolve`` hook of the evaluators' domains once, in their order."""
-    found = (d.resolve for d in domains_of(evaluators.values()) if d.resolve is not None)
-    return list(dict.fromkeys(found))
 
 
 def resolved_context(
@@ -168,10 +147,3 @@ def _run_resolver(
 def _hook_failed(loaded: LoadedSpec, owner: str, what: str) -> Problem:
     """A resolve hook that broke its contract, at its evaluator's place in the spec."""
     return loaded.problem(("evaluators", owner), f"its 'resolve' hook {shorten(what)}")
-
-
-def first_hook(evaluators: Mapping[str, Evaluator], name: str) -> Any:
-    """The first selected evaluator's domain hook ``name`` (a member of dse.plugin.Domain)."""
-    return next(
-        (getattr(d, name) for d in domains_of(evaluators.values()) if getattr(d, name)), None
-    )

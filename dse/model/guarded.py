@@ -51,29 +51,14 @@ def _violations(
     try:
         with np.errstate(all="ignore"):
             violations = [float(v) for v in model.violations(params, metrics)]
-    except Exception as exc:  # noqa: BLE001 - ZeroDivisionError, OverflowError, ...
-        raise EvaluationError(
-            f"{_raising(model, params, metrics)} raised {type(exc).__name__}: {exc}"
-        ) from exc
+    except EvaluationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a violation that is no number
+        raise EvaluationError(f"a constraint raised {type(exc).__name__}: {exc}") from exc
     for c, v in zip(model.constraints, violations, strict=True):
         if np.isnan(v):
             raise EvaluationError(f"constraint {c.source!r} is not a number (nan)")
     return violations
-
-
-def _raising(model: StudyModel, params: Mapping[str, Any], metrics: Mapping[str, float]) -> str:
-    """Which constraint raises on this design's metrics, for the failure's reason."""
-    try:
-        env = model.env(params, metrics)
-        for c in model.constraints:
-            try:
-                with np.errstate(all="ignore"):
-                    c.violation(env)
-            except Exception:  # noqa: BLE001
-                return f"constraint {c.source!r}"
-    except Exception:  # noqa: BLE001
-        pass
-    return "a constraint"
 
 
 def trial_evaluator(

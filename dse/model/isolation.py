@@ -33,8 +33,7 @@ _LOCK = threading.Lock()
 _REAL_EXIT = os._exit
 _depth = 0
 _owner: int | None = None  # the pid inside user code, whose os._exit raises
-_fd1: int | None = None  # descriptor 1 as the outermost entry found it
-_redirect: contextlib.redirect_stdout[Any] | None = None  # the outermost entry's
+_undo = contextlib.ExitStack()  # what the outermost entry restores on its way out
 
 
 class ExitCalled(BaseException):
@@ -51,9 +50,9 @@ class DeadlineExceeded(Exception):
 
 
 class CallFailed(Exception):
-    """The call raised in the child, or the child died (``kind`` empty). Plain data comes back,
-    since an exception with its own constructor does not survive pickling: the name of what
-    it raised (``kind``), its text, and the ``path``/``message`` a domain error carries."""
+    """The call raised in the child, or the child died (``kind`` empty). Plain data comes back
+    in it, since an exception with its own constructor does not survive pickling: the name of
+    what it raised (``kind``), its text, and the ``path``/``message`` a domain error carries."""
 
     def __init__(
         self, text: str, *, kind: str = "", path: Any = None, message: Any = None
@@ -66,16 +65,6 @@ class CallFailed(Exception):
 
 class CallFailedValueError(CallFailed, ValueError):
     """The call raised a ValueError in the child (one may locate a bad spec value)."""
-
-
-def _raised(exc: BaseException) -> tuple[str, str, bool, Any, Any]:
-    return (
-        type(exc).__name__,
-        str(exc),
-        isinstance(exc, ValueError),
-        getattr(exc, "path", None),
-        getattr(exc, "message", None),
-    )
 
 
 def _exit(status: int) -> NoReturn:
@@ -92,7 +81,7 @@ def _flush() -> None:
 
 
 def _enter() -> None:
-    global _depth, _owner, _fd1, _redirect
+    global _depth, _owner
     with _LOCK:
         _depth += 1
         if _depth > 1:
@@ -101,31 +90,27 @@ def _enter() -> None:
             os._exit = _exit  # type: ignore[assignment]
         _owner = os.getpid()
         _flush()  # the tool's own text stays before the model's
-        try:
-            _fd1 = os.dup(1)
+        with contextlib.suppress(OSError):  # descriptor 1 or 2 closed (dse >&-): nothing to do
+            _undo.callback(_restore_fd1, os.dup(1))
             os.dup2(2, 1)
-        except OSError:  # descriptor 1 or 2 closed (dse >&-): nothing to protect there
-            _fd1 = None
-        _redirect = contextlib.redirect_stdout(sys.stderr)
-        _redirect.__enter__()
+        _undo.enter_context(contextlib.redirect_stdout(sys.stderr))
+
+
+def _restore_fd1(saved: int) -> None:
+    with contextlib.suppress(OSError):
+        os.dup2(saved, 1)
+    os.close(saved)
 
 
 def _leave() -> None:
-    global _depth, _owner, _fd1, _redirect
+    global _depth, _owner
     with _LOCK:
         _depth -= 1
         if _depth:
             return
         _owner = None
         _flush()  # what the model queued in sys.__stdout__ goes where it was written
-        if _redirect is not None:
-            _redirect.__exit__(None, None, None)
-            _redirect = None
-        if _fd1 is not None:
-            with contextlib.suppress(OSError):
-                os.dup2(_fd1, 1)
-            os.close(_fd1)
-            _fd1 = None
+        _undo.close()  # sys.stdout first, then descriptor 1
 
 
 @contextlib.contextmanager
@@ -154,11 +139,13 @@ def _serve(conn: Connection, fn: Callable[[Any], Any], parent: int) -> None:
         try:
             reply: tuple[str, Any] = ("ok", fn(arg))
         except BaseException as exc:  # noqa: BLE001 - SystemExit from user code too
-            reply = ("error", _raised(exc))
+            cls = CallFailedValueError if isinstance(exc, ValueError) else CallFailed
+            path, message = getattr(exc, "path", None), getattr(exc, "message", None)
+            reply = ("error", cls(str(exc), kind=type(exc).__name__, path=path, message=message))
         try:
             conn.send(reply)
         except Exception as exc:  # noqa: BLE001 - an unpicklable result
-            conn.send(("error", ("", f"the result cannot be sent back: {exc}", False, None, None)))
+            conn.send(("error", CallFailed(f"the result cannot be sent back: {exc}")))
 
 
 class Isolated:
@@ -188,9 +175,7 @@ class Isolated:
             self.close()
             raise CallFailed(f"the evaluation process died (exit code {code})") from None
         if status == "error":
-            kind, text, value_error, path, message = value
-            cls = CallFailedValueError if value_error else CallFailed
-            raise cls(text, kind=kind, path=path, message=message)
+            raise value
         return value
 
     def _start(self) -> Connection:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dse.errors import Problem, SpecError
-from dse.model.compile import collect_model, compile_spec, select_evaluators
+from dse.model.compile import collect_model, select_evaluators
 from dse.model.robust import robust_model
 from dse.model.study_model import StudyModel, check_params, split_sets
 from dse.spec.collect import collect_spec
@@ -74,7 +74,7 @@ def load(
 
 
 def _split(loaded: LoadedSpec, sets: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    evaluators, _ = select_evaluators(loaded)  # their problems are reported by compile_spec
+    evaluators, _ = select_evaluators(loaded)  # their problems are reported by collect_model
     known = set().union(*(e.domain.params for e in evaluators.values()))
     # The spec's own fixed keys (presets, say) can be replaced whole.
     return split_sets(loaded.spec.space, sets, known | set(loaded.spec.fixed))
@@ -95,10 +95,9 @@ def load_for_evaluate(
     if problems or loaded is None:
         raise SpecError(problems)
     params, fixed = _split(loaded, sets)
-    try:
-        model = compile_spec(loaded, fixed_overrides=fixed, inline_probe=True)
-    except SpecError as exc:
-        raise SpecError(blame_overrides(list(exc.problems), fixed)) from None
+    model, problems = collect_model(loaded, fixed_overrides=fixed, inline_probe=True)
+    if problems or model is None:
+        raise SpecError(blame_overrides(problems, fixed))
     check_params(model.spec.space, params)
     return model, params
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dse.errors import Problem
-from dse.model.registry import Evaluator, domains_of
+from dse.model.registry import Evaluator, domain_hooks
 from dse.spec.messages import short_repr
 from dse.spec.schema import CategoricalParam, FloatParam, IntParam, LoadedSpec
 
@@ -23,8 +23,7 @@ _INSIDE = 0.381966
 
 
 def _checker(evaluators: Iterable[Evaluator]) -> Callable[[str, Any], str | None]:
-    found = (d.check_value for d in domains_of(evaluators) if d.check_value is not None)
-    checks = list(dict.fromkeys(found))
+    checks = domain_hooks(evaluators, "check_value")
 
     def why(name: str, value: Any) -> str | None:
         for check in checks:

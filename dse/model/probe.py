@@ -33,15 +33,12 @@ BATCH = 2
 MAX_METRIC_NAME = 200
 
 #: The hooks that are data; every other hook (``dse.plugin.HOOKS``) is a function.
-_DATA_HOOKS = ("metrics", "vectorized", "params", "version", "default_constraints")
-
-
-class ProbeTimeout(Exception):
-    """Probing an evaluator ran past its time limit."""
+_DATA_HOOKS = ("metrics", "vectorized", "needs", "params", "version", "default_constraints")
 
 
 class ProbeFailed(Exception):
-    """The evaluator's answer on the probe design breaks the contract (message says how)."""
+    """The evaluator's answer on the probe design breaks the contract, or it ran past the
+    probe's time limit (the message says which)."""
 
 
 def _kind(value: Any) -> str:
@@ -96,6 +93,7 @@ def _hook_problem(hooks: Mapping[str, Any]) -> str | None:
     # Lists of strings: a list, set or mapping of design keys, a list of constraints; never a
     # one-shot iterator (read twice) nor an endless one.
     lists = (("params", "design keys", Sequence | Set | Mapping),
+             ("needs", "evaluator names", Sequence | Set),
              ("default_constraints", "constraints", Sequence))  # fmt: skip
     for hook, what, kinds in lists:
         value = hooks.get(hook)
@@ -190,7 +188,7 @@ def probe(
     inline: bool = False,
 ) -> list[str]:
     """The metric names ``fn`` returns on ``design`` (and ``batch``, a vectorized evaluator's
-    batch of two); raises ProbeTimeout, ProbeFailed, or what the evaluator raised (from the
+    batch of two); raises ProbeFailed, or what the evaluator raised (from the
     child: a :class:`~dse.model.isolation.CallFailed` naming it).
 
     ``inline`` calls ``fn`` in this process, without the child and its time limit: for a caller
@@ -204,7 +202,7 @@ def probe(
     except DeadlineExceeded:
         said = "search.trial_timeout_s" if timeout_s is not None else "the probe's limit"
         hint = "" if timeout_s is not None else "; set search.trial_timeout_s for a slower model"
-        raise ProbeTimeout(
+        raise ProbeFailed(
             f"probing the evaluator on the midpoint design timed out after {limit:g} s "
             f"({said}{hint})"
         ) from None

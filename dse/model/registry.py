@@ -22,6 +22,7 @@ __all__ = [
     "Evaluator",
     "MetricInfo",
     "builtin_evaluators",
+    "domain_hooks",
     "domains_of",
     "load_import_path",
     "run_order",
@@ -50,6 +51,14 @@ def domains_of(evaluators: Iterable[Evaluator]) -> list[Domain]:
     """Each distinct domain of ``evaluators`` once, in their order (an evaluator without
     domain hooks has none)."""
     return list(dict.fromkeys(e.domain for e in evaluators if e.domain != NO_DOMAIN))
+
+
+def domain_hooks(evaluators: Iterable[Evaluator], name: str) -> list[Any]:
+    """Each distinct hook ``name`` (a member of :class:`dse.plugin.Domain`) of the evaluators'
+    domains once, in their order: a domain's hook runs once however many of its evaluators
+    a spec selects."""
+    hooks = (getattr(d, name) for d in domains_of(evaluators))
+    return list(dict.fromkeys(h for h in hooks if h is not None))
 
 
 def run_order(
@@ -96,17 +105,12 @@ def with_needs(
     evaluators it needs (from ``installed``, default the installed ones), with their metrics."""
     if not ev.needs:
         return ev.fn
-    return _AfterNeeds(tuple(run_order({ev.name: ev}, installed=installed)))
+    chain = run_order({ev.name: ev}, installed=installed)
 
-
-class _AfterNeeds:
-    """The last evaluator of ``chain`` after the others, each given the metrics it needs."""
-
-    def __init__(self, chain: tuple[Evaluator, ...]) -> None:
-        self.chain = chain
-
-    def __call__(self, design: Mapping[str, Any]) -> Mapping[str, Any]:
+    def after_needs(design: Mapping[str, Any]) -> Mapping[str, Any]:
         results: dict[str, Mapping[str, Any]] = {}
-        for ev in self.chain:
-            results[ev.name] = ev.fn(design, **{n: results[n] for n in ev.needs})
-        return results[self.chain[-1].name]
+        for each in chain:
+            results[each.name] = each.fn(design, **{n: results[n] for n in each.needs})
+        return results[ev.name]
+
+    return after_needs

@@ -1,7 +1,7 @@
 """Robust objectives over a spec's uncertain assumptions (the distributions in ``fixed``,
 documented in :mod:`dse.model.uncertain`).
 
-``compile_spec`` replaces each distribution by its nominal value before the presets are
+``collect_model`` replaces each distribution by its nominal value before the presets are
 resolved and keeps the distributions in ``StudyModel.uncertain``. ``robust_model`` then wraps a
 compiled model so every design is evaluated under K seeded samples of all the assumptions at once
 (one batch call with the samples on the batch axis) and the objectives become a statistic of the
@@ -14,13 +14,13 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
 from dse.errors import DesignError, DseError, EvaluationError
-from dse.model.study_model import StudyModel, midpoint
+from dse.model.study_model import StudyModel, midpoint, violation
 from dse.model.uncertain import (
     DISTRIBUTIONS,
     Uncertain,
@@ -125,13 +125,9 @@ def reduce(samples: np.ndarray, statistic: str, *, maximize: bool) -> float:
     a = np.asarray(samples, dtype=float)
     if statistic == "mean":
         return float(a.mean())
-    if statistic == "pessimistic":
-        statistic = "p10" if maximize else "p90"
-    elif statistic == "optimistic":
-        statistic = "p90" if maximize else "p10"
-    if statistic in ("p10", "p90"):
-        return float(np.percentile(a, 10 if statistic == "p10" else 90))
-    raise DseError(f"--statistic {statistic!r}: valid choices: {', '.join(STATISTICS)}")
+    low, high = ("p10", "p90") if maximize else ("p90", "p10")
+    tail = {"pessimistic": low, "optimistic": high}.get(statistic, statistic)
+    return float(np.percentile(a, {"p10": 10, "p90": 90}[tail]))  # robust_model checked it
 
 
 # -- the robust study ----------------------------------------------------------------------------
@@ -213,7 +209,7 @@ class RobustStudyModel(StudyModel):
         for i in range(len(next(iter(per.values())))):
             env = self.env(params, {m: float(a[i]) for m, a in per.items()})
             for j, c in enumerate(self.constraints):
-                worst[j] = max(worst[j], float(c.violation(env)))
+                worst[j] = max(worst[j], float(violation(c, env)))
         return worst
 
 
@@ -230,32 +226,20 @@ def robust_model(
             f"{model.loaded.path}: --robust needs uncertain assumptions; write a fixed value as "
             "{dist: normal|lognormal|uniform|triangular, ...} (see docs/robust.md)"
         )
-    seed = model.spec.search.seed if seed is None else seed
-    seed = 0 if seed is None else seed
+    seed = (model.spec.search.seed or 0) if seed is None else seed
     spec = model.spec.model_copy(
         update={"study": robust_study_name(model.spec.study, k, statistic)}
     )
     loaded = copy.copy(model.loaded)
     object.__setattr__(loaded, "spec", spec)
     rm = RobustStudyModel(
-        loaded=loaded,
-        evaluators=model.evaluators,
-        context=model.context,
-        metrics=model.metrics,
-        constraints=model.constraints,
-        fixed_overrides=model.fixed_overrides,
-        uncertain=model.uncertain,
-        derived=model.derived,
+        **{f.name: getattr(model, f.name) for f in fields(StudyModel)} | {"loaded": loaded},
         k=k,
         statistic=statistic,
         nominal_study=model.spec.study,
         seed=seed,
         samples=sample(model.uncertain, k, seed=seed),
     )
-    probe = _probe_params(model)
+    probe = {n: midpoint(p) for n, p in model.spec.space.items()}
     rm.vectorized = vectorizable(model, probe, rm.samples)
     return rm
-
-
-def _probe_params(model: StudyModel) -> dict[str, Any]:
-    return {n: midpoint(p) for n, p in model.spec.space.items()}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dse.model.registry import builtin_evaluators, domains_of
+from dse.model.registry import builtin_evaluators, domain_hooks
 from dse.model.uncertain import DIST_KEY, DISTRIBUTIONS
 from dse.spec.schema import json_schema
 
@@ -16,8 +16,7 @@ def spec_json_schema() -> dict[str, Any]:
     evaluators that describe their keys (their ``fixed_schema`` hook)."""
     schema = json_schema()
     fixed = schema["properties"]["fixed"]
-    hooks = (d.fixed_schema for d in domains_of(builtin_evaluators().values()))
-    for fixed_schema in dict.fromkeys(h for h in hooks if h is not None):
+    for fixed_schema in domain_hooks(builtin_evaluators().values(), "fixed_schema"):
         part = fixed_schema()
         fixed.setdefault("properties", {}).update(part.get("properties", {}))
         schema.setdefault("$defs", {}).update(part.get("$defs", {}))

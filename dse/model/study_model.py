@@ -177,7 +177,18 @@ class StudyModel:
 
     def violations(self, params: Mapping[str, Any], metrics: Mapping[str, Any]) -> list[Any]:
         env = self.env(params, metrics)
-        return [c.violation(env) for c in self.constraints]
+        return [violation(c, env) for c in self.constraints]
+
+
+def violation(constraint: Expr, env: Mapping[str, Any]) -> Any:
+    """``constraint``'s violation in ``env``; what it raises (ZeroDivisionError, ...) is an
+    EvaluationError naming it, which fails the design."""
+    try:
+        return constraint.violation(env)
+    except Exception as exc:  # noqa: BLE001 - the design's values, not the engine
+        raise EvaluationError(
+            f"constraint {constraint.source!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _loop(
@@ -314,12 +325,8 @@ def check_params(space: Mapping[str, ParamSpec], params: Mapping[str, Any]) -> N
     """A fixed design must set every searched parameter, within its range."""
     missing = [n for n in space if n not in params]
     if missing:
-        raise DesignError(
-            "the spec searches "
-            + ", ".join(missing)
-            + "; give a value with "
-            + " ".join(f"--set {n}=..." for n in missing)
-        )
+        given = " ".join(f"--set {n}=..." for n in missing)
+        raise DesignError(f"the spec searches {', '.join(missing)}; give a value with {given}")
     for name, p in space.items():
         problem = value_problem(p, params[name])
         if problem:

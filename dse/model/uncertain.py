@@ -1,21 +1,10 @@
 """Uncertain assumptions: distributions in a spec's ``fixed`` context.
 
-Any numeric value inside ``fixed`` may be written as a distribution instead of a number::
-
-    scale: {dist: uniform, low: 0.5, high: 1.5}
-    group: {preset: name, rate_per_s: {dist: lognormal, median: 0.07, sigma: 0.3}}
-
-Distributions (every parameter is required; the *nominal* value is the one a plain evaluation,
-``dse evaluate`` and a nominal ``dse run`` use, and the one the spec is validated with):
-
-- ``normal``: ``mean``, ``sd`` (> 0); nominal = mean. Not truncated: use lognormal for a
-  quantity that must stay positive.
-- ``lognormal``: ``median`` (> 0), ``sigma`` (> 0, the standard deviation of ln x); nominal =
-  median. p10/p90 = median x exp(-/+1.2816 sigma).
-- ``uniform``: ``low`` < ``high``; nominal = the mean (low + high) / 2.
-- ``triangular``: ``low`` <= ``mode`` <= ``high``, low < high; nominal = mode.
-
-The engine's robust objectives over these assumptions live in :mod:`dse.model.robust`.
+Any numeric value inside ``fixed`` may be written as a distribution instead of a number
+(``scale: {dist: uniform, low: 0.5, high: 1.5}``); the distributions, their parameters and
+nominal values are documented in docs/robust.md. The nominal value is the one a plain
+evaluation, ``dse evaluate`` and a nominal ``dse run`` use, and the one the spec is validated
+with. The engine's robust objectives over these assumptions live in :mod:`dse.model.robust`.
 """
 
 from __future__ import annotations
@@ -72,14 +61,9 @@ class Uncertain:
     @property
     def nominal(self) -> float:
         p = self.params
-        return float(
-            {
-                "normal": lambda: p["mean"],
-                "lognormal": lambda: p["median"],
-                "uniform": lambda: (p["low"] + p["high"]) / 2,
-                "triangular": lambda: p["mode"],
-            }[self.dist]()
-        )
+        if self.dist == "uniform":
+            return float((p["low"] + p["high"]) / 2)
+        return float(p[{"normal": "mean", "lognormal": "median", "triangular": "mode"}[self.dist]])
 
     def ppf(self, q: Any) -> np.ndarray:
         """The quantile function (inverse CDF) at probabilities ``q`` in (0, 1)."""
@@ -138,10 +122,13 @@ def _parse(loc: tuple[str, ...], raw: Mapping[str, Any]) -> Uncertain:
     return Uncertain(path=loc, dist=kind, params=params)
 
 
-def extract_uncertain(fixed: Mapping[str, Any]) -> tuple[dict[str, Any], list[Uncertain]]:
+def extract_uncertain(
+    fixed: Mapping[str, Any], *, errors: list[UncertainError] | None = None
+) -> tuple[dict[str, Any], list[Uncertain]]:
     """``fixed`` with every ``{dist: ...}`` mapping replaced by its nominal value, and the list.
 
-    Raises UncertainError (with the location) for a malformed distribution.
+    A malformed distribution raises UncertainError (with the location); with ``errors``, each
+    one is appended there instead and left out (its field's default takes over).
     """
     found: list[Uncertain] = []
 
@@ -151,7 +138,15 @@ def extract_uncertain(fixed: Mapping[str, Any]) -> tuple[dict[str, Any], list[Un
                 u = _parse(loc, node)
                 found.append(u)
                 return u.nominal
-            return {k: walk(v, (*loc, str(k))) for k, v in node.items()}
+            out = {}
+            for k, v in node.items():
+                try:
+                    out[k] = walk(v, (*loc, str(k)))
+                except UncertainError as exc:  # from the distribution ``v`` itself
+                    if errors is None:
+                        raise
+                    errors.append(exc)
+            return out
         return node
 
     return walk(copy.deepcopy(dict(fixed)), ()), found
