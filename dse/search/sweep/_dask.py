@@ -244,10 +244,13 @@ def _evaluate_on(
             submit(batch)
         return bool(batch)
 
-    for _ in range(threads * IN_FLIGHT_PER_THREAD):
-        if not submit_next():
-            break
+    # A local cluster's workers start while this process evaluates chunks: none is handed
+    # out before one is up (a small sweep may be done here before then).
+    workers_up = not here
     while batch_of or todo_left:
+        workers_up = workers_up or bool(client.nthreads())
+        while workers_up and len(batch_of) < threads * IN_FLIGHT_PER_THREAD and submit_next():
+            pass
         for fut in window.next_batch(block=not (here and todo_left)):
             batch = batch_of.pop(fut.key)
             try:
@@ -269,7 +272,6 @@ def _evaluate_on(
             fut.release()
             for cf in fronts:
                 on_chunk(cf)
-            submit_next()
         if here and todo_left:
             on_chunk(evaluate_chunk(model, plan, todo_left.pop()))
             done_here += 1
