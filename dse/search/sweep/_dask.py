@@ -91,13 +91,12 @@ def run_chunks_dask(
     the worker CPU seconds are those of the workers alive at the end, over the sweep's span.
     """
     t0 = time.perf_counter()
-    pending = iter(todo)
     with ExitStack() as stack:
         client = _connect(stack, scheduler, connect_timeout_s)
         cpu_before = client.run(time.process_time)  # each worker's CPU s
         workers = len(client.nthreads())
         startup_s = time.perf_counter() - t0
-        _evaluate_on(client, model, plan, list(pending), on_chunk, key=key)
+        _evaluate_on(client, model, plan, list(todo), on_chunk, key=key)
         cpu_after = client.run(time.process_time)
         cpu = sum(v - cpu_before.get(k, 0.0) for k, v in cpu_after.items())
         return {"workers": workers, "startup_s": startup_s, "worker_cpu_s": cpu}
