@@ -41,15 +41,14 @@ IN_FLIGHT_PER_THREAD = 2
 MAX_RESUBMITS = 3
 #: At most this many consecutive chunks per Dask task (each still its own chunk front).
 MAX_CHUNKS_PER_TASK = 8
-#: The workers of a local cluster (``--jobs``): as the remote ones docs/search.md advises.
-#: Without the nanny's MALLOC_TRIM_THRESHOLD_ (glibc's dynamic threshold then stays on: with
-#: it every chunk was about 4x slower, page faults on each numpy temporary), one malloc arena
-#: (the chunk runs in a worker thread, whose own arena gave freed temporaries back to the
-#: system: +27 % CPU), no statistical profiler and a slower system monitor (they take the GIL
-#: from the chunk: -7 % CPU) (benchmarks/bench_sweep.py, section 3).
+#: The workers of a local cluster (``--jobs``): without the nanny's MALLOC_TRIM_THRESHOLD_
+#: (glibc's dynamic threshold then stays on: with it every chunk was about 4x slower, page
+#: faults on each numpy temporary), no statistical profiler and a slower system monitor (they
+#: take the GIL from the chunk: -7 % CPU) (docs/search.md). Not MALLOC_ARENA_MAX=1, advised
+#: there for remote workers: in a worker forked from the forkserver, 8 chunks of
+#: spaces/litegpu.yaml took 1.24-1.32 CPU-s with it (230,000 page faults), 0.72 without (85,000).
 LOCAL_WORKER_CONFIG = {
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
-    "distributed.nanny.environ.MALLOC_ARENA_MAX": 1,
     "distributed.worker.profile.enabled": False,
     "distributed.admin.system-monitor.interval": "5s",
     "distributed.worker.multiprocessing-method": "forkserver",
