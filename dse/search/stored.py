@@ -71,15 +71,9 @@ def open_for_reading(url: str, *, allow_outside: bool) -> optuna.storages.BaseSt
     """A recorded study's storage opened without creating or changing anything: a journal or
     SQLite file must exist (and a journal pass :mod:`dse.search.storage.journal`); a journal
     Optuna cannot replay is answered with its first bad line."""
-    if url.startswith("journal:"):
-        path = Path(url.removeprefix("journal:"))
-        journal.check_readable(path, allow_outside=allow_outside)
-        try:
-            return open_storage(url)
-        except (OSError, MemoryError):
-            raise
-        except Exception as exc:  # noqa: BLE001 - Optuna's replay of a damaged journal
-            raise journal.damaged_error(path, exc) from None
+    if url.startswith("journal:"):  # a journal Optuna cannot replay: open_storage says where
+        journal.check_readable(Path(url.removeprefix("journal:")), allow_outside=allow_outside)
+        return open_storage(url)
     if url.startswith("sqlite:///"):
         db = Path(url.removeprefix("sqlite:///"))
         if not db.is_file():  # SQLAlchemy would create an empty database there
