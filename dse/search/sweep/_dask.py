@@ -45,8 +45,8 @@ MAX_CHUNKS_PER_TASK = 8
 #: (glibc's dynamic threshold then stays on: with it every chunk was about 4x slower, page
 #: faults on each numpy temporary), no statistical profiler and a slower system monitor (they
 #: take the GIL from the chunk: -7 % CPU) (docs/search.md). Not MALLOC_ARENA_MAX=1, advised
-#: there for remote workers: in a worker forked from the forkserver, 8 chunks of
-#: spaces/litegpu.yaml took 1.24-1.32 CPU-s with it (230,000 page faults), 0.72 without (85,000).
+#: there for remote workers: in a worker forked from the forkserver, 8 chunks of a 2026
+#: benchmark spec took 1.24-1.32 CPU-s with it (230,000 page faults), 0.72 without (85,000).
 LOCAL_WORKER_CONFIG = {
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
     "distributed.worker.profile.enabled": False,
