@@ -59,7 +59,9 @@ def dedup(columns: list[np.ndarray]) -> Groups | None:
         h *= np.uint64(0x94D049BB133111EB)
         h ^= h >> np.uint64(31)
     rep = same_hash(h)
-    if not all(np.array_equal(b[rep], b) for b in bits):
+    # Every step of the mix is a bijection of 64-bit words, so rows of one hash whose other
+    # columns are equal have the last column equal too: only those others are checked.
+    if not all(np.array_equal(np.take(b, rep), b) for b in bits[:-1]):
         return None  # a hash collision: no dedup (never seen, but never wrong)
     first = np.flatnonzero(rep == np.arange(n))
     group = np.empty(n, dtype=np.intp)
@@ -76,19 +78,20 @@ def same_hash(h: np.ndarray) -> np.ndarray:
     width = max(int(2 * n - 1).bit_length(), 4)  # 2^width >= 2n buckets
     mask = np.uint64((1 << width) - 1)
     table = np.empty(1 << width, dtype=np.intp)
-    rep = np.empty(n, dtype=np.intp)
     rows, hr = np.arange(n), h
+    rep = rows  # every row's found row, the few found with another hash redone
     for shift in range(0, 64 - width + 1, 7):
         bucket = ((hr >> np.uint64(shift)) & mask).view(np.int64)
         table[bucket] = rows
         found = table[bucket]
-        same = h[found] == hr
-        if same.all():
+        if rows is rep:
+            rep = found
+        else:
             rep[rows] = found
+        other = np.flatnonzero(np.take(h, found) != hr)
+        if other.size == 0:
             return rep
-        rep[rows[same]] = found[same]
-        rows = rows[~same]
-        hr = h[rows]
+        rows, hr = rows[other], hr[other]
     # left over after every window of bits (never seen): sort those few
     _, where, back = np.unique(hr, return_index=True, return_inverse=True)
     rep[rows] = rows[where][back]
