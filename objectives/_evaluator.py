@@ -140,6 +140,16 @@ def value(design: Mapping[str, Any], name: str) -> np.ndarray:
         raise ContextError(name, f"expected a number, got {design[name]!r}") from None
 
 
+def float_values(design: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The design with its integer arrays (a sweep's int parameters) as the float arrays
+    ``value`` makes of them, converted once per evaluation, not at every ``value`` that reads
+    them (a dozen per batch in cost and availability)."""
+    ints = [k for k, v in design.items() if isinstance(v, np.ndarray) and v.dtype.kind in "iu"]
+    if not ints:
+        return design
+    return {**design, **{k: np.asarray(design[k], dtype=float) for k in ints}}
+
+
 def tech(design: Mapping[str, Any], name: str) -> Any:
     """A technology constant; floats come back as float arrays, strings unchanged."""
     table = design["technology"]

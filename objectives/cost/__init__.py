@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import broadcast, builtin_evaluator, tech, value
+from objectives._evaluator import broadcast, builtin_evaluator, float_values, tech, value
 from objectives._groups import DEDUP_MIN, dedup
 from objectives.availability.spares import silicon_spares
 from objectives.cooling import cooling_usd_per_gpu, pue_factor
@@ -431,6 +431,7 @@ def evaluate_cost(
         perf = evaluate_perf(design)
     if availability is None:
         availability = evaluate_availability(design, perf=perf)
+    design = float_values(design)
     if has_pools(design):  # each pool priced with its own GPU, summed (objectives.cost.pools)
         out = pools_cost(design, perf, cost_breakdown)
     else:
