@@ -390,7 +390,7 @@ def _argmax(
         z, top = np.take(t["z"], cols, axis=1), np.take(t["top"], cols, axis=1)
     else:  # the contenders' rows, copied once per timing block (``timing``)
         g = group[which][:, None]
-        z, top, signed = np.take(t["z_which"], cols, axis=1), t["top_which"], t["signed"]
+        z, top, signed = np.take(t["z_which"], cols, axis=1), t["top_which"], bool(t["signed"])
         top = top if top is None or signed else np.take(top, cols, axis=1)
     replicas = np.floor(cluster[None, :] / g)
     # throughput (z x replicas) where top, the fallback score z (z x 1, exactly) elsewhere
