@@ -303,7 +303,23 @@ def ocs_ports_per_gpu(
     p = np.asarray(ports, float)
     one = p[:1] if p.ndim == 1 and p.size > 1 and p.strides == (0,) else p  # broadcast: once
     k = np.minimum(np.floor(one / 2), MAX_TORUS_DIMS)
-    side = np.asarray(block_gpus, float) ** (1.0 / np.maximum(k, 1.0))
-    frac = np.where(k >= 1, 1.0 / np.maximum(side, 1.0), 1.0)
-    frac = np.where(np.asarray(cluster, float) > np.asarray(block_gpus, float), frac, 0.0)
+    block = np.asarray(block_gpus, float)
+    frac = _leaving(block, k)
+    frac = np.where(np.asarray(cluster, float) > block, frac, 0.0)
     return p * np.asarray(fibres, float) * frac * np.asarray(ports_per_fibre, float)
+
+
+def _leaving(block: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The fraction of a block's links in a dimension that leave it, 1 / max(side, 1) with
+    side = block^(1/k) (1 without a torus dimension). A batch's blocks are whole numbers of
+    GPUs (``reach_gpus``), a few hundred sizes: each size's fraction is computed once, in a
+    table of 0..the largest, where that table is much shorter than the batch (the same
+    operations on the same values as on the batch itself)."""
+    table = block.ndim == 1 and np.size(k) == 1 and block.size >= 64
+    if table:
+        lo, hi = block.min(), block.max()  # NaN fails both tests
+        table = lo >= 0 and hi <= block.size // 4 and bool((np.floor(block) == block).all())
+    sizes = np.arange(hi + 1.0) if table else block
+    side = sizes ** (1.0 / np.maximum(k, 1.0))
+    frac = np.where(k >= 1, 1.0 / np.maximum(side, 1.0), 1.0)
+    return np.take(frac, block.astype(np.intp)) if table else frac

@@ -266,7 +266,11 @@ def hardware(
         tflops_bf16 = tflops_bf16 * density_factor
     tflops = tflops_bf16 * _precision_multiplier(d, precision)
 
-    perimeter = 2 * (np.sqrt(area * aspect) + np.sqrt(area / aspect))
+    if aspect.ndim == 0 and aspect == 1.0:  # a square die (most): a x 1 and a / 1 are a
+        edge = np.sqrt(area)
+        perimeter = 2 * (edge + edge)
+    else:
+        perimeter = 2 * (np.sqrt(area * aspect) + np.sqrt(area / aspect))
     shoreline = _shoreline(d, pkg, link_type, perimeter, stacks, dies, net_gbps, d2d, base_dies)
 
     # (where no clock was lowered, the density at the requested clock: the same operations)
