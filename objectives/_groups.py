@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +67,20 @@ def dedup(columns: list[np.ndarray]) -> Groups | None:
     group = np.empty(n, dtype=np.intp)
     group[first] = np.arange(first.size)
     return Groups(first, group[rep])
+
+
+def on_whole_numbers(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """``f(x)`` for an elementwise ``f`` (whose other operands are one value) of a batch ``x``
+    of small whole numbers >= 1 (bonds of a package, GPUs of a block): ``f`` of each number
+    1..max(x) once, taken per row, where that table is much shorter than the batch (the same
+    operations on the same values); else ``f(x)`` itself."""
+    if x.ndim == 1 and x.size >= DEDUP_MIN:
+        lo, hi = x.min(), x.max()  # NaN fails both tests
+        if lo >= 1 and hi <= x.size // 4 and bool((np.floor(x) == x).all()):
+            table = f(np.arange(1.0, hi + 1.0))
+            if table.shape == (int(hi),):  # (else an operand of f was not one value)
+                return np.take(table, x.astype(np.intp) - 1)
+    return f(x)
 
 
 def same_hash(h: np.ndarray) -> np.ndarray:

@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from objectives._evaluator import tech, value
+from objectives._groups import on_whole_numbers
 from objectives.choices import checked, compact
 
 FABRICS = ("switched", "packet", "ocs", "direct")
@@ -312,14 +313,11 @@ def ocs_ports_per_gpu(
 def _leaving(block: np.ndarray, k: np.ndarray) -> np.ndarray:
     """The fraction of a block's links in a dimension that leave it, 1 / max(side, 1) with
     side = block^(1/k) (1 without a torus dimension). A batch's blocks are whole numbers of
-    GPUs (``reach_gpus``), a few hundred sizes: each size's fraction is computed once, in a
-    table of 0..the largest, where that table is much shorter than the batch (the same
-    operations on the same values as on the batch itself)."""
-    table = block.ndim == 1 and np.size(k) == 1 and block.size >= 64
-    if table:
-        lo, hi = block.min(), block.max()  # NaN fails both tests
-        table = lo >= 0 and hi <= block.size // 4 and bool((np.floor(block) == block).all())
-    sizes = np.arange(hi + 1.0) if table else block
-    side = sizes ** (1.0 / np.maximum(k, 1.0))
-    frac = np.where(k >= 1, 1.0 / np.maximum(side, 1.0), 1.0)
-    return np.take(frac, block.astype(np.intp)) if table else frac
+    GPUs (``reach_gpus``), a few hundred sizes: each size's fraction is computed once
+    (``on_whole_numbers``)."""
+
+    def frac(sizes: np.ndarray) -> np.ndarray:
+        side = sizes ** (1.0 / np.maximum(k, 1.0))
+        return np.where(k >= 1, 1.0 / np.maximum(side, 1.0), 1.0)
+
+    return on_whole_numbers(frac, block) if np.size(k) == 1 else frac(block)
