@@ -49,15 +49,19 @@ def dedup(columns: list[np.ndarray]) -> Groups | None:
             bits.append(b)
     if not bits:
         return Groups(np.zeros(1, np.intp), np.zeros(n, np.intp))
-    h = np.zeros(n, dtype=np.uint64)
-    for b in bits:  # splitmix64's finalizer over (hash + column), column by column
-        h += b
-        h += np.uint64(0x9E3779B97F4A7C15)
-        h ^= h >> np.uint64(30)
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(27)
-        h *= np.uint64(0x94D049BB133111EB)
-        h ^= h >> np.uint64(31)
+    h = bits[0] * np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(29)
+    for b in bits[1:]:  # a column xored in, multiplied and xor-shifted: a light mix each
+        h ^= b
+        h *= np.uint64(0xFF51AFD7ED558CCD)
+        h ^= h >> np.uint64(29)
+    # then splitmix64's finalizer once, spreading every bit into the bucket bits
+    h += np.uint64(0x9E3779B97F4A7C15)
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
     rep = same_hash(h)
     # Every step of the mix is a bijection of 64-bit words, so rows of one hash whose other
     # columns are equal have the last column equal too: only those others are checked.
