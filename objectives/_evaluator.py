@@ -140,6 +140,15 @@ def value(design: Mapping[str, Any], name: str) -> np.ndarray:
         raise ContextError(name, f"expected a number, got {design[name]!r}") from None
 
 
+def one_value(x: Any) -> Any:
+    """``x`` as one element when it is a 1-D array broadcast from one value (stride 0: the
+    perf model's flattened constants), else as it is: what reads only such values is then
+    computed once, not once per design, and broadcasts the same."""
+    if isinstance(x, np.ndarray) and x.ndim == 1 and x.size > 1 and x.strides == (0,):
+        return x[:1]
+    return x
+
+
 def float_values(design: Mapping[str, Any]) -> Mapping[str, Any]:
     """The design with its integer arrays (a sweep's int parameters) as the float arrays
     ``value`` makes of them, converted once per evaluation, not at every ``value`` that reads

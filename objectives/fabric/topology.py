@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from objectives._evaluator import tech, value
+from objectives._evaluator import one_value, tech, value
 from objectives._groups import on_whole_numbers
 from objectives.choices import checked, compact
 
@@ -187,8 +187,11 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
     # An optical circuit switch steers light: copper links cannot use it. A copper torus
     # reaches one rack of compute silicon (TPU v4: copper inside a one-rack cube, optics beyond;
     # NVL72: a copper spine over one rack), whatever the size of the dies it holds.
-    beyond_rack = value(d, "cluster_size") > reach_gpus(tech(d, "rack_silicon_mm2"), silicon)
-    ok = ~((code == OCS) & elec) & ~((code == DIRECT) & elec & beyond_rack)
+    ok = ~((code == OCS) & elec)
+    direct = (code == DIRECT) & elec
+    if np.any(direct):  # (read only where a direct torus has copper links)
+        beyond_rack = value(d, "cluster_size") > reach_gpus(tech(d, "rack_silicon_mm2"), silicon)
+        ok = ok & ~(direct & beyond_rack)
     # A rack-scale copper domain is liquid-cooled (technology.rack_domain_needs_liquid).
     rack = is_rack_domain(d)
     if np.any(rack) and bool(np.any(tech(d, "rack_domain_needs_liquid"))):
@@ -202,8 +205,8 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
     )
     # Dies of one package share its ports: a collective entering on one die's port and
     # leaving on another's crosses the die-to-die link, (dies - 1) / dies of its bytes.
-    dies = value(d, "dies_per_gpu") if "dies_per_gpu" in d else np.asarray(1.0)
-    d2d = np.asarray(d.get("d2d_tbps", 0.0), float) * 1e12 / 2  # bytes/s each way
+    dies = one_value(value(d, "dies_per_gpu")) if "dies_per_gpu" in d else np.asarray(1.0)
+    d2d = one_value(np.asarray(d.get("d2d_tbps", 0.0), float)) * 1e12 / 2  # bytes/s each way
     multi = (dies > 1) & (d2d > 0) & (tech(d, "d2d_collective_penalty") > 0)
     cross = np.where(multi, (dies - 1) / np.maximum(dies, 1.0) / np.maximum(d2d, 1e-30), 0.0)
     out = {
