@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from objectives._evaluator import one_value, tech, value
+from objectives._evaluator import one_value, select, tech, value
 from objectives._groups import on_whole_numbers
 from objectives.choices import checked, compact
 
@@ -103,7 +103,7 @@ def fabric_code(names: np.ndarray) -> np.ndarray:
     mesh are switched fabrics (their domain and price differ: ``is_rack_domain``,
     ``is_mesh_domain``)."""
     names = np.where((names == RACK) | (names == MESH), "switched", names)
-    return np.select([names == f for f in FABRICS], [float(i) for i in range(len(FABRICS))], -1.0)
+    return select([names == f for f in FABRICS], [float(i) for i in range(len(FABRICS))], -1.0)
 
 
 def packet_radix(port_gbps: ArrayLike, switch_gbps: ArrayLike, max_ports: ArrayLike) -> np.ndarray:
@@ -183,7 +183,7 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
             link_gbps, tech(d, "packet_switch_gbps"), tech(d, "packet_switch_max_ports")
         )
         tiers = clos_tiers(value(d, "cluster_size"), radix)
-    hops = np.select([code == SWITCHED, code == PACKET], [1.0, 2 * tiers - 1], 0.0)
+    hops = select([code == SWITCHED, code == PACKET], [1.0, 2 * tiers - 1], 0.0)
     # An optical circuit switch steers light: copper links cannot use it. A copper torus
     # reaches one rack of compute silicon (TPU v4: copper inside a one-rack cube, optics beyond;
     # NVL72: a copper spine over one rack), whatever the size of the dies it holds.
@@ -198,7 +198,7 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
         air = compact(d.get("cooling", "air")) != "liquid"
         ok = ok & ~(rack & air & elec & (code == SWITCHED))
     # pJ/bit of a switch-side transceiver (none for copper), for the fabric's power
-    side = np.select(
+    side = select(
         [link == "cpo", link == "pluggable"],
         [tech(d, "cpo_link_pj_per_bit"), tech(d, "pluggable_link_pj_per_bit")],
         0.0,

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import one_value, tech, value
+from objectives._evaluator import one_value, select, tech, value
 from objectives._groups import DEDUP_MIN, dedup
 from objectives.choices import check_in
 from objectives.errors import ContextError
@@ -41,16 +41,9 @@ def _choose(design: Mapping[str, Any], name: str, choices: tuple[str, ...]) -> n
 
 
 def _pick(kind: np.ndarray, table: Mapping[str, np.ndarray]) -> np.ndarray:
-    """Per-design value of a constant keyed by a string choice (vectorized select); one
-    choice for the whole batch (0-d) is looked up, not selected by masks (np.select's values,
-    shape and dtype: its default 0 where the name is none of the table's)."""
+    """Per-design value of a constant keyed by a string choice (vectorized select)."""
     names = list(table)
-    if np.ndim(kind) == 0:
-        chosen = table.get(str(kind), 0.0)
-        shape = np.broadcast_shapes(*(np.shape(v) for v in table.values()))
-        dtype = np.result_type(*table.values())
-        return np.array(np.broadcast_to(np.asarray(chosen, dtype=dtype), shape))
-    return np.select([kind == n for n in names], [table[n] for n in names])
+    return select([kind == n for n in names], [table[n] for n in names])
 
 
 def compute_w_per_mm2(d: Mapping[str, Any], clock_ghz: np.ndarray, activity: Any = 1.0) -> Any:
