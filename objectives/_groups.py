@@ -33,9 +33,9 @@ def dedup(columns: list[np.ndarray]) -> Groups | None:
     """Group the rows of equal-length float columns that are equal bit for bit.
 
     Rows with equal hashes of the bits are grouped (``same_hash``), then every row is checked
-    against its group's representative, so the work done once per group gives every row
-    exactly what it would have got by itself. None when there are too few rows to be worth it
-    or the hash collides.
+    against its group's representative (all columns but the last, which equal hashes then
+    make equal), so the work done once per group gives every row exactly what it would have
+    got by itself. None when there are too few rows to be worth it or the hash collides.
     """
     n = columns[0].size if columns else 0
     if n < DEDUP_MIN:

@@ -185,9 +185,10 @@ def timing(
     Besides ``serve``'s figures: ``memok`` (fits HBM), ``top`` (fits and meets the SLOs: ranks
     by throughput), ``z`` (replica tokens/s where ``top``, else the fallback score that does not
     depend on the cluster size), ``mem_ratio``/``slo_ok`` for the chosen one, and the
-    ``contenders``/``unsafe`` of ``_contenders`` (``integral``: every cluster size and group is a
-    whole number below 2^52; ``prune``: worth finding them, i.e. many designs). With a
-    ``grid`` the columns are its product points (``hw`` its rows, ``batch`` its candidates).
+    ``contenders``/``unsafe`` of ``_contenders`` (``integral``: every cluster size and group is
+    a whole number below 2^52; ``prune``: worth finding them, i.e. many designs) with their
+    ``signed`` (``_argmax``). With a ``grid`` the columns are its product points (``hw`` its
+    rows, ``batch`` its candidates).
     """
     if grid is None:
         h = {k: _row(v) for k, v in hw.items()}
