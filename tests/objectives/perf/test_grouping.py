@@ -66,7 +66,7 @@ def test_on_whole_numbers_is_f_of_the_batch_bit_for_bit() -> None:
 
     def f(v: np.ndarray) -> np.ndarray:
         calls.append(v.size)
-        return 0.97 ** v * (1.0 / np.maximum(v ** (1.0 / 3.0), 1.0))
+        return 0.97**v * (1.0 / np.maximum(v ** (1.0 / 3.0), 1.0))
 
     got = on_whole_numbers(f, x)
     assert np.array_equal(got.view(np.uint64), f(x).view(np.uint64))
