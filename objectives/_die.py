@@ -15,6 +15,9 @@ def die_edges_mm(area_mm2: ArrayLike, aspect_ratio: ArrayLike) -> tuple[np.ndarr
     a = np.asarray(area_mm2, dtype=float)
     r = np.asarray(aspect_ratio, dtype=float)
     r = np.maximum(r, 1.0 / r)
+    if r.ndim == 0 and r == 1.0:  # a square die (most): a x 1 and a / 1 are a, one root
+        edge = np.sqrt(a)
+        return edge, edge
     return np.sqrt(a * r), np.sqrt(a / r)
 
 

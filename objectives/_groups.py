@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,9 +33,9 @@ def dedup(columns: list[np.ndarray]) -> Groups | None:
     """Group the rows of equal-length float columns that are equal bit for bit.
 
     Rows with equal hashes of the bits are grouped (``same_hash``), then every row is checked
-    against its group's representative, so the work done once per group gives every row
-    exactly what it would have got by itself. None when there are too few rows to be worth it
-    or the hash collides.
+    against its group's representative (all columns but the last, which equal hashes then
+    make equal), so the work done once per group gives every row exactly what it would have
+    got by itself. None when there are too few rows to be worth it or the hash collides.
     """
     n = columns[0].size if columns else 0
     if n < DEDUP_MIN:
@@ -49,22 +49,42 @@ def dedup(columns: list[np.ndarray]) -> Groups | None:
             bits.append(b)
     if not bits:
         return Groups(np.zeros(1, np.intp), np.zeros(n, np.intp))
-    h = np.zeros(n, dtype=np.uint64)
-    for b in bits:  # splitmix64's finalizer over (hash + column), column by column
-        h += b
-        h += np.uint64(0x9E3779B97F4A7C15)
-        h ^= h >> np.uint64(30)
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(27)
-        h *= np.uint64(0x94D049BB133111EB)
-        h ^= h >> np.uint64(31)
+    h = bits[0] * np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(29)
+    for b in bits[1:]:  # a column xored in, multiplied and xor-shifted: a light mix each
+        h ^= b
+        h *= np.uint64(0xFF51AFD7ED558CCD)
+        h ^= h >> np.uint64(29)
+    # then splitmix64's finalizer once, spreading every bit into the bucket bits
+    h += np.uint64(0x9E3779B97F4A7C15)
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
     rep = same_hash(h)
-    if not all(np.array_equal(b[rep], b) for b in bits):
+    # Every step of the mix is a bijection of 64-bit words, so rows of one hash whose other
+    # columns are equal have the last column equal too: only those others are checked.
+    if not all(np.array_equal(np.take(b, rep), b) for b in bits[:-1]):
         return None  # a hash collision: no dedup (never seen, but never wrong)
     first = np.flatnonzero(rep == np.arange(n))
     group = np.empty(n, dtype=np.intp)
     group[first] = np.arange(first.size)
     return Groups(first, group[rep])
+
+
+def on_whole_numbers(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """``f(x)`` for an elementwise ``f`` (whose other operands are one value) of a batch ``x``
+    of small whole numbers >= 1 (bonds of a package, GPUs of a block): ``f`` of each number
+    1..max(x) once, taken per row, where that table is much shorter than the batch (the same
+    operations on the same values); else ``f(x)`` itself."""
+    if x.ndim == 1 and x.size >= DEDUP_MIN:
+        lo, hi = x.min(), x.max()  # NaN fails both tests
+        if lo >= 1 and hi <= x.size // 4 and bool((np.floor(x) == x).all()):
+            table = f(np.arange(1.0, hi + 1.0))
+            if table.shape == (int(hi),):  # (else an operand of f was not one value)
+                return np.take(table, x.astype(np.intp) - 1)
+    return f(x)
 
 
 def same_hash(h: np.ndarray) -> np.ndarray:
@@ -76,19 +96,20 @@ def same_hash(h: np.ndarray) -> np.ndarray:
     width = max(int(2 * n - 1).bit_length(), 4)  # 2^width >= 2n buckets
     mask = np.uint64((1 << width) - 1)
     table = np.empty(1 << width, dtype=np.intp)
-    rep = np.empty(n, dtype=np.intp)
     rows, hr = np.arange(n), h
+    rep = rows  # every row's found row, the few found with another hash redone
     for shift in range(0, 64 - width + 1, 7):
         bucket = ((hr >> np.uint64(shift)) & mask).view(np.int64)
         table[bucket] = rows
         found = table[bucket]
-        same = h[found] == hr
-        if same.all():
+        if rows is rep:
+            rep = found
+        else:
             rep[rows] = found
+        other = np.flatnonzero(np.take(h, found) != hr)
+        if other.size == 0:
             return rep
-        rep[rows[same]] = found[same]
-        rows = rows[~same]
-        hr = h[rows]
+        rows, hr = rows[other], hr[other]
     # left over after every window of bits (never seen): sort those few
     _, where, back = np.unique(hr, return_index=True, return_inverse=True)
     rep[rows] = rows[where][back]

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import tech, value
+from objectives._evaluator import one_value, tech, value
 from objectives.choices import checked
 from objectives.errors import ContextError
 from objectives.params import (
@@ -194,9 +194,10 @@ def d2d_edge_mm(d: Mapping[str, Any]) -> np.ndarray:
 def check_base_dies(d: Mapping[str, Any]) -> np.ndarray:
     """``base_dies_per_gpu`` (a ContextError when base dies have no area or cannot be counted)."""
     base = optional(d, "base_dies_per_gpu")
-    if np.any(base < 0) or np.any(base != np.floor(base)):
+    one = one_value(base)  # (checked once where one value is broadcast)
+    if np.any(one < 0) or np.any(one != np.floor(one)):
         raise ContextError("base_dies_per_gpu", "expected a whole number of dies >= 0")
-    if np.any((base > 0) & ~(optional(d, "base_die_area_mm2") > 0)):
+    if np.any((one > 0) & ~(one_value(optional(d, "base_die_area_mm2")) > 0)):
         msg = "must be > 0 where base_dies_per_gpu > 0 (the compute dies sit on base dies)"
         raise ContextError("base_die_area_mm2", msg)
     return base

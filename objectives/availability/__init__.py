@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import broadcast, builtin_evaluator, tech, value
+from objectives._evaluator import broadcast, builtin_evaluator, float_values, tech, value
 from objectives.availability.closed_form import (
     capacity_availability,
     nines,
@@ -141,7 +141,7 @@ def evaluate_availability(
         from objectives.perf import evaluate_perf
 
         perf = evaluate_perf(design)
-    return _evaluate_availability(design, perf)
+    return _evaluate_availability(float_values(design), perf)
 
 
 def delivered_fraction(

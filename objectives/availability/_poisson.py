@@ -55,23 +55,23 @@ def poisson_cdf(n: np.ndarray, mu: np.ndarray) -> np.ndarray:
     hit = _recall("cdf", n, mu)
     if hit is not None:
         return hit
-    out = np.where(n < 0, 0.0, np.exp(-mu))
     more = n > 0
-    out[more] = gammainc_pq(np.floor(n[more]) + 1.0, mu[more])[1]
+    tails = gammainc_pq(np.floor(n[more]) + 1.0, mu[more])[1]
+    if tails.size == n.size:  # spares everywhere: no row of the closed forms
+        return _remember("cdf", n, mu, tails.reshape(n.shape))
+    out = np.where(n < 0, 0.0, np.exp(-mu))
+    out[more] = tails
     return _remember("cdf", n, mu, out)
 
 
 def poisson_log_sf(n: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """log P(K > n) for K ~ Poisson(mu), n >= 0 (-inf when mu = 0)."""
     n, mu = np.broadcast_arrays(np.asarray(n, dtype=float), np.asarray(mu, dtype=float))
-    with np.errstate(divide="ignore"):  # mu = 0: log P(K > 0) = -inf
-        zero = np.log(-np.expm1(-mu))
     if not n.any():
-        return zero
+        return _log_sf_zero(mu)
     hit = _recall("log_sf", n, mu)
     if hit is not None:
         return hit
-    out = np.array(zero, dtype=float, copy=True)
     more = n > 0
     nm, mm = n[more], mu[more]
     sf, cdf = gammainc_pq(np.floor(nm) + 1.0, mm)
@@ -85,5 +85,14 @@ def poisson_log_sf(n: np.ndarray, mu: np.ndarray) -> np.ndarray:
         k, m = nm[far], mm[far]
         log_p = (k + 1.0) * np.log(m) - m - gammaln(k + 2.0)  # log p(n + 1)
         part[far] = log_p + np.log(hyp1f1_one(k + 2.0, m))
+    if part.size == n.size:  # spares everywhere: no row of the closed form
+        return _remember("log_sf", n, mu, part.reshape(n.shape))
+    out = _log_sf_zero(mu)
     out[more] = part
     return _remember("log_sf", n, mu, out)
+
+
+def _log_sf_zero(mu: np.ndarray) -> np.ndarray:
+    """log P(K > 0) = log(1 - e^-mu) (-inf when mu = 0)."""
+    with np.errstate(divide="ignore"):
+        return np.log(-np.expm1(-mu))

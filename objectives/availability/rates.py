@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import tech, value
+from objectives._evaluator import select, tech, value
 from objectives.choices import check_in
 from objectives.params import LINK_TYPES
 from objectives.units import FIT_PER_HOUR
@@ -45,7 +45,7 @@ def fleet_scales(design: Mapping[str, Any]) -> dict[str, Any]:
             f = 1.0 if k == "dedicated" else tech(design, f"fleet_{k}_{cls}_fit_scale")
         else:
             others = [k for k in FLEET_KINDS if k != "dedicated"]
-            f = np.select(
+            f = select(
                 [kind == k for k in others],
                 [tech(design, f"fleet_{k}_{cls}_fit_scale") for k in others],
                 1.0,
@@ -72,7 +72,7 @@ def lane_fit(design: Mapping[str, Any]) -> np.ndarray:
         + tech(design, "pluggable_dsp_fit_per_lane")
     )
     cpo = laser / tech(design, "cpo_lanes_per_laser") + electronics
-    return np.select(
+    return select(
         [kind == "electrical", kind == "pluggable"],
         [tech(design, "electrical_lane_fit"), pluggable],
         cpo,

@@ -25,7 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import broadcast, builtin_evaluator, tech, value
+from objectives._evaluator import (
+    broadcast,
+    builtin_evaluator,
+    float_values,
+    select,
+    tech,
+    value,
+)
 from objectives._groups import DEDUP_MIN, dedup
 from objectives.availability.spares import silicon_spares
 from objectives.cooling import cooling_usd_per_gpu, pue_factor
@@ -280,7 +287,7 @@ def vendor_margin(d: Mapping[str, Any]) -> np.ndarray:
     vendor = np.asarray(d.get("vendor", "nvidia"))
     check_names(vendor.ravel().tolist(), VENDORS, "vendor", what="GPU vendor")
     margins = [tech(d, f"gpu_gross_margin_{v.replace('-', '_')}") for v in VENDORS]
-    m = np.select([vendor == v for v in VENDORS], margins, default=np.nan)
+    m = select([vendor == v for v in VENDORS], margins, default=np.nan)
     return np.minimum(np.asarray(m, float), 0.99)
 
 
@@ -431,6 +438,7 @@ def evaluate_cost(
         perf = evaluate_perf(design)
     if availability is None:
         availability = evaluate_availability(design, perf=perf)
+    design = float_values(design)
     if has_pools(design):  # each pool priced with its own GPU, summed (objectives.cost.pools)
         out = pools_cost(design, perf, cost_breakdown)
     else:

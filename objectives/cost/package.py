@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from objectives._groups import on_whole_numbers
 from objectives.cost.silicon import MM2_PER_CM2, gross_dies_per_wafer, yield_negative_binomial
 from objectives.errors import check_names
 from objectives.params import LINK_TYPES
@@ -126,7 +127,11 @@ def package_cost(
     )
     assembly = np.asarray(assembly_usd_per_bond, float) * bonds
     test = np.asarray(final_test_usd, float)
-    y = np.asarray(bond_yield, float) ** bonds
+    per_bond = np.asarray(bond_yield, float)
+    if per_bond.size == 1:  # one bond yield: each count of bonds raised once
+        y = on_whole_numbers(lambda b: per_bond**b, bonds)
+    else:
+        y = per_bond**bonds
     interposer = np.asarray(interposer_usd, float)
     before = np.asarray(parts_usd, float) + interposer + substrate + assembly + test
     scrap = before * (1.0 / y - 1.0)

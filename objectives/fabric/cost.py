@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from objectives._evaluator import select
 from objectives.fabric.topology import (
     DIRECT,
     OCS,
@@ -174,11 +175,11 @@ def network_cost(
         )
         ocs = ports * t["ocs_usd_per_port"] + cables + ports / 2 * fibre
 
-    usd = np.select(
+    usd = select(
         [code == SWITCHED, code == PACKET, code == OCS, code == DIRECT],
         [switched, packet, ocs, cables],
     )
-    tiers = np.select([code == SWITCHED, code == PACKET], [switched_tiers, packet_tiers], 1.0)
+    tiers = select([code == SWITCHED, code == PACKET], [switched_tiers, packet_tiers], 1.0)
     return usd, tiers
 
 

@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from objectives._evaluator import tech, value
+from objectives._evaluator import one_value, select, tech, value
+from objectives._groups import on_whole_numbers
 from objectives.choices import checked, compact
 
 FABRICS = ("switched", "packet", "ocs", "direct")
@@ -102,7 +103,7 @@ def fabric_code(names: np.ndarray) -> np.ndarray:
     mesh are switched fabrics (their domain and price differ: ``is_rack_domain``,
     ``is_mesh_domain``)."""
     names = np.where((names == RACK) | (names == MESH), "switched", names)
-    return np.select([names == f for f in FABRICS], [float(i) for i in range(len(FABRICS))], -1.0)
+    return select([names == f for f in FABRICS], [float(i) for i in range(len(FABRICS))], -1.0)
 
 
 def packet_radix(port_gbps: ArrayLike, switch_gbps: ArrayLike, max_ports: ArrayLike) -> np.ndarray:
@@ -182,27 +183,30 @@ def fabric_hw(d: Mapping[str, Any], link_type: np.ndarray) -> dict[str, np.ndarr
             link_gbps, tech(d, "packet_switch_gbps"), tech(d, "packet_switch_max_ports")
         )
         tiers = clos_tiers(value(d, "cluster_size"), radix)
-    hops = np.select([code == SWITCHED, code == PACKET], [1.0, 2 * tiers - 1], 0.0)
+    hops = select([code == SWITCHED, code == PACKET], [1.0, 2 * tiers - 1], 0.0)
     # An optical circuit switch steers light: copper links cannot use it. A copper torus
     # reaches one rack of compute silicon (TPU v4: copper inside a one-rack cube, optics beyond;
     # NVL72: a copper spine over one rack), whatever the size of the dies it holds.
-    beyond_rack = value(d, "cluster_size") > reach_gpus(tech(d, "rack_silicon_mm2"), silicon)
-    ok = ~((code == OCS) & elec) & ~((code == DIRECT) & elec & beyond_rack)
+    ok = ~((code == OCS) & elec)
+    direct = (code == DIRECT) & elec
+    if np.any(direct):  # (read only where a direct torus has copper links)
+        beyond_rack = value(d, "cluster_size") > reach_gpus(tech(d, "rack_silicon_mm2"), silicon)
+        ok = ok & ~(direct & beyond_rack)
     # A rack-scale copper domain is liquid-cooled (technology.rack_domain_needs_liquid).
     rack = is_rack_domain(d)
     if np.any(rack) and bool(np.any(tech(d, "rack_domain_needs_liquid"))):
         air = compact(d.get("cooling", "air")) != "liquid"
         ok = ok & ~(rack & air & elec & (code == SWITCHED))
     # pJ/bit of a switch-side transceiver (none for copper), for the fabric's power
-    side = np.select(
+    side = select(
         [link == "cpo", link == "pluggable"],
         [tech(d, "cpo_link_pj_per_bit"), tech(d, "pluggable_link_pj_per_bit")],
         0.0,
     )
     # Dies of one package share its ports: a collective entering on one die's port and
     # leaving on another's crosses the die-to-die link, (dies - 1) / dies of its bytes.
-    dies = value(d, "dies_per_gpu") if "dies_per_gpu" in d else np.asarray(1.0)
-    d2d = np.asarray(d.get("d2d_tbps", 0.0), float) * 1e12 / 2  # bytes/s each way
+    dies = one_value(value(d, "dies_per_gpu")) if "dies_per_gpu" in d else np.asarray(1.0)
+    d2d = one_value(np.asarray(d.get("d2d_tbps", 0.0), float)) * 1e12 / 2  # bytes/s each way
     multi = (dies > 1) & (d2d > 0) & (tech(d, "d2d_collective_penalty") > 0)
     cross = np.where(multi, (dies - 1) / np.maximum(dies, 1.0) / np.maximum(d2d, 1e-30), 0.0)
     out = {
@@ -303,7 +307,20 @@ def ocs_ports_per_gpu(
     p = np.asarray(ports, float)
     one = p[:1] if p.ndim == 1 and p.size > 1 and p.strides == (0,) else p  # broadcast: once
     k = np.minimum(np.floor(one / 2), MAX_TORUS_DIMS)
-    side = np.asarray(block_gpus, float) ** (1.0 / np.maximum(k, 1.0))
-    frac = np.where(k >= 1, 1.0 / np.maximum(side, 1.0), 1.0)
-    frac = np.where(np.asarray(cluster, float) > np.asarray(block_gpus, float), frac, 0.0)
+    block = np.asarray(block_gpus, float)
+    frac = _leaving(block, k)
+    frac = np.where(np.asarray(cluster, float) > block, frac, 0.0)
     return p * np.asarray(fibres, float) * frac * np.asarray(ports_per_fibre, float)
+
+
+def _leaving(block: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The fraction of a block's links in a dimension that leave it, 1 / max(side, 1) with
+    side = block^(1/k) (1 without a torus dimension). A batch's blocks are whole numbers of
+    GPUs (``reach_gpus``), a few hundred sizes: each size's fraction is computed once
+    (``on_whole_numbers``)."""
+
+    def frac(sizes: np.ndarray) -> np.ndarray:
+        side = sizes ** (1.0 / np.maximum(k, 1.0))
+        return np.where(k >= 1, 1.0 / np.maximum(side, 1.0), 1.0)
+
+    return on_whole_numbers(frac, block) if np.size(k) == 1 else frac(block)

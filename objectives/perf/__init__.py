@@ -270,10 +270,8 @@ def _select_serving(pr: _Prepared) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     pooled = pr.s.pooled  # a central queue: the timing reads the replicas, so the cluster size
     g = search_groups(fl, hw, (np.broadcast_to(cluster, (n,)),) if pooled else ())
     groups = cand["group"]
-    whole = bool(
-        np.all(cluster == np.floor(cluster))
-        and np.all(np.abs(cluster) < 2.0**52)
-        and np.all(groups == np.floor(groups))
+    whole = bool(  # (every cluster size is a whole number: _prepare checked)
+        np.all(np.abs(cluster) < 2.0**52) and np.all(groups == np.floor(groups))
     )
     best_all = np.empty(n, dtype=np.intp)
     sel_all: dict[str, np.ndarray] = {}

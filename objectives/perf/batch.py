@@ -120,8 +120,13 @@ class Flat:
         return {"technology": t, "workload": w}
 
 
+#: Plain values of a technology table (most of its hundreds of entries), told apart by type
+#: alone before anything slower is asked (flatten reads the whole table on every call).
+_PLAIN = frozenset((float, int, bool, str))
+
+
 def _per_design(v: Any) -> bool:
-    if isinstance(v, float | int | str | Mapping):
+    if type(v) in _PLAIN or isinstance(v, float | int | str | Mapping):
         return False
     return np.ndim(v) > 0
 
@@ -148,7 +153,7 @@ def flatten(design: Mapping[str, Any]) -> Flat:
     table, wl = design["technology"], design["workload"]
     tech_arr: dict[str, np.ndarray] = {}
     for k, v in table.items():
-        if k in _GRIDS or not _per_design(v):
+        if type(v) in _PLAIN or k in _GRIDS or not _per_design(v):
             continue
         try:
             tech_arr[k] = np.asarray(v, dtype=float)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import tech, value
+from objectives._evaluator import one_value, select, tech, value
 from objectives._groups import DEDUP_MIN, dedup
 from objectives.choices import check_in
 from objectives.errors import ContextError
@@ -43,7 +43,7 @@ def _choose(design: Mapping[str, Any], name: str, choices: tuple[str, ...]) -> n
 def _pick(kind: np.ndarray, table: Mapping[str, np.ndarray]) -> np.ndarray:
     """Per-design value of a constant keyed by a string choice (vectorized select)."""
     names = list(table)
-    return np.select([kind == n for n in names], [table[n] for n in names])
+    return select([kind == n for n in names], [table[n] for n in names])
 
 
 def compute_w_per_mm2(d: Mapping[str, Any], clock_ghz: np.ndarray, activity: Any = 1.0) -> Any:
@@ -180,9 +180,9 @@ def _link_w(
     )
     link_w = net_gbps * 1e9 * link_pj * 1e-12
     d2d, base_dies = pkg.d2d_tbps, pkg.base_dies
-    if np.any(d2d > 0):
+    if np.any(one_value(d2d) > 0):
         link_w = link_w + pkg.d2d_w
-    if np.any(base_dies > 0):
+    if np.any(one_value(base_dies) > 0):
         link_w = link_w + pkg.base_die_w
     return link_w, d2d, base_dies
 
@@ -213,9 +213,9 @@ def _shoreline(
     hbm_edge = stacks * pkg.hbm["beachfront_mm"]
     io_edge = 2 * net_gbps / dies / edge_density
     shoreline = (hbm_edge + io_edge) / perimeter
-    if np.any(d2d > 0):
+    if np.any(one_value(d2d) > 0):
         shoreline = (hbm_edge + io_edge + pkg.d2d_edge_mm) / perimeter
-    if np.any(base_dies > 0):
+    if np.any(one_value(base_dies) > 0):
         stacked = base_dies > 0
         base_perimeter = 4 * np.sqrt(np.maximum(pkg.base_die_area_mm2, 1e-9))
         per_base = (hbm_edge + io_edge) * dies / np.maximum(base_dies, 1.0)
@@ -235,7 +235,8 @@ def hardware(
     clock = value(d, "clock_ghz")
     link_type = _choose(d, "link_type", LINK_TYPES)
     cooling = _choose(d, "cooling", COOLING)
-    if np.any(area <= 0) or np.any(aspect < 1) or np.any(dies < 1) or np.any(clock <= 0):
+    aspect_1, dies_1, clock_1 = one_value(aspect), one_value(dies), one_value(clock)
+    if np.any(area <= 0) or np.any(aspect_1 < 1) or np.any(dies_1 < 1) or np.any(clock_1 <= 0):
         raise ContextError("die_area_mm2", "die area, clock must be > 0; aspect ratio, dies >= 1")
 
     hbm_tbps = stacks * value(d, "hbm_tbps_per_stack") * dies
@@ -246,39 +247,45 @@ def hardware(
     hbm_peak_w = hbm_tbps * 1e12 * 8 * tech(d, "hbm_pj_per_bit") * 1e-12
     logic_area = area * dies
     power_factor = optional(d, "compute_power_factor")
+    scaled = bool(np.any(one_value(power_factor) != 1.0))  # (a flattened constant read once)
 
     limit = cooling_limit_w_per_mm2(d, cooling, area, logic_area, hbm_peak_w + link_w)
-    if np.any(power_factor != 1.0):  # the throttle holds the architecture's own density
+    if scaled:  # the throttle holds the architecture's own density
         limit = limit / power_factor
     clock_full = np.broadcast_to(clock, np.broadcast(clock, limit).shape).astype(float)
     full_density = compute_w_per_mm2(d, clock_full)  # at the requested clock
     clock_eff = _throttled_where_needed(d, clock_full, limit, full_density)
     tdp_clock = clock_eff
     cap = optional(d, "power_limit_w")
-    if np.any(cap > 0):  # an operator's power limit: DVFS holds full-load power within it
+    capped = bool(np.any(one_value(cap) > 0))
+    if capped:  # an operator's power limit: DVFS holds full-load power within it
         clock_eff = _capped_clock(d, clock_eff, cap, logic_area, power_factor, hbm_peak_w, link_w)
 
     # Tensor throughput scales with compute area and clock; the density is calibrated on H100
     # (technology.tensor_tflops_per_mm2_ghz_bf16), the architecture's own relative to it.
     tflops_bf16 = area * dies * tech(d, "tensor_tflops_per_mm2_ghz_bf16") * clock_eff
     density_factor = optional(d, "tensor_density_factor")
-    if np.any(density_factor != 1.0):
+    if np.any(one_value(density_factor) != 1.0):
         tflops_bf16 = tflops_bf16 * density_factor
     tflops = tflops_bf16 * _precision_multiplier(d, precision)
 
-    perimeter = 2 * (np.sqrt(area * aspect) + np.sqrt(area / aspect))
+    if aspect_1.ndim <= 1 and aspect_1.size == 1 and bool(np.all(aspect_1 == 1.0)):  # square
+        edge = np.sqrt(area)  # a x 1 and a / 1 are a
+        perimeter = 2 * (edge + edge)
+    else:
+        perimeter = 2 * (np.sqrt(area * aspect) + np.sqrt(area / aspect))
     shoreline = _shoreline(d, pkg, link_type, perimeter, stacks, dies, net_gbps, d2d, base_dies)
 
     # (where no clock was lowered, the density at the requested clock: the same operations)
     unchanged = np.array_equal(clock_eff, clock_full)
     density = full_density if unchanged else compute_w_per_mm2(d, clock_eff)
-    if np.any(power_factor != 1.0):
+    if scaled:
         density = density * power_factor
     compute_peak_w = density * logic_area
     package_w = (compute_peak_w + hbm_peak_w + link_w) / tech(d, "vrm_efficiency")
     # the host, fans and network are sized for the package as built, whatever its power limit
     node_basis_w = package_w
-    if np.any(cap > 0):
+    if capped:
         full = compute_w_per_mm2(d, tdp_clock) * power_factor * logic_area
         node_basis_w = (full + hbm_peak_w + link_w) / tech(d, "vrm_efficiency")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from objectives._evaluator import tech, value
+from objectives._evaluator import one_value, tech, value
 from objectives.fabric.cost import ocs_ports
 from objectives.fabric.topology import OCS, PACKET, SWITCHED, is_mesh_domain
 from objectives.perf.hardware import compute_w_per_mm2
@@ -51,7 +51,7 @@ def idle_gpu_power_w(d: Mapping[str, Any], hw: Mapping[str, np.ndarray]) -> np.n
 def _architecture(hw: Mapping[str, np.ndarray], logic_w: Any) -> Any:
     """Logic power of the architecture (its ``compute_power_factor`` times the node's)."""
     factor = hw.get("compute_power_factor")
-    if factor is None or not np.any(factor != 1.0):
+    if factor is None or not np.any(one_value(factor) != 1.0):
         return logic_w
     return logic_w * factor
 

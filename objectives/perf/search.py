@@ -185,9 +185,10 @@ def timing(
     Besides ``serve``'s figures: ``memok`` (fits HBM), ``top`` (fits and meets the SLOs: ranks
     by throughput), ``z`` (replica tokens/s where ``top``, else the fallback score that does not
     depend on the cluster size), ``mem_ratio``/``slo_ok`` for the chosen one, and the
-    ``contenders``/``unsafe`` of ``_contenders`` (``integral``: every cluster size and group is a
-    whole number below 2^52; ``prune``: worth finding them, i.e. many designs). With a
-    ``grid`` the columns are its product points (``hw`` its rows, ``batch`` its candidates).
+    ``contenders``/``unsafe`` of ``_contenders`` (``integral``: every cluster size and group is
+    a whole number below 2^52; ``prune``: worth finding them, i.e. many designs) with their
+    ``signed`` (``_argmax``). With a ``grid`` the columns are its product points (``hw`` its
+    rows, ``batch`` its candidates).
     """
     if grid is None:
         h = {k: _row(v) for k, v in hw.items()}
@@ -266,6 +267,9 @@ def timing(
         t["short_which"] = _without_replica(t["memok"][which], t["z_which"])  # once per timing
         top_which = top[which]
         t["top_which"] = None if top_which.all() else top_which
+        # ranking scores (top) >= 0, fallback scores <= 0: _argmax may take max(z x r, z)
+        zw = t["z_which"]
+        t["signed"] = bool(np.all(np.where(top_which, ~(zw < 0), ~(zw > 0))))
     else:
         t["contenders"] = np.arange(0)  # score everything
     return t
@@ -381,21 +385,27 @@ def _argmax(
     cluster: np.ndarray,
 ) -> np.ndarray:
     """First best-scoring candidate (of ``which``, or all) of every design; see ``choose``."""
+    signed = False
     if which is None:
         g = group[:, None]
         z, top = np.take(t["z"], cols, axis=1), np.take(t["top"], cols, axis=1)
     else:  # the contenders' rows, copied once per timing block (``timing``)
         g = group[which][:, None]
-        z, top = np.take(t["z_which"], cols, axis=1), t["top_which"]
-        top = top if top is None else np.take(top, cols, axis=1)
+        z, top, signed = np.take(t["z_which"], cols, axis=1), t["top_which"], bool(t["signed"])
+        top = top if top is None or signed else np.take(top, cols, axis=1)
     replicas = np.floor(cluster[None, :] / g)
-    # throughput (z x replicas) where top, the fallback score z (z x 1, exactly) elsewhere: one
-    # product, not a product and a copy over it
-    factor = replicas if top is None else np.where(top, replicas, 1.0)
+    # throughput (z x replicas) where top, the fallback score z (z x 1, exactly) elsewhere
     with np.errstate(invalid="ignore"):  # 0 replicas x an infinite z: NaN, replaced just below
-        score = z * factor
-    few = replicas < 1
-    if few.any():
+        if top is None:
+            score = z * replicas
+        elif signed:  # z >= 0 where top, <= 0 elsewhere: with replicas >= 1, max(z x r, z) is
+            score = z * replicas  # z x r where top, z elsewhere, bit for bit (no mask gathered)
+            np.maximum(score, z, out=score)
+        else:
+            score = z * np.where(top, replicas, 1.0)
+    # floor(c / g) rises with c and falls with g: some is below 1 only if the least one is
+    if cluster.size and np.floor(cluster.min() / g.max()) < 1:
+        few = replicas < 1
         if which is None:
             short = _without_replica(np.take(t["memok"], cols, axis=1), z)
         else:  # the contenders' (``timing``)

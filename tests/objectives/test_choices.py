@@ -34,3 +34,23 @@ def test_checked_gives_one_value_for_a_shared_name() -> None:
     with pytest.raises(ContextError) as err:
         checked(np.broadcast_to(np.asarray("copper"), (5,)), LINKS, "link_type", "link type")
     assert err.value.path == "link_type"
+
+
+def test_select_of_one_choice_is_np_select() -> None:
+    """evaluator.select looks the choice up where every condition is one value: np.select's
+    values, shape and dtype, the default where none holds, and masks where they vary."""
+    from objectives._evaluator import select
+
+    arr, one = np.array([1.5, 2.5, 3.5]), np.asarray(4.0)
+    cases = [
+        ([np.bool_(False), np.bool_(True)], [one, arr], 0.0),
+        ([np.asarray(True), np.asarray(False)], [1.0, arr], -1.0),
+        ([np.asarray(False)] * 2, [one, 2.0], np.nan),
+        ([np.asarray(False), np.asarray(True)], [0, 1], -1),
+        ([arr > 2, arr > 3], [one, arr], 7.0),
+    ]
+    for conds, choices, default in cases:
+        got, want = select(conds, choices, default), np.select(conds, choices, default)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        assert got.flags.writeable

@@ -53,3 +53,18 @@ def test_step_table_gives_the_bisection_answer() -> None:
         np.testing.assert_array_equal(poisson_quantile(q, m), _bisect(q, m, hi))
     # P(K <= 1) at m = 2 is 3 e^-2 = 0.406: a q that close defers to the bisection
     assert float(poisson_quantile(3 * np.exp(-2.0), 2.0)) == 1.0
+
+
+def test_edge_count_by_grid_is_numpys_search() -> None:
+    """The grid look-up of ``_settled`` counts the edges <= m exactly as np.searchsorted does:
+    at the edges, a hair to either side, past the grid, and NaN, signed zeros, infinities."""
+    from objectives.availability.spares import _edges_at_or_below, _steps
+
+    rng = np.random.default_rng(3)
+    for q in (0.5, 0.9, 0.99, 0.999):
+        edges = _steps(q)[0]
+        odd = [np.nan, -1.0, 0.0, -0.0, np.inf, -np.inf, 1e300]
+        m = np.concatenate([rng.uniform(0, 40, 5000), edges, np.nextafter(edges, -np.inf),
+                            np.nextafter(edges, np.inf), odd])  # fmt: skip
+        got = _edges_at_or_below(q, edges, m)
+        np.testing.assert_array_equal(got, np.searchsorted(edges, m, side="right"))

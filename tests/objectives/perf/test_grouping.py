@@ -55,3 +55,34 @@ def test_same_hash_settles_hashes_that_share_every_bucket() -> None:
     assert np.array_equal(rep[rep], rep)  # a representative represents itself
     first = np.flatnonzero(rep == np.arange(h.size))
     assert first.size == np.unique(h).size
+
+
+def test_on_whole_numbers_is_f_of_the_batch_bit_for_bit() -> None:
+    from objectives._groups import on_whole_numbers
+
+    rng = np.random.default_rng(1)
+    x = rng.integers(1, 300, 4096).astype(float)
+    calls: list[int] = []
+
+    def f(v: np.ndarray) -> np.ndarray:
+        calls.append(v.size)
+        return 0.97**v * (1.0 / np.maximum(v ** (1.0 / 3.0), 1.0))
+
+    got = on_whole_numbers(f, x)
+    assert np.array_equal(got.view(np.uint64), f(x).view(np.uint64))
+    assert calls[0] == x.max()  # once per number 1..max, not per row
+    # not small whole numbers >= 1 (a fraction, a zero, NaN, few rows): f of the batch itself
+    for y in (x + 0.5, np.append(x, 0.0), np.append(x, np.nan), x[:10]):
+        calls.clear()
+        assert np.array_equal(on_whole_numbers(f, y), f(y), equal_nan=True)
+        assert calls[0] == y.size
+
+
+def test_dedup_of_one_varying_column_groups_its_bits() -> None:
+    """One varying column is grouped by its hash alone (the mix is a bijection of 64-bit
+    words): still exactly its bits, -0.0 apart from 0.0."""
+    rng = np.random.default_rng(2)
+    col = rng.choice([0.0, -0.0, 1.5, np.nan, 2.0**-1074, 3.0], size=3000)
+    g = _dedup([col, np.full(3000, 2.0)])
+    assert g is not None
+    _check_partition(col.view(np.uint64)[:, None], g.first, g.inv)
