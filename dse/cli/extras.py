@@ -1,8 +1,8 @@
 """Optional dependencies: a command that needs an extra the install lacks says so in one line.
 
 The core install (``pip install litegpu-dse``) runs ``dse run``, ``evaluate``, ``validate``,
-``pareto``, ``compare``, ``status`` and ``sweep`` (on Dask); the extras add the rest
-(``pyproject.toml``: ``dashboard``, ``postgres``, ``sensitivity``, ``all``).
+``pareto``, ``compare``, ``status`` and the grid ``sweep``; the extras add the rest
+(``pyproject.toml``: ``dashboard``, ``dask``, ``postgres``, ``sensitivity``, ``all``).
 """
 
 from __future__ import annotations

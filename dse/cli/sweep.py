@@ -74,7 +74,8 @@ def sweep_command(
         total=size,
         fields={"front": 0},
         enabled=progress and not as_json,
-        # Redrawn per chunk, not by a refresh thread: nothing to stop when the sweep fails.
+        # Redrawn per chunk, not by a refresh thread: a single-threaded process may fork its
+        # --jobs workers (milliseconds) instead of starting a forkserver (see sweep_local).
         auto_refresh=False,
     )
     bar.start(0)
@@ -112,6 +113,10 @@ def _check_options(*, grid: bool, samples: int | None, jobs: int, scheduler: str
         raise SweepError(f"--samples must be at least 1 (got {samples})")
     if scheduler is not None and jobs != 1:
         raise SweepError("give either --jobs N (local workers) or --scheduler URL, not both")
+    if scheduler is not None:
+        from dse.cli.extras import require
+
+        require("dask", "distributed", "dse sweep --scheduler")
 
 
 def _print_summary(result: SweepResult) -> None:

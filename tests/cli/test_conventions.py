@@ -235,6 +235,7 @@ main()
         ("SALib", "sensitivity", ["sensitivity", "spaces/h100.yaml", "--method", "sobol"]),
         ("plotly", "dashboard", ["report", "nosuchstudy"]),
         ("optuna_dashboard", "dashboard", ["dashboard", "nosuchstudy"]),
+        ("distributed", "dask", ["sweep", "spaces/zdt1/spec.yaml", "--scheduler", "tcp://x:1"]),
         ("psycopg", "postgres", ["run", "spaces/zdt1/spec.yaml", "--storage", "postgresql://x/y"]),
     ],
 )

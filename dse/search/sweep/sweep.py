@@ -82,6 +82,8 @@ class SweepResult:
     worker_cpu_s: float | None = None
     #: ``--jobs N``: chunks this process evaluated itself (it is one of the N).
     chunks_in_client: int = 0
+    #: ``--jobs N``: times the worker processes were restarted after one died.
+    worker_restarts: int = 0
 
     def summary(self) -> dict[str, Any]:
         d = asdict(self)
@@ -160,9 +162,9 @@ def sweep(
     front goes to ``studies/<study>/sweep_front.csv`` and the counts to ``sweep.json``, and
     every finished chunk's front is kept under ``sweep_chunks/`` until the sweep completes, so
     an interrupted sweep resumes from its finished chunks (``resume``). ``jobs > 1`` runs the
-    chunks on that many processes of this machine, this one included (a local Dask cluster),
-    ``scheduler`` (``tcp://host:port``) on an existing Dask cluster; the front is the same in
-    every case (:mod:`dse.search.sweep.chunks`).
+    chunks on that many processes of this machine, this one included
+    (:mod:`dse.search.sweep._local`), ``scheduler`` (``tcp://host:port``) on an existing Dask
+    cluster; the front is the same in every case (:mod:`dse.search.sweep.chunks`).
     """
     plan = _plan(model, samples=samples, chunk=chunk, seed=seed, jobs=jobs)
     if scheduler is not None:  # before the study folder is made
@@ -268,10 +270,12 @@ def _run_chunks(
         for index in todo:
             on_chunk(evaluate_chunk(model, plan, index))
         return {}
-    from dse.search.sweep._dask import run_chunks_dask, run_chunks_local
-
     if scheduler is None:
-        return run_chunks_local(model, plan, todo, on_chunk, jobs=jobs, key=key)
+        from dse.search.sweep._local import run_chunks_local
+
+        return run_chunks_local(model, plan, todo, on_chunk, jobs=jobs)
+    from dse.search.sweep._dask import run_chunks_dask
+
     return run_chunks_dask(model, plan, todo, on_chunk, scheduler=scheduler, key=key)
 
 
