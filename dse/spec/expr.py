@@ -219,10 +219,11 @@ def _compare_violation(op: ast.cmpop, left: Any, right: Any) -> Any:
 def _violation(node: ast.AST, env: Mapping[str, Any]) -> Any:
     if isinstance(node, ast.Compare):
         left = _value(node.left, env)
-        worst: Any = -np.inf
+        worst: Any = None  # the first comparison's violation as it is: no max with -inf
         for op, comp in zip(node.ops, node.comparators, strict=True):
             right = _value(comp, env)
-            worst = np.maximum(worst, _compare_violation(op, left, right))
+            v = _compare_violation(op, left, right)
+            worst = v if worst is None else np.maximum(worst, v)
             left = right
         return worst
     if isinstance(node, ast.BoolOp):
